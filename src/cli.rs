@@ -1,0 +1,442 @@
+//! The command line: the only module that knows clap. It turns arguments into validated config
+//! types, shows progress by observing the runner, prints results, and maps errors to exit codes
+//! (2 for bad input, 1 for failed runs).
+
+use crate::config::{Fadvise, RunConfig, Rw};
+use crate::engine::{EngineKind, EngineOptions};
+use crate::error::Error;
+use crate::export::{self, Exporter, JsonExporter, TableExporter};
+use crate::prepare::{self, PrepareConfig, PrepareObserver, Prepared};
+use crate::quick::{self, QuickObserver};
+use crate::result::Document;
+use crate::runner::{self, Observer, Phase, Tick};
+use crate::size::{format_size, parse_duration, parse_size};
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use indicatif::{ProgressBar, ProgressStyle};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "readlab",
+    version,
+    about = "What is the fastest way to read from this device, at what latency, and at what CPU cost?",
+    long_about = "readlab measures read interfaces (pread, preadv2, ...) on files and block devices: \
+                  throughput, IOPS, exact latency percentiles and CPU, verifying every byte it reads.\n\n\
+                  With no command it runs a short survey on a scratch file in the current directory."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Survey the engines on a scratch file in the current directory (the default job).
+    Quick(QuickArgs),
+    /// Write verifiable data to a file or block device.
+    Prepare(PrepareArgs),
+    /// Measure one read workload against a file or block device.
+    Run(Box<RunArgs>),
+}
+
+#[derive(Args, Debug, Default)]
+struct QuickArgs {
+    /// Measured time per run.
+    #[arg(long, default_value = "4s")]
+    runtime: String,
+    /// Directory for the scratch file and results.
+    #[arg(long, default_value = ".")]
+    dir: PathBuf,
+}
+
+#[derive(Args, Debug)]
+struct PrepareArgs {
+    /// File or block device to fill.
+    path: PathBuf,
+    /// Bytes to write (e.g. 256M, 1G); default for a block device: all of it.
+    #[arg(long, allow_hyphen_values = true)]
+    size: Option<String>,
+    /// Destroy data readlab did not write (any block device, any foreign file).
+    #[arg(long)]
+    overwrite: bool,
+}
+
+#[derive(Copy, Clone, Debug, ValueEnum)]
+enum RwArg {
+    Read,
+    Randread,
+}
+
+#[derive(Copy, Clone, Debug, ValueEnum)]
+enum FadviseArg {
+    Sequential,
+    Random,
+}
+
+#[derive(Copy, Clone, Debug, ValueEnum, PartialEq, Eq)]
+enum OutputArg {
+    Table,
+    Json,
+}
+
+#[derive(Args, Debug)]
+struct RunArgs {
+    /// File or block device to read.
+    target: PathBuf,
+    /// Read interface: psync, pvsync2, null.
+    #[arg(long, default_value = "psync")]
+    engine: String,
+    /// Block size, 512 B … 64 MiB (e.g. 4k, 1m).
+    #[arg(long, default_value = "4k", allow_hyphen_values = true)]
+    bs: String,
+    /// Access pattern.
+    #[arg(long, value_enum, default_value = "randread")]
+    rw: RwArg,
+    /// Worker threads, each with its own descriptor (fio's numjobs).
+    #[arg(long, alias = "threads", default_value = "1", allow_hyphen_values = true)]
+    numjobs: String,
+    /// I/Os in flight per thread.
+    #[arg(long, default_value = "1", allow_hyphen_values = true)]
+    iodepth: String,
+    /// I/Os added to the queue per submit.
+    #[arg(long, default_value = "1", allow_hyphen_values = true)]
+    batch: String,
+    /// Completions awaited per reap.
+    #[arg(long, default_value = "1", allow_hyphen_values = true)]
+    complete_min: String,
+    /// Use O_DIRECT (the default).
+    #[arg(long, conflicts_with = "buffered")]
+    direct: bool,
+    /// Read through the page cache instead of O_DIRECT.
+    #[arg(long)]
+    buffered: bool,
+    /// Measured time (e.g. 5s, 500ms, 2m).
+    #[arg(long, default_value = "5s", allow_hyphen_values = true)]
+    runtime: String,
+    /// Warm-up before measuring, excluded from every figure.
+    #[arg(long, default_value = "0s", allow_hyphen_values = true)]
+    ramp: String,
+    /// Bytes of the target to read from --offset on (default: to the end).
+    #[arg(long, allow_hyphen_values = true)]
+    size: Option<String>,
+    /// First byte of the range to read.
+    #[arg(long, default_value = "0", allow_hyphen_values = true)]
+    offset: String,
+    /// Seed of the random offsets (the same seed reads the same offsets).
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Check every byte read against what `readlab prepare` wrote.
+    #[arg(long)]
+    verify: bool,
+    /// posix_fadvise hint for the range before reading.
+    #[arg(long, value_enum)]
+    fadvise: Option<FadviseArg>,
+    /// pvsync2: RWF_HIPRI (polled completion).
+    #[arg(long)]
+    hipri: bool,
+    /// pvsync2: RWF_NOWAIT (EAGAIN instead of blocking; counted apart from errors).
+    #[arg(long)]
+    nowait: bool,
+    /// What to print on stdout: a table, or the JSON document alone.
+    #[arg(long, value_enum, default_value = "table")]
+    output: OutputArg,
+    /// Also write the JSON document to this file.
+    #[arg(long)]
+    json: Option<PathBuf>,
+    /// No progress bar.
+    #[arg(long, short)]
+    quiet: bool,
+}
+
+fn count(name: &str, s: &str) -> Result<usize, Error> {
+    match s.trim().parse::<i64>() {
+        Ok(v) if v >= 1 => Ok(v as usize),
+        Ok(v) => Err(Error::invalid(format!("--{name} must be at least 1, not {v}"))),
+        Err(_) => Err(Error::invalid(format!("--{name} '{s}' is not a whole number"))),
+    }
+}
+
+impl RunArgs {
+    fn to_config(&self) -> Result<RunConfig, Error> {
+        let runtime = parse_duration(&self.runtime)?;
+        if runtime.is_zero() {
+            return Err(Error::invalid("--runtime must be positive, e.g. 5s"));
+        }
+        Ok(RunConfig {
+            target: self.target.clone(),
+            engine: EngineKind::parse(&self.engine)?,
+            bs: parse_size(&self.bs)?,
+            rw: match self.rw {
+                RwArg::Read => Rw::Read,
+                RwArg::Randread => Rw::Randread,
+            },
+            threads: count("numjobs", &self.numjobs)?,
+            iodepth: count("iodepth", &self.iodepth)?,
+            batch: count("batch", &self.batch)?,
+            complete_min: count("complete-min", &self.complete_min)?,
+            direct: !self.buffered,
+            runtime,
+            ramp: parse_duration(&self.ramp)?,
+            size: self.size.as_deref().map(parse_size).transpose()?,
+            offset: parse_size(&self.offset)?,
+            seed: self.seed,
+            verify: self.verify,
+            fadvise: self.fadvise.map(|f| match f {
+                FadviseArg::Sequential => Fadvise::Sequential,
+                FadviseArg::Random => Fadvise::Random,
+            }),
+            options: EngineOptions {
+                hipri: self.hipri,
+                nowait: self.nowait,
+            },
+        })
+    }
+}
+
+/// Progress on stderr: a bar per run, hidden when stderr is not a terminal.
+struct Progress {
+    bar: std::sync::Mutex<Option<ProgressBar>>,
+    quiet: bool,
+    interrupted: Arc<AtomicBool>,
+}
+
+impl Progress {
+    fn new(quiet: bool) -> Progress {
+        let interrupted = Arc::new(AtomicBool::new(false));
+        let _ = signal_hook::flag::register(signal_hook::consts::SIGINT, interrupted.clone());
+        Progress {
+            bar: std::sync::Mutex::new(None),
+            quiet,
+            interrupted,
+        }
+    }
+
+    fn finish(&self) {
+        if let Some(b) = self.bar.lock().unwrap().take() {
+            b.finish_and_clear();
+        }
+    }
+
+    fn bar(&self, len: u64, template: &str) -> Option<ProgressBar> {
+        if self.quiet {
+            return None;
+        }
+        let mut slot = self.bar.lock().unwrap();
+        if slot.is_none() {
+            let b = ProgressBar::new(len);
+            b.set_style(
+                ProgressStyle::with_template(template)
+                    .unwrap_or_else(|_| ProgressStyle::default_bar()),
+            );
+            *slot = Some(b);
+        }
+        slot.clone()
+    }
+}
+
+impl Observer for Progress {
+    fn tick(&self, t: &Tick) {
+        let Some(b) = self.bar(
+            t.planned.as_millis() as u64,
+            "{spinner} [{bar:30}] {elapsed}/{duration} {msg}",
+        ) else {
+            return;
+        };
+        b.set_position((t.elapsed.as_millis() as u64).min(t.planned.as_millis() as u64));
+        let phase = match t.phase {
+            Phase::Ramp => "ramp",
+            Phase::Measure => "measure",
+            Phase::Drain => "drain",
+        };
+        b.set_message(format!("{phase} {:.0} IOPS", t.recent_iops));
+        if t.phase == Phase::Drain {
+            self.finish();
+        }
+    }
+
+    fn cancelled(&self) -> bool {
+        self.interrupted.load(Ordering::Relaxed)
+    }
+}
+
+impl PrepareObserver for Progress {
+    fn progress(&self, written: u64, total: u64) {
+        if let Some(b) = self.bar(total, "{spinner} prepare [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec}") {
+            b.set_position(written);
+            if written >= total {
+                self.finish();
+            }
+        }
+    }
+}
+
+impl QuickObserver for Progress {
+    fn preparing(&self, path: &Path, size: u64) {
+        eprintln!("readlab: preparing {} ({}) with verifiable data", path.display(), format_size(size));
+    }
+    fn reused(&self, path: &Path) {
+        eprintln!("readlab: reusing prepared {}", path.display());
+    }
+    fn prepared(&self, p: &Prepared) {
+        eprintln!(
+            "readlab: wrote {} in {:.1} s ({:.0} MiB/s{})",
+            format_size(p.size),
+            p.seconds,
+            p.size as f64 / p.seconds.max(1e-9) / (1u64 << 20) as f64,
+            if p.direct { ", O_DIRECT" } else { ", buffered" }
+        );
+    }
+    fn starting(&self, i: usize, n: usize, cfg: &RunConfig) {
+        eprintln!(
+            "readlab: [{}/{}] {} {:?} {} x{} threads",
+            i + 1,
+            n,
+            cfg.engine.name(),
+            cfg.rw,
+            format_size(cfg.bs),
+            cfg.threads
+        );
+    }
+}
+
+fn print_warnings(doc: &Document) {
+    for w in &doc.result.warnings {
+        eprintln!("readlab: warning: {w}");
+    }
+}
+
+fn cmd_run(a: &RunArgs) -> anyhow::Result<ExitCode> {
+    let cfg = a.to_config()?;
+    let progress = Progress::new(a.quiet || a.output == OutputArg::Json);
+    let doc = runner::run(&cfg, &progress)?;
+    progress.finish();
+    print_warnings(&doc);
+    let docs = std::slice::from_ref(&doc);
+    if let Some(path) = &a.json {
+        export::write_file(path, &JsonExporter.render(docs)?)?;
+    }
+    match a.output {
+        OutputArg::Json => print!("{}", JsonExporter.render(docs)?),
+        OutputArg::Table => print!("{}", export::run_report(&doc)),
+    }
+    if doc.result.failed() {
+        let r = &doc.result;
+        let mism = r.verify.as_ref().map_or(0, |v| v.mismatches);
+        eprintln!(
+            "readlab: run failed: {} I/O error(s), {} verification mismatch(es)",
+            r.errors.count, mism
+        );
+        if let Some(m) = r.verify.as_ref().and_then(|v| v.first.first()) {
+            eprintln!("readlab: first mismatch at offset {} (sector {})", m.offset, m.sector);
+        }
+        if let Some(e) = r.errors.first.first() {
+            eprintln!("readlab: first error at offset {}: {}", e.offset, e.message);
+        }
+        return Ok(ExitCode::from(1));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn cmd_prepare(a: &PrepareArgs) -> anyhow::Result<ExitCode> {
+    let cfg = PrepareConfig {
+        path: a.path.clone(),
+        size: a.size.as_deref().map(parse_size).transpose()?,
+        overwrite: a.overwrite,
+    };
+    let progress = Progress::new(false);
+    let p = prepare::prepare(&cfg, &progress)?;
+    progress.finish();
+    println!(
+        "prepared {}: {} ({} B) in {:.2} s, {:.0} MiB/s, {}, file id {:016x}",
+        p.path.display(),
+        format_size(p.size),
+        p.size,
+        p.seconds,
+        p.size as f64 / p.seconds.max(1e-9) / (1u64 << 20) as f64,
+        if p.direct { "O_DIRECT" } else { "buffered (no O_DIRECT here)" },
+        p.file_id
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+fn cmd_quick(a: &QuickArgs) -> anyhow::Result<ExitCode> {
+    let runtime = parse_duration(&a.runtime)?;
+    if runtime.is_zero() {
+        return Err(Error::invalid("--runtime must be positive").into());
+    }
+    let plan = quick::plan(&a.dir, runtime)?;
+    let progress = Progress::new(false);
+    let docs = quick::execute(&plan, &progress)?;
+    progress.finish();
+    docs.iter().for_each(print_warnings);
+    println!();
+    print!("{}", TableExporter.render(&docs)?);
+    println!();
+    println!(
+        "Results (one JSON document per run): {}\nScratch file (verifiable data, reused next time): {}",
+        plan.results.display(),
+        plan.scratch.display()
+    );
+    Ok(if docs.iter().any(|d| d.result.failed()) {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// Entry point of the binary.
+pub fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = e.print();
+            return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
+        }
+    };
+    let res = match &cli.command {
+        None => cmd_quick(&QuickArgs {
+            runtime: "4s".into(),
+            dir: ".".into(),
+        }),
+        Some(Command::Quick(a)) => cmd_quick(a),
+        Some(Command::Prepare(a)) => cmd_prepare(a),
+        Some(Command::Run(a)) => cmd_run(a),
+    };
+    match res {
+        Ok(code) => code,
+        Err(e) => {
+            let bad_input = e.downcast_ref::<Error>().is_some_and(Error::is_bad_input);
+            eprintln!("readlab: error: {e:#}");
+            ExitCode::from(if bad_input { 2 } else { 1 })
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn cli_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn negative_counts_are_rejected() {
+        assert!(count("iodepth", "-1").is_err());
+        assert!(count("iodepth", "0").is_err());
+        assert_eq!(count("iodepth", "32").unwrap(), 32);
+    }
+
+    #[test]
+    fn quick_default_args_match_clap_defaults() {
+        let c = Cli::try_parse_from(["readlab", "quick"]).unwrap();
+        let Some(Command::Quick(q)) = c.command else { panic!() };
+        assert_eq!(q.runtime, "4s");
+        assert_eq!(q.dir, PathBuf::from("."));
+    }
+}

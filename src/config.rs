@@ -1,0 +1,229 @@
+//! Validated run configuration: what the CLI (or a study, or a profile) asks the runner to do.
+//! Nothing here knows about clap; every field has already been parsed into its real type.
+
+use crate::engine::{EngineKind, EngineOptions};
+use crate::error::{Error, Result};
+use crate::target::Target;
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+use std::time::Duration;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Rw {
+    /// Sequential: each thread reads its own stripe, wrapping around.
+    Read,
+    /// Uniform random offsets aligned to the block size.
+    Randread,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Fadvise {
+    Sequential,
+    Random,
+}
+
+/// Serialise durations as seconds (f64), the unit people read.
+mod secs {
+    use serde::{Deserialize, Deserializer, Serializer};
+    use std::time::Duration;
+
+    pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_f64(d.as_secs_f64())
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+        let v = f64::deserialize(d)?;
+        Duration::try_from_secs_f64(v).map_err(serde::de::Error::custom)
+    }
+}
+
+/// One measured workload against one target.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunConfig {
+    pub target: PathBuf,
+    pub engine: EngineKind,
+    /// Block size in bytes.
+    pub bs: u64,
+    pub rw: Rw,
+    /// Worker threads, each with its own file descriptor and engine (fio's numjobs).
+    pub threads: usize,
+    /// I/Os in flight per thread.
+    pub iodepth: usize,
+    /// I/Os added to the queue per submit.
+    pub batch: usize,
+    /// Completions awaited per reap.
+    pub complete_min: usize,
+    /// O_DIRECT (the report's method) rather than the page cache.
+    pub direct: bool,
+    #[serde(with = "secs")]
+    pub runtime: Duration,
+    /// Warm-up excluded from every figure.
+    #[serde(with = "secs")]
+    pub ramp: Duration,
+    /// Bytes of the target to read from `offset` on; None means up to the end.
+    pub size: Option<u64>,
+    pub offset: u64,
+    pub seed: u64,
+    pub verify: bool,
+    pub fadvise: Option<Fadvise>,
+    pub options: EngineOptions,
+}
+
+impl RunConfig {
+    /// A config with fio-like defaults for everything but the target.
+    pub fn new(target: impl Into<PathBuf>) -> RunConfig {
+        RunConfig {
+            target: target.into(),
+            engine: EngineKind::Psync,
+            bs: 4096,
+            rw: Rw::Randread,
+            threads: 1,
+            iodepth: 1,
+            batch: 1,
+            complete_min: 1,
+            direct: true,
+            runtime: Duration::from_secs(5),
+            ramp: Duration::ZERO,
+            size: None,
+            offset: 0,
+            seed: 1,
+            verify: false,
+            fadvise: None,
+            options: EngineOptions::default(),
+        }
+    }
+
+    /// The report's label: `P` pread, `T<n>` when more than one thread (async engines add their own).
+    pub fn label(&self) -> String {
+        let mut l = self.engine.label_prefix().to_string();
+        if self.threads > 1 {
+            l.push_str(&format!("T{}", self.threads));
+        }
+        l
+    }
+
+    /// Check the config against the target before anything starts; returns the byte range to read.
+    pub fn validate(&self, target: &Target) -> Result<Range> {
+        let caps = self.engine.capabilities();
+        if self.runtime.is_zero() {
+            return Err(Error::invalid("runtime must be positive, e.g. --runtime 5s"));
+        }
+        if self.threads == 0 {
+            return Err(Error::invalid("threads must be at least 1"));
+        }
+        if self.iodepth == 0 {
+            return Err(Error::invalid("iodepth must be at least 1"));
+        }
+        if self.threads > 4096 {
+            return Err(Error::invalid("threads must be at most 4096"));
+        }
+        if !caps.asynchronous && self.iodepth > 1 {
+            return Err(Error::invalid(format!(
+                "engine {} is synchronous and keeps one I/O in flight; drop --iodepth or use more --threads",
+                self.engine.name()
+            )));
+        }
+        if self.batch == 0 || self.batch > self.iodepth {
+            return Err(Error::invalid(format!(
+                "batch must be between 1 and iodepth ({})",
+                self.iodepth
+            )));
+        }
+        if self.complete_min == 0 || self.complete_min > self.iodepth {
+            return Err(Error::invalid(format!(
+                "complete-min must be between 1 and iodepth ({})",
+                self.iodepth
+            )));
+        }
+        if !(512..=64 << 20).contains(&self.bs) {
+            return Err(Error::invalid(format!(
+                "block size {} B is outside 512 B … 64 MiB",
+                self.bs
+            )));
+        }
+        if self.direct && caps.does_io {
+            if !target.direct_supported {
+                return Err(Error::invalid(format!(
+                    "{}: the filesystem does not support O_DIRECT; use --buffered",
+                    target.path.display()
+                )));
+            }
+            for (what, value) in [("block size", self.bs), ("offset", self.offset)] {
+                if value % target.dio_offset_align != 0 {
+                    return Err(Error::Misaligned {
+                        what,
+                        value,
+                        align: target.dio_offset_align,
+                        path: target.path.clone(),
+                    });
+                }
+            }
+        }
+        if self.offset >= target.size {
+            return Err(Error::invalid(format!(
+                "offset {} is past the end of {} ({} B)",
+                self.offset,
+                target.path.display(),
+                target.size
+            )));
+        }
+        let avail = target.size - self.offset;
+        let len = self.size.unwrap_or(avail);
+        if len > avail {
+            return Err(Error::invalid(format!(
+                "size {len} B from offset {} runs past the end of {} ({} B)",
+                self.offset,
+                target.path.display(),
+                target.size
+            )));
+        }
+        if self.bs > len {
+            return Err(Error::BlockLargerThanTarget {
+                bs: self.bs,
+                range: len,
+                path: target.path.clone(),
+            });
+        }
+        let blocks = len / self.bs;
+        if self.rw == Rw::Read && blocks < self.threads as u64 {
+            return Err(Error::invalid(format!(
+                "{} threads cannot each get a sequential stripe of {} blocks; use fewer threads or a smaller --bs",
+                self.threads, blocks
+            )));
+        }
+        if self.verify {
+            if !caps.does_io {
+                return Err(Error::invalid(format!(
+                    "engine {} reads nothing, so there is nothing to verify; drop --verify",
+                    self.engine.name()
+                )));
+            }
+            if target.prepared_id.is_none() {
+                return Err(Error::NotPrepared {
+                    path: target.path.clone(),
+                });
+            }
+        }
+        if self.options.hipri && self.engine != EngineKind::Pvsync2 {
+            return Err(Error::invalid("--hipri needs --engine pvsync2"));
+        }
+        if self.options.nowait && self.engine != EngineKind::Pvsync2 {
+            return Err(Error::invalid("--nowait needs --engine pvsync2"));
+        }
+        Ok(Range {
+            offset: self.offset,
+            len: blocks * self.bs,
+            blocks,
+        })
+    }
+}
+
+/// The part of the target a run reads: whole blocks from `offset`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Range {
+    pub offset: u64,
+    pub len: u64,
+    pub blocks: u64,
+}

@@ -1,0 +1,236 @@
+//! Where the CPU really goes: every thread of this process (application threads and the kernel's
+//! io_uring helpers `iou-sqp-*` / `iou-wrk-*` that live in it) plus machine-wide busy time, which
+//! catches loop/virtio work no process is charged for.
+
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+use std::time::Instant;
+
+/// Kinds of thread, told apart by their name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ThreadKind {
+    App,
+    SqPoll,
+    IoWorker,
+}
+
+impl ThreadKind {
+    pub fn of(comm: &str) -> ThreadKind {
+        if comm.starts_with("iou-sqp-") {
+            ThreadKind::SqPoll
+        } else if comm.starts_with("iou-wrk-") {
+            ThreadKind::IoWorker
+        } else {
+            ThreadKind::App
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+struct ThreadTimes {
+    kind: ThreadKind,
+    user_ticks: u64,
+    sys_ticks: u64,
+    run_ns: u64,
+}
+
+/// CPU counters at one instant.
+#[derive(Debug, Clone)]
+pub struct CpuSnapshot {
+    at: Instant,
+    threads: HashMap<u32, ThreadTimes>,
+    process_ticks: u64,
+    /// Idle + iowait ticks of all CPUs (measured precisely by the kernel even where user/system
+    /// ticks are sampled and lost, as in VMs).
+    machine_idle: u64,
+}
+
+/// CPU used by one kind of thread during the window.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct KindCpu {
+    pub threads: usize,
+    pub user_s: f64,
+    pub sys_s: f64,
+    /// Run time from schedstat (ns precision; user/sys come from 1/100 s ticks).
+    pub total_s: f64,
+    /// total_s as a percentage of one core over the window.
+    pub pct_of_core: f64,
+}
+
+/// CPU over the measured window.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CpuUsage {
+    pub window_s: f64,
+    pub app: KindCpu,
+    pub sqpoll: KindCpu,
+    pub io_worker: KindCpu,
+    /// Whole process from /proc/self/stat (includes threads that exited during the window).
+    pub process_pct_of_core: f64,
+    /// Busy time of the whole machine (all processes, interrupts, kernel threads), % of one core.
+    pub machine_busy_pct_of_core: f64,
+    pub machine_cores: usize,
+}
+
+impl CpuUsage {
+    /// Seconds of CPU spent by this process's threads of every kind.
+    pub fn process_total_s(&self) -> f64 {
+        self.app.total_s + self.sqpoll.total_s + self.io_worker.total_s
+    }
+}
+
+fn ticks_per_s() -> f64 {
+    // USER_HZ is 100 on every Linux ABI readlab runs on.
+    100.0
+}
+
+/// Fields after the `(comm)` of a /proc stat line, and the comm.
+fn split_stat(line: &str) -> Option<(&str, Vec<&str>)> {
+    let open = line.find('(')?;
+    let close = line.rfind(')')?;
+    let comm = &line[open + 1..close];
+    Some((comm, line[close + 1..].split_whitespace().collect()))
+}
+
+fn utime_stime(fields: &[&str]) -> Option<(u64, u64)> {
+    // After the comm: state(0) ... utime is field 14 of the line, i.e. index 11 here.
+    Some((fields.get(11)?.parse().ok()?, fields.get(12)?.parse().ok()?))
+}
+
+/// Idle + iowait ticks of all CPUs from /proc/stat.
+fn machine_idle_ticks() -> u64 {
+    let s = std::fs::read_to_string("/proc/stat").unwrap_or_default();
+    let Some(line) = s.lines().find(|l| l.starts_with("cpu ")) else {
+        return 0;
+    };
+    // user nice system idle iowait irq softirq steal guest guest_nice
+    let v: Vec<u64> = line
+        .split_whitespace()
+        .skip(1)
+        .filter_map(|x| x.parse().ok())
+        .collect();
+    v.get(3).copied().unwrap_or(0) + v.get(4).copied().unwrap_or(0)
+}
+
+impl CpuSnapshot {
+    pub fn take() -> CpuSnapshot {
+        let mut threads = HashMap::new();
+        if let Ok(dir) = std::fs::read_dir("/proc/self/task") {
+            for e in dir.flatten() {
+                let Some(tid) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
+                    continue;
+                };
+                let p = e.path();
+                let Ok(stat) = std::fs::read_to_string(p.join("stat")) else {
+                    continue;
+                };
+                let Some((comm, fields)) = split_stat(&stat) else {
+                    continue;
+                };
+                let Some((user_ticks, sys_ticks)) = utime_stime(&fields) else {
+                    continue;
+                };
+                let run_ns = std::fs::read_to_string(p.join("schedstat"))
+                    .ok()
+                    .and_then(|s| s.split_whitespace().next().and_then(|v| v.parse().ok()))
+                    .unwrap_or((user_ticks + sys_ticks) * 10_000_000);
+                threads.insert(
+                    tid,
+                    ThreadTimes {
+                        kind: ThreadKind::of(comm),
+                        user_ticks,
+                        sys_ticks,
+                        run_ns,
+                    },
+                );
+            }
+        }
+        let process_ticks = std::fs::read_to_string("/proc/self/stat")
+            .ok()
+            .and_then(|s| {
+                let (_, f) = split_stat(&s)?;
+                let (u, s) = utime_stime(&f)?;
+                Some(u + s)
+            })
+            .unwrap_or(0);
+        CpuSnapshot {
+            at: Instant::now(),
+            threads,
+            process_ticks,
+            machine_idle: machine_idle_ticks(),
+        }
+    }
+
+    /// CPU used between `self` (earlier) and `later`. Threads born in between count from zero.
+    pub fn usage_until(&self, later: &CpuSnapshot) -> CpuUsage {
+        let window = later.at.duration_since(self.at).as_secs_f64().max(1e-9);
+        let hz = ticks_per_s();
+        let mut kinds: HashMap<ThreadKind, KindCpu> = HashMap::new();
+        for (tid, b) in &later.threads {
+            let (u0, s0, r0) = self
+                .threads
+                .get(tid)
+                .map(|a| (a.user_ticks, a.sys_ticks, a.run_ns))
+                .unwrap_or((0, 0, 0));
+            let k = kinds.entry(b.kind).or_default();
+            k.threads += 1;
+            k.user_s += b.user_ticks.saturating_sub(u0) as f64 / hz;
+            k.sys_s += b.sys_ticks.saturating_sub(s0) as f64 / hz;
+            k.total_s += b.run_ns.saturating_sub(r0) as f64 / 1e9;
+        }
+        let mut take = |kind| {
+            let mut k = kinds.remove(&kind).unwrap_or_default();
+            k.pct_of_core = 100.0 * k.total_s / window;
+            k
+        };
+        let cores = crate::env::cpus();
+        // Busy = wall time of every core minus its idle time. Summing user+system ticks instead
+        // undercounts in VMs, where the tick sampling misses time.
+        let idle_s = later.machine_idle.saturating_sub(self.machine_idle) as f64 / hz;
+        let busy_s = (window * cores as f64 - idle_s).max(0.0);
+        CpuUsage {
+            window_s: window,
+            app: take(ThreadKind::App),
+            sqpoll: take(ThreadKind::SqPoll),
+            io_worker: take(ThreadKind::IoWorker),
+            process_pct_of_core: 100.0
+                * (later.process_ticks.saturating_sub(self.process_ticks) as f64 / hz)
+                / window,
+            machine_busy_pct_of_core: 100.0 * busy_s / window,
+            machine_cores: cores,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds_by_name() {
+        assert_eq!(ThreadKind::of("iou-sqp-1234"), ThreadKind::SqPoll);
+        assert_eq!(ThreadKind::of("iou-wrk-1234"), ThreadKind::IoWorker);
+        assert_eq!(ThreadKind::of("readlab"), ThreadKind::App);
+    }
+
+    #[test]
+    fn stat_with_odd_comm_parses() {
+        let line = "12 (a (b) c) S 1 2 3 4 5 6 7 8 9 10 111 222 0 0";
+        let (comm, f) = split_stat(line).unwrap();
+        assert_eq!(comm, "a (b) c");
+        assert_eq!(utime_stime(&f), Some((111, 222)));
+    }
+
+    #[test]
+    fn a_busy_thread_shows_up_as_about_one_core() {
+        let a = CpuSnapshot::take();
+        let t = Instant::now();
+        let mut x = 0u64;
+        while t.elapsed().as_millis() < 300 {
+            x = std::hint::black_box(x.wrapping_add(1));
+        }
+        let u = a.usage_until(&CpuSnapshot::take());
+        assert!(u.app.pct_of_core > 50.0, "{u:?}");
+        assert!(u.app.pct_of_core < 250.0, "{u:?}");
+        assert_eq!(u.sqpoll.threads, 0);
+    }
+}

@@ -1,0 +1,142 @@
+//! Read interfaces behind one small trait, like fio's `ioengine_ops` but typed: queue I/Os carrying a
+//! token, submit them, reap completions. Timing and counting live in the runner, never here.
+//!
+//! Synchronous interfaces implement the tiny [`SyncRead`] trait; [`SyncEngine`] adapts them. Each
+//! engine lives in its own file; its [`Capabilities`] are plain data.
+
+mod null;
+mod psync;
+mod pvsync2;
+mod sync;
+
+pub use sync::{SyncEngine, SyncRead};
+
+use crate::buffer::BufferPool;
+use crate::error::{Error, Result};
+use serde::{Deserialize, Serialize};
+use std::fs::File;
+use std::sync::Arc;
+
+/// One read: `len` bytes at `offset` into the buffer of slot `token`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Io {
+    pub token: u32,
+    pub offset: u64,
+    pub len: u32,
+}
+
+/// A finished read: bytes read, or a negative errno (the kernel's convention).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Completion {
+    pub token: u32,
+    pub res: i64,
+}
+
+/// The operations every engine offers. An engine owns the buffers its I/Os read into.
+pub trait Engine {
+    /// Add an I/O to the batch being built. Its buffer is slot `io.token` of the engine's pool.
+    fn queue(&mut self, io: Io) -> Result<()>;
+    /// Hand everything queued to the kernel; returns how many I/Os were submitted.
+    fn submit(&mut self) -> Result<usize>;
+    /// Wait until at least `min` I/Os have completed and append every available completion to `out`.
+    fn reap(&mut self, min: usize, out: &mut Vec<Completion>) -> Result<usize>;
+    /// The data of a completed I/O (valid until the token is queued again).
+    fn buffer(&self, token: u32, len: usize) -> &[u8];
+}
+
+/// What an engine can do, as data (fio keeps the same facts in engine flags).
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct Capabilities {
+    /// Keeps more than one I/O in flight per thread.
+    pub asynchronous: bool,
+    /// Only works (asynchronously) with O_DIRECT.
+    pub needs_direct: bool,
+    /// Submits several I/Os per system call.
+    pub supports_batch: bool,
+    /// Reads from the target at all (the null engine does not).
+    pub does_io: bool,
+}
+
+/// The engines readlab knows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EngineKind {
+    Psync,
+    Pvsync2,
+    Null,
+}
+
+impl EngineKind {
+    pub const ALL: [EngineKind; 3] = [EngineKind::Psync, EngineKind::Pvsync2, EngineKind::Null];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            EngineKind::Psync => "psync",
+            EngineKind::Pvsync2 => "pvsync2",
+            EngineKind::Null => "null",
+        }
+    }
+
+    pub fn parse(name: &str) -> Result<EngineKind> {
+        EngineKind::ALL
+            .into_iter()
+            .find(|k| k.name() == name)
+            .ok_or_else(|| Error::UnknownEngine {
+                name: name.into(),
+                known: EngineKind::ALL.map(|k| k.name()).join(", "),
+            })
+    }
+
+    pub fn capabilities(self) -> Capabilities {
+        let sync = Capabilities {
+            asynchronous: false,
+            needs_direct: false,
+            supports_batch: false,
+            does_io: true,
+        };
+        match self {
+            EngineKind::Psync | EngineKind::Pvsync2 => sync,
+            EngineKind::Null => Capabilities {
+                does_io: false,
+                ..sync
+            },
+        }
+    }
+
+    /// The report's label letter for this interface (`P` for pread and preadv2).
+    pub fn label_prefix(self) -> &'static str {
+        match self {
+            EngineKind::Psync | EngineKind::Pvsync2 => "P",
+            EngineKind::Null => "N",
+        }
+    }
+}
+
+/// Engine options that only some engines understand.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct EngineOptions {
+    /// preadv2 RWF_HIPRI: poll for completion (needs a device with poll queues).
+    pub hipri: bool,
+    /// preadv2 RWF_NOWAIT: fail with EAGAIN instead of blocking.
+    pub nowait: bool,
+}
+
+/// Everything an engine needs to start: the opened target, its buffers and options.
+pub struct EngineSetup {
+    pub file: Arc<File>,
+    pub pool: BufferPool,
+    pub depth: usize,
+    pub options: EngineOptions,
+}
+
+/// Create an engine of `kind` for one worker thread.
+pub fn open(kind: EngineKind, setup: EngineSetup) -> Result<Box<dyn Engine>> {
+    Ok(match kind {
+        EngineKind::Psync => Box::new(SyncEngine::new(psync::Psync::new(setup.file), setup.pool)),
+        EngineKind::Pvsync2 => Box::new(SyncEngine::new(
+            pvsync2::Pvsync2::new(setup.file, &setup.options),
+            setup.pool,
+        )),
+        EngineKind::Null => Box::new(SyncEngine::new(null::Null, setup.pool)),
+    })
+}

@@ -1,0 +1,59 @@
+//! The adapter that turns any synchronous `read_at` into an engine: a queued I/O is read during
+//! `submit`, and `reap` hands back what was read.
+
+use super::{Completion, Engine, Io};
+use crate::buffer::BufferPool;
+use crate::error::Result;
+
+/// A synchronous read interface: read `buf.len()` bytes at `offset`.
+pub trait SyncRead {
+    fn read_at(&mut self, buf: &mut [u8], offset: u64) -> std::io::Result<usize>;
+}
+
+pub struct SyncEngine<R> {
+    reader: R,
+    pool: BufferPool,
+    queued: Vec<Io>,
+    done: Vec<Completion>,
+}
+
+impl<R: SyncRead> SyncEngine<R> {
+    pub fn new(reader: R, pool: BufferPool) -> Self {
+        SyncEngine {
+            reader,
+            queued: Vec::with_capacity(pool.slots()),
+            done: Vec::with_capacity(pool.slots()),
+            pool,
+        }
+    }
+}
+
+impl<R: SyncRead> Engine for SyncEngine<R> {
+    fn queue(&mut self, io: Io) -> Result<()> {
+        self.queued.push(io);
+        Ok(())
+    }
+
+    fn submit(&mut self) -> Result<usize> {
+        let n = self.queued.len();
+        for io in self.queued.drain(..) {
+            let buf = self.pool.slot_mut(io.token as usize, io.len as usize);
+            let res = match self.reader.read_at(buf, io.offset) {
+                Ok(n) => n as i64,
+                Err(e) => -(e.raw_os_error().unwrap_or(libc::EIO) as i64),
+            };
+            self.done.push(Completion { token: io.token, res });
+        }
+        Ok(n)
+    }
+
+    fn reap(&mut self, _min: usize, out: &mut Vec<Completion>) -> Result<usize> {
+        let n = self.done.len();
+        out.append(&mut self.done);
+        Ok(n)
+    }
+
+    fn buffer(&self, token: u32, len: usize) -> &[u8] {
+        self.pool.slot(token as usize, len)
+    }
+}

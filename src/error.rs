@@ -1,0 +1,68 @@
+//! Library errors: one enum whose messages tell the user what to do, split into bad input (exit 2) and run failures.
+
+use std::path::PathBuf;
+
+/// Everything that can go wrong inside the library.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("{path}: no such file or device; create it with `readlab prepare {path} --size 1G`")]
+    TargetNotFound { path: PathBuf },
+
+    #[error("{path}: permission denied; run as a user who can read it (block devices usually need root)")]
+    PermissionDenied { path: PathBuf },
+
+    #[error("{what} {value} is not a multiple of the direct-I/O alignment {align} B of {path}; use a multiple of {align} or --buffered")]
+    Misaligned {
+        what: &'static str,
+        value: u64,
+        align: u64,
+        path: PathBuf,
+    },
+
+    #[error("block size {bs} B is larger than the range to read ({range} B) of {path}; use a smaller --bs or a larger --size")]
+    BlockLargerThanTarget { bs: u64, range: u64, path: PathBuf },
+
+    #[error("{0}")]
+    InvalidArgument(String),
+
+    #[error("unknown engine '{name}'; known engines: {known}")]
+    UnknownEngine { name: String, known: String },
+
+    #[error("{path} was not written by `readlab prepare`, so it cannot be verified; prepare it first or drop --verify")]
+    NotPrepared { path: PathBuf },
+
+    #[error("refusing to overwrite {path}: {why}; pass --overwrite to destroy its contents")]
+    Foreign { path: PathBuf, why: String },
+
+    #[error("{path}: {what}: {source}")]
+    Io {
+        path: PathBuf,
+        what: &'static str,
+        #[source]
+        source: std::io::Error,
+    },
+
+    #[error("{0}")]
+    Engine(String),
+}
+
+impl Error {
+    /// True when the user asked for something impossible (exit code 2, nothing was touched).
+    pub fn is_bad_input(&self) -> bool {
+        !matches!(self, Error::Io { .. } | Error::Engine(_))
+    }
+
+    pub(crate) fn io(path: impl Into<PathBuf>, what: &'static str, source: std::io::Error) -> Self {
+        Error::Io {
+            path: path.into(),
+            what,
+            source,
+        }
+    }
+
+    pub(crate) fn invalid(msg: impl Into<String>) -> Self {
+        Error::InvalidArgument(msg.into())
+    }
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;

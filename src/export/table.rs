@@ -1,0 +1,151 @@
+//! The human view: a detailed report of one run, or one table row per run for surveys.
+
+use super::Exporter;
+use crate::config::Rw;
+use crate::error::Result;
+use crate::result::Document;
+use crate::size::{format_ns, format_size};
+use std::fmt::Write;
+
+/// One line per run: what ran and its headline figures.
+pub struct TableExporter;
+
+fn workload(d: &Document) -> String {
+    let c = &d.config;
+    format!(
+        "{} {} {} {}",
+        c.engine.name(),
+        match c.rw {
+            Rw::Read => "seq",
+            Rw::Randread => "rand",
+        },
+        format_size(c.bs),
+        if c.direct { "direct" } else { "buffered" }
+    )
+}
+
+impl Exporter for TableExporter {
+    fn render(&self, docs: &[Document]) -> Result<String> {
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "{:<8} {:<26} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>7} {:>8}",
+            "label", "workload", "IOPS", "MiB/s", "p50", "p99", "p99.9", "max", "CPU%", "us/IO"
+        );
+        for d in docs {
+            let r = &d.result;
+            let l = &r.latency;
+            let _ = writeln!(
+                s,
+                "{:<8} {:<26} {:>10.0} {:>9.1} {:>9} {:>9} {:>9} {:>9} {:>7.1} {:>8.2}",
+                r.label,
+                workload(d),
+                r.iops,
+                r.mib_s,
+                format_ns(l.p50_ns as f64),
+                format_ns(l.p99_ns as f64),
+                format_ns(l.p999_ns as f64),
+                format_ns(l.max_ns as f64),
+                r.cpu.app.pct_of_core + r.cpu.sqpoll.pct_of_core + r.cpu.io_worker.pct_of_core,
+                r.cpu_us_per_io,
+            );
+        }
+        Ok(s)
+    }
+}
+
+/// Everything about one run, for the terminal.
+pub fn run_report(d: &Document) -> String {
+    let c = &d.config;
+    let r = &d.result;
+    let l = &r.latency;
+    let e = &d.environment;
+    let mut s = String::new();
+    let dev = match (&e.device.name, &e.filesystem) {
+        (Some(dev), Some(fs)) => format!("{fs} on {dev}"),
+        (Some(dev), None) => dev.clone(),
+        (None, Some(fs)) => fs.clone(),
+        (None, None) => "?".into(),
+    };
+    let _ = writeln!(
+        s,
+        "{} [{}], {} thread(s), iodepth {}, on {} ({})",
+        workload(d),
+        r.label,
+        c.threads,
+        c.iodepth,
+        c.target.display(),
+        dev
+    );
+    let _ = writeln!(
+        s,
+        "  {:.0} IOPS, {:.1} MiB/s ({:.1} MB/s) over {:.2} s, {} I/Os",
+        r.iops, r.mib_s, r.mb_s, r.seconds, r.ios
+    );
+    let _ = writeln!(
+        s,
+        "  latency  min {}  mean {}  p50 {}  p90 {}  p99 {}  p99.9 {}  p99.99 {}  max {}",
+        format_ns(l.min_ns as f64),
+        format_ns(l.mean_ns),
+        format_ns(l.p50_ns as f64),
+        format_ns(l.p90_ns as f64),
+        format_ns(l.p99_ns as f64),
+        format_ns(l.p999_ns as f64),
+        format_ns(l.p9999_ns as f64),
+        format_ns(l.max_ns as f64),
+    );
+    let cpu = &r.cpu;
+    let _ = write!(
+        s,
+        "  cpu      app {:.1}% of a core (user {:.2}s sys {:.2}s)",
+        cpu.app.pct_of_core, cpu.app.user_s, cpu.app.sys_s
+    );
+    if cpu.sqpoll.threads > 0 {
+        let _ = write!(s, ", sq-poll {:.1}%", cpu.sqpoll.pct_of_core);
+    }
+    if cpu.io_worker.threads > 0 {
+        let _ = write!(
+            s,
+            ", io-workers {:.1}% ({} threads)",
+            cpu.io_worker.pct_of_core, cpu.io_worker.threads
+        );
+    }
+    let _ = writeln!(
+        s,
+        "; machine busy {:.1}% of a core ({} cores); {:.2} us CPU per I/O",
+        cpu.machine_busy_pct_of_core, cpu.machine_cores, r.cpu_us_per_io
+    );
+    let _ = writeln!(
+        s,
+        "  timer    {:.0} ns per clock read, {:.0} ns per I/O",
+        r.timer.ns_per_clock_read, r.timer.overhead_ns_per_io
+    );
+    if let Some(v) = &r.verify {
+        let _ = writeln!(
+            s,
+            "  verify   {} reads checked, {} mismatches",
+            v.checked_ios, v.mismatches
+        );
+        for m in &v.first {
+            let _ = writeln!(
+                s,
+                "    MISMATCH at offset {} (sector {}): expected {:#04x}, found {:#04x}",
+                m.offset, m.sector, m.expected, m.found
+            );
+        }
+    }
+    if r.errors.count > 0 || r.errors.eagain > 0 {
+        let _ = writeln!(
+            s,
+            "  errors   {} I/O errors, {} EAGAIN (nowait)",
+            r.errors.count, r.errors.eagain
+        );
+        for er in &r.errors.first {
+            let _ = writeln!(s, "    ERROR at offset {} ({} B): {}", er.offset, er.len, er.message);
+        }
+    }
+    if r.ended_by != "runtime" {
+        let _ = writeln!(s, "  ended    {}", r.ended_by);
+    }
+    s
+}

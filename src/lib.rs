@@ -1,0 +1,23 @@
+//! readlab: what is the fastest way to read from this device, at what latency, and at what CPU cost?
+//!
+//! The library holds everything; the binary is a thin wrapper around [`cli::main`].
+
+pub mod buffer;
+pub mod cli;
+pub mod clock;
+pub mod config;
+pub mod cpu;
+pub mod data;
+pub mod engine;
+pub mod env;
+pub mod error;
+pub mod export;
+pub mod prepare;
+pub mod quick;
+pub mod result;
+pub mod runner;
+pub mod size;
+pub mod stats;
+pub mod target;
+
+pub use error::{Error, Result};

@@ -1,0 +1,108 @@
+//! The default job (`readlab` with no arguments): prepare a scratch file here, survey the engines
+//! that exist on it, and keep the results next to it.
+
+use crate::config::{RunConfig, Rw};
+use crate::engine::EngineKind;
+use crate::error::{Error, Result};
+use crate::export::{self, Exporter, JsonLinesExporter};
+use crate::prepare::{self, PrepareConfig, PrepareObserver, Prepared};
+use crate::result::Document;
+use crate::runner::{self, Observer};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+pub const SCRATCH_NAME: &str = "readlab-scratch.dat";
+pub const RESULTS_NAME: &str = "readlab-quick.jsonl";
+const DEFAULT_SIZE: u64 = 1 << 30;
+const MIN_SIZE: u64 = 64 << 20;
+
+/// What the default job will do.
+#[derive(Debug, Clone)]
+pub struct QuickPlan {
+    pub scratch: PathBuf,
+    pub results: PathBuf,
+    pub size: u64,
+    pub runs: Vec<RunConfig>,
+}
+
+/// Progress of the default job.
+pub trait QuickObserver: Observer + PrepareObserver {
+    fn preparing(&self, _path: &Path, _size: u64) {}
+    fn reused(&self, _path: &Path) {}
+    fn prepared(&self, _p: &Prepared) {}
+    fn starting(&self, _index: usize, _total: usize, _cfg: &RunConfig) {}
+    fn finished(&self, _doc: &Document) {}
+}
+
+/// Plan the survey in directory `dir`: a scratch file of 1 GiB, or less when free space is short.
+pub fn plan(dir: &Path, runtime: Duration) -> Result<QuickPlan> {
+    let scratch = dir.join(SCRATCH_NAME);
+    let existing = std::fs::metadata(&scratch).map(|m| m.len()).unwrap_or(0);
+    let st = rustix::fs::statvfs(dir)
+        .map_err(|e| Error::io(dir, "cannot read free space", e.into()))?;
+    let free = st.f_bavail * st.f_frsize + existing;
+    let size = (DEFAULT_SIZE.min(free / 4) >> 20) << 20;
+    if size < MIN_SIZE {
+        return Err(Error::invalid(format!(
+            "{}: only {} MiB free; the default job needs at least {} MiB (4x a 64 MiB scratch file)",
+            dir.display(),
+            free >> 20,
+            (MIN_SIZE * 4) >> 20
+        )));
+    }
+    let base = |engine, rw, bs, threads| RunConfig {
+        engine,
+        rw,
+        bs,
+        threads,
+        runtime,
+        ramp: Duration::from_secs(1),
+        verify: engine != EngineKind::Null,
+        ..RunConfig::new(&scratch)
+    };
+    let many = (crate::env::cpus() * 2).max(2);
+    let runs = vec![
+        base(EngineKind::Psync, Rw::Randread, 4096, 1),
+        base(EngineKind::Pvsync2, Rw::Randread, 4096, 1),
+        base(EngineKind::Psync, Rw::Randread, 4096, many),
+        base(EngineKind::Psync, Rw::Read, 1 << 20, 1),
+        base(EngineKind::Null, Rw::Randread, 4096, 1),
+    ];
+    Ok(QuickPlan {
+        scratch,
+        results: dir.join(RESULTS_NAME),
+        size,
+        runs,
+    })
+}
+
+/// Run the plan: prepare (or reuse) the scratch file, then each run, re-writing the results file
+/// after every one so an interruption keeps what was measured.
+pub fn execute(plan: &QuickPlan, obs: &dyn QuickObserver) -> Result<Vec<Document>> {
+    if prepare::is_prepared(&plan.scratch, plan.size) {
+        obs.reused(&plan.scratch);
+    } else {
+        obs.preparing(&plan.scratch, plan.size);
+        let p = prepare::prepare(
+            &PrepareConfig {
+                path: plan.scratch.clone(),
+                size: Some(plan.size),
+                overwrite: false,
+            },
+            obs,
+        )?;
+        obs.prepared(&p);
+    }
+    let mut docs = Vec::new();
+    for (i, cfg) in plan.runs.iter().enumerate() {
+        obs.starting(i, plan.runs.len(), cfg);
+        let doc = runner::run(cfg, obs)?;
+        obs.finished(&doc);
+        docs.push(doc);
+        export::write_file(&plan.results, &JsonLinesExporter.render(&docs)?)?;
+        if obs.cancelled() {
+            break;
+        }
+    }
+    Ok(docs)
+}

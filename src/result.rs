@@ -1,0 +1,90 @@
+//! The versioned result document: configuration, environment and every figure of one run, in the
+//! shape written by `--json` and read back by later tools.
+
+use crate::config::RunConfig;
+use crate::cpu::CpuUsage;
+use crate::data::Mismatch;
+use crate::env::Environment;
+use crate::stats::{LatencySummary, TimelinePoint};
+use serde::{Deserialize, Serialize};
+
+pub const SCHEMA: &str = "readlab.run/1";
+
+/// A failed read: where, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IoErrorRecord {
+    pub offset: u64,
+    pub len: u64,
+    /// errno, or 0 for a short read.
+    pub errno: i32,
+    pub message: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ErrorSummary {
+    pub count: u64,
+    /// Reads refused with EAGAIN under RWF_NOWAIT (not errors: the data was not cached).
+    pub eagain: u64,
+    /// The first few errors, in order.
+    pub first: Vec<IoErrorRecord>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct VerifySummary {
+    pub checked_ios: u64,
+    pub mismatches: u64,
+    pub first: Vec<Mismatch>,
+}
+
+/// How readlab's own clock weighs on each I/O.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TimerInfo {
+    pub ns_per_clock_read: f64,
+    pub clock_reads_per_io: f64,
+    pub overhead_ns_per_io: f64,
+}
+
+/// Every figure of one run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunResult {
+    /// The report's label for this configuration (e.g. `P`, `PT4`, `A16B1T3`).
+    pub label: String,
+    /// Measured window in seconds (ramp excluded).
+    pub seconds: f64,
+    pub ios: u64,
+    pub bytes: u64,
+    pub iops: f64,
+    /// 10^6 bytes per second.
+    pub mb_s: f64,
+    /// 2^20 bytes per second.
+    pub mib_s: f64,
+    pub latency: LatencySummary,
+    pub timeline: Vec<TimelinePoint>,
+    pub cpu: CpuUsage,
+    /// CPU of every thread of the process (including kernel helpers) per measured I/O.
+    pub cpu_us_per_io: f64,
+    pub timer: TimerInfo,
+    pub errors: ErrorSummary,
+    pub verify: Option<VerifySummary>,
+    /// Why the run ended: "runtime" or "interrupted".
+    pub ended_by: String,
+    pub warnings: Vec<String>,
+    /// Merged latency histogram (HdrHistogram V2, deflate, base64); merge it with others later.
+    pub histogram: String,
+}
+
+impl RunResult {
+    /// True when the run saw an I/O error or a verification mismatch.
+    pub fn failed(&self) -> bool {
+        self.errors.count > 0 || self.verify.as_ref().is_some_and(|v| v.mismatches > 0)
+    }
+}
+
+/// One run as written to disk.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Document {
+    pub schema: String,
+    pub config: RunConfig,
+    pub environment: Environment,
+    pub result: RunResult,
+}

@@ -1,0 +1,496 @@
+//! The runner: one honest run of one workload, like fio's `td_io_queue`. It owns every timestamp,
+//! histogram and counter; engines only move data. It never prints: progress goes to an [`Observer`].
+
+use crate::buffer::BufferPool;
+use crate::clock;
+use crate::config::{Range, RunConfig, Rw};
+use crate::cpu::CpuSnapshot;
+use crate::data::{self, Mismatch};
+use crate::engine::{self, Completion, EngineSetup, Io};
+use crate::env::Environment;
+use crate::error::{Error, Result};
+use crate::result::{
+    Document, ErrorSummary, IoErrorRecord, RunResult, SCHEMA, TimerInfo, VerifySummary,
+};
+use crate::stats::{self, Recorder, TimelinePoint};
+use crate::target::{self, Target};
+use rand::rngs::Xoshiro256PlusPlus;
+use rand::{RngExt, SeedableRng};
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Barrier, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+/// How many errors and mismatches are kept in full (all are counted).
+const KEEP_FIRST: usize = 16;
+
+/// Phases of a run, for progress display.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    Ramp,
+    Measure,
+    Drain,
+}
+
+/// A progress sample, taken by the runner's own thread a few times per second.
+#[derive(Debug, Clone)]
+pub struct Tick {
+    pub phase: Phase,
+    /// Time since the workers started (ramp included).
+    pub elapsed: Duration,
+    /// Ramp + runtime.
+    pub planned: Duration,
+    /// I/Os completed since the workers started.
+    pub ios: u64,
+    /// IOPS over the last sample period.
+    pub recent_iops: f64,
+}
+
+/// Receives progress from the runner. Implementations must be quick; they run on the runner's thread.
+pub trait Observer: Sync {
+    fn tick(&self, _tick: &Tick) {}
+    /// Checked between samples: returning true stops the run early (e.g. on Ctrl-C).
+    fn cancelled(&self) -> bool {
+        false
+    }
+}
+
+/// An observer that ignores everything.
+pub struct Silent;
+impl Observer for Silent {}
+
+#[repr(align(64))]
+#[derive(Default)]
+struct Counter(AtomicU64);
+
+/// Random or sequential offsets for one worker.
+struct Offsets {
+    rw: Rw,
+    bs: u64,
+    base: u64,
+    blocks: u64,
+    next: u64,
+    rng: Xoshiro256PlusPlus,
+}
+
+impl Offsets {
+    fn new(cfg: &RunConfig, range: &Range, worker: usize) -> Offsets {
+        let (base, blocks) = match cfg.rw {
+            Rw::Randread => (range.offset, range.blocks),
+            Rw::Read => {
+                let per = range.blocks / cfg.threads as u64;
+                (range.offset + worker as u64 * per * cfg.bs, per)
+            }
+        };
+        let seed = cfg
+            .seed
+            .wrapping_add((worker as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+        Offsets {
+            rw: cfg.rw,
+            bs: cfg.bs,
+            base,
+            blocks,
+            next: 0,
+            rng: Xoshiro256PlusPlus::seed_from_u64(seed),
+        }
+    }
+
+    #[inline]
+    fn next(&mut self) -> u64 {
+        let block = match self.rw {
+            Rw::Randread => self.rng.random_range(0..self.blocks),
+            Rw::Read => {
+                let b = self.next;
+                self.next = if b + 1 == self.blocks { 0 } else { b + 1 };
+                b
+            }
+        };
+        self.base + block * self.bs
+    }
+}
+
+/// What one worker hands back.
+#[derive(Default)]
+struct WorkerOut {
+    errors: ErrorSummary,
+    verify: VerifySummary,
+}
+
+/// Shared state of one run.
+struct Shared<'a> {
+    cfg: &'a RunConfig,
+    range: Range,
+    file_id: Option<u64>,
+    start: Barrier,
+    /// Workers wait here after their last I/O until the runner has taken its final CPU snapshot,
+    /// so no worker thread (and its CPU time) disappears from /proc before it is counted.
+    finish: Barrier,
+    exited: AtomicUsize,
+    t0: OnceLock<Instant>,
+    stop: AtomicBool,
+    done: Vec<Counter>,
+    intervals: Mutex<BTreeMap<u64, Recorder>>,
+}
+
+impl Shared<'_> {
+    fn flush_interval(&self, second: u64, rec: &mut Recorder) {
+        if rec.count == 0 {
+            return;
+        }
+        self.intervals
+            .lock()
+            .unwrap()
+            .entry(second)
+            .or_default()
+            .merge(rec);
+        rec.reset();
+    }
+}
+
+/// One worker thread: its I/O loop, then the finish barrier whatever happened.
+fn worker(sh: &Shared, idx: usize, file: Arc<std::fs::File>) -> Result<WorkerOut> {
+    let r = worker_loop(sh, idx, file);
+    if r.is_err() {
+        sh.stop.store(true, Ordering::Relaxed);
+    }
+    sh.exited.fetch_add(1, Ordering::Relaxed);
+    sh.finish.wait();
+    r
+}
+
+fn worker_loop(sh: &Shared, idx: usize, file: Arc<std::fs::File>) -> Result<WorkerOut> {
+    let cfg = sh.cfg;
+    let depth = cfg.iodepth;
+    let bs = cfg.bs as u32;
+    let setup = EngineSetup {
+        file,
+        pool: BufferPool::new(depth, cfg.bs as usize),
+        depth,
+        options: cfg.options.clone(),
+    };
+    // Engines are created before the start barrier so set-up cost is never measured; a failed
+    // set-up still reaches the barrier so the other threads are not left waiting.
+    let engine = engine::open(cfg.engine, setup);
+    sh.start.wait();
+    let mut engine = engine?;
+    let t0 = *sh.t0.get().expect("t0 set before the start barrier is released");
+    let ramp_end = t0 + cfg.ramp;
+    let end = ramp_end + cfg.runtime;
+
+    let mut out = WorkerOut::default();
+    let mut offsets = Offsets::new(cfg, &sh.range, idx);
+    let mut free: Vec<u32> = (0..depth as u32).rev().collect();
+    let mut issued = vec![t0; depth];
+    let mut at = vec![0u64; depth];
+    let mut comps: Vec<Completion> = Vec::with_capacity(depth);
+    let mut inflight = 0usize;
+    let batch = cfg.batch;
+    let mut interval = Recorder::default();
+    let mut second = 0u64;
+    let mut now = Instant::now();
+    let mut stopping = false;
+    let counter = &sh.done[idx].0;
+
+    loop {
+        if !stopping && (now >= end || sh.stop.load(Ordering::Relaxed)) {
+            stopping = true;
+        }
+        if !stopping {
+            while free.len() >= batch {
+                let ts = Instant::now();
+                for _ in 0..batch {
+                    let token = free.pop().expect("free slots checked");
+                    let offset = offsets.next();
+                    at[token as usize] = offset;
+                    issued[token as usize] = ts;
+                    engine.queue(Io {
+                        token,
+                        offset,
+                        len: bs,
+                    })?;
+                }
+                engine.submit()?;
+                inflight += batch;
+            }
+        }
+        if inflight == 0 {
+            break;
+        }
+        comps.clear();
+        engine.reap(cfg.complete_min.min(inflight), &mut comps)?;
+        now = Instant::now();
+        inflight -= comps.len();
+        counter.fetch_add(comps.len() as u64, Ordering::Relaxed);
+        let in_window = now >= ramp_end && now <= end;
+        for c in &comps {
+            let t = c.token as usize;
+            free.push(c.token);
+            let offset = at[t];
+            if c.res < 0 {
+                let errno = (-c.res) as i32;
+                if errno == libc::EAGAIN && cfg.options.nowait {
+                    out.errors.eagain += 1;
+                    continue;
+                }
+                record_error(&mut out.errors, offset, bs as u64, errno, None);
+                continue;
+            }
+            if (c.res as u64) < bs as u64 {
+                let msg = format!("short read: {} of {} bytes", c.res, bs);
+                record_error(&mut out.errors, offset, bs as u64, 0, Some(msg));
+                continue;
+            }
+            if in_window {
+                let ns = now.duration_since(issued[t]).as_nanos() as u64;
+                let s = now.duration_since(ramp_end).as_secs();
+                if s != second {
+                    sh.flush_interval(second, &mut interval);
+                    second = s;
+                }
+                interval.record(ns, bs as u64);
+            }
+            if let Some(id) = sh.file_id {
+                out.verify.checked_ios += 1;
+                if let Some(m) = data::verify(id, offset, engine.buffer(c.token, bs as usize)) {
+                    record_mismatch(&mut out.verify, m);
+                }
+            }
+        }
+    }
+    sh.flush_interval(second, &mut interval);
+    Ok(out)
+}
+
+fn record_error(e: &mut ErrorSummary, offset: u64, len: u64, errno: i32, msg: Option<String>) {
+    e.count += 1;
+    if e.first.len() < KEEP_FIRST {
+        let message = msg.unwrap_or_else(|| std::io::Error::from_raw_os_error(errno).to_string());
+        e.first.push(IoErrorRecord {
+            offset,
+            len,
+            errno,
+            message,
+        });
+    }
+}
+
+fn record_mismatch(v: &mut VerifySummary, m: Mismatch) {
+    v.mismatches += 1;
+    if v.first.len() < KEEP_FIRST {
+        v.first.push(m);
+    }
+}
+
+/// Check a configuration against its target and open one descriptor per thread; nothing is read yet.
+pub fn prepare_run(cfg: &RunConfig) -> Result<(Target, Range)> {
+    let target = Target::inspect(&cfg.target)?;
+    let range = cfg.validate(&target)?;
+    if cfg.verify {
+        let last = range.offset + range.len - 1;
+        let last_sector = last - last % data::SECTOR as u64;
+        if !target.prepared_at(last_sector) {
+            return Err(Error::invalid(format!(
+                "{}: the sector at {last_sector} is not part of the prepared image; \
+                 limit the range with --size or drop --verify",
+                target.path.display()
+            )));
+        }
+    }
+    Ok((target, range))
+}
+
+/// Run one workload and return its document. Bad input fails before any I/O.
+pub fn run(cfg: &RunConfig, observer: &dyn Observer) -> Result<Document> {
+    let (target, range) = prepare_run(cfg)?;
+    let does_io = cfg.engine.capabilities().does_io;
+    let mut files = Vec::with_capacity(cfg.threads);
+    for _ in 0..cfg.threads {
+        let f = target::open_read(&cfg.target, cfg.direct && does_io)?;
+        if let Some(adv) = cfg.fadvise {
+            let advice = match adv {
+                crate::config::Fadvise::Sequential => rustix::fs::Advice::Sequential,
+                crate::config::Fadvise::Random => rustix::fs::Advice::Random,
+            };
+            rustix::fs::fadvise(&f, range.offset, std::num::NonZeroU64::new(range.len), advice)
+                .map_err(|e| Error::io(&cfg.target, "posix_fadvise failed", e.into()))?;
+        }
+        files.push(Arc::new(f));
+    }
+    let mut warnings = Vec::new();
+    let environment = Environment::capture(&target);
+    if cfg.options.hipri && environment.device.io_poll != Some(true) {
+        warnings.push(format!(
+            "RWF_HIPRI is ignored: {} has no poll queues (io_poll=0), so reads complete by interrupt as usual",
+            environment.device.name.as_deref().unwrap_or("this target's device")
+        ));
+    }
+    let timer_ns = clock::timer_cost_ns();
+
+    let shared = Shared {
+        cfg,
+        range,
+        file_id: if cfg.verify { target.prepared_id } else { None },
+        start: Barrier::new(cfg.threads + 1),
+        finish: Barrier::new(cfg.threads + 1),
+        exited: AtomicUsize::new(0),
+        t0: OnceLock::new(),
+        stop: AtomicBool::new(false),
+        done: (0..cfg.threads).map(|_| Counter::default()).collect(),
+        intervals: Mutex::new(BTreeMap::new()),
+    };
+
+    let planned = cfg.ramp + cfg.runtime;
+    let (outs, cpu, window, interrupted) = std::thread::scope(|s| {
+        let handles: Vec<_> = files
+            .into_iter()
+            .enumerate()
+            .map(|(i, f)| {
+                let sh = &shared;
+                std::thread::Builder::new()
+                    .name(format!("readlab-w{i}"))
+                    .spawn_scoped(s, move || worker(sh, i, f))
+                    .expect("spawn worker thread")
+            })
+            .collect();
+        let t0 = Instant::now();
+        shared.t0.set(t0).expect("t0 set once");
+        shared.start.wait();
+
+        let ramp_end = t0 + cfg.ramp;
+        let end = ramp_end + cfg.runtime;
+        let mut cpu_start = (cfg.ramp.is_zero()).then(CpuSnapshot::take);
+        let mut interrupted = false;
+        let mut last = (t0, 0u64);
+        let period = Duration::from_millis(200);
+        loop {
+            let now = Instant::now();
+            let next = if cpu_start.is_none() {
+                ramp_end
+            } else {
+                end
+            };
+            let wake = (last.0 + period).min(next);
+            if wake > now {
+                std::thread::sleep(wake - now);
+            }
+            let now = Instant::now();
+            if cpu_start.is_none() && now >= ramp_end {
+                cpu_start = Some(CpuSnapshot::take());
+            }
+            if now >= end {
+                break;
+            }
+            let ios: u64 = shared.done.iter().map(|c| c.0.load(Ordering::Relaxed)).sum();
+            let dt = now.duration_since(last.0).as_secs_f64().max(1e-9);
+            observer.tick(&Tick {
+                phase: if now < ramp_end { Phase::Ramp } else { Phase::Measure },
+                elapsed: now - t0,
+                planned,
+                ios,
+                recent_iops: (ios - last.1) as f64 / dt,
+            });
+            last = (now, ios);
+            if observer.cancelled() || shared.exited.load(Ordering::Relaxed) == cfg.threads {
+                interrupted = observer.cancelled();
+                break;
+            }
+        }
+        let cpu_end = CpuSnapshot::take();
+        shared.stop.store(true, Ordering::Relaxed);
+        let stopped_at = Instant::now();
+        shared.finish.wait();
+        let ios: u64 = shared.done.iter().map(|c| c.0.load(Ordering::Relaxed)).sum();
+        observer.tick(&Tick {
+            phase: Phase::Drain,
+            elapsed: stopped_at - t0,
+            planned,
+            ios,
+            recent_iops: 0.0,
+        });
+        let outs: Vec<Result<WorkerOut>> = handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|_| Err(Error::Engine("a worker thread panicked".into()))))
+            .collect();
+        let start = cpu_start.unwrap_or_else(CpuSnapshot::take);
+        let cpu = start.usage_until(&cpu_end);
+        let window = stopped_at
+            .min(end)
+            .saturating_duration_since(ramp_end)
+            .as_secs_f64();
+        (outs, cpu, window, interrupted)
+    });
+
+    let mut lat = Recorder::default();
+    let mut errors = ErrorSummary::default();
+    let mut verify = VerifySummary::default();
+    for o in outs {
+        let o = o?;
+        errors.count += o.errors.count;
+        errors.eagain += o.errors.eagain;
+        errors.first.extend(o.errors.first);
+        verify.checked_ios += o.verify.checked_ios;
+        verify.mismatches += o.verify.mismatches;
+        verify.first.extend(o.verify.first);
+    }
+    errors.first.sort_by_key(|e| e.offset);
+    errors.first.truncate(KEEP_FIRST);
+    verify.first.sort_by_key(|m| m.offset);
+    verify.first.truncate(KEEP_FIRST);
+
+    let intervals = shared.intervals.into_inner().unwrap();
+    let mut timeline = Vec::with_capacity(intervals.len());
+    for (sec, rec) in &intervals {
+        lat.merge(rec);
+        let t_end = ((sec + 1) as f64).min(window.max(1e-9));
+        let len = (t_end - *sec as f64).max(1e-9);
+        timeline.push(TimelinePoint {
+            t_s: t_end,
+            ios: rec.count,
+            iops: rec.count as f64 / len,
+            mib_s: rec.bytes as f64 / len / (1u64 << 20) as f64,
+            p50_ns: rec.percentile(50.0),
+            p99_ns: rec.percentile(99.0),
+            max_ns: rec.max,
+        });
+    }
+
+    let secs = window.max(1e-9);
+    let total_cpu = cpu.process_total_s();
+    let ios = lat.count;
+    if errors.count > 0 && ios == 0 {
+        let first = &errors.first[0];
+        warnings.push(format!(
+            "every read failed; first at offset {}: {}",
+            first.offset, first.message
+        ));
+    }
+    let result = RunResult {
+        label: cfg.label(),
+        seconds: window,
+        ios,
+        bytes: lat.bytes,
+        iops: ios as f64 / secs,
+        mb_s: lat.bytes as f64 / secs / 1e6,
+        mib_s: lat.bytes as f64 / secs / (1u64 << 20) as f64,
+        latency: lat.summary(),
+        timeline,
+        cpu_us_per_io: if ios > 0 { total_cpu * 1e6 / ios as f64 } else { 0.0 },
+        cpu,
+        timer: TimerInfo {
+            ns_per_clock_read: timer_ns,
+            clock_reads_per_io: 2.0,
+            overhead_ns_per_io: 2.0 * timer_ns,
+        },
+        errors,
+        verify: cfg.verify.then_some(verify),
+        ended_by: if interrupted { "interrupted" } else { "runtime" }.into(),
+        warnings,
+        histogram: stats::encode_histogram(&lat.hist),
+    };
+    Ok(Document {
+        schema: SCHEMA.into(),
+        config: cfg.clone(),
+        environment,
+        result,
+    })
+}

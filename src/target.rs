@@ -1,0 +1,141 @@
+//! What is being read: a regular file or a block device, its size, its direct-I/O alignment, and
+//! whether `readlab prepare` wrote it (so its data can be verified).
+
+use crate::buffer::AlignedBuf;
+use crate::data;
+use crate::error::{Error, Result};
+use serde::{Deserialize, Serialize};
+use std::fs::{File, OpenOptions};
+use std::io::ErrorKind;
+use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum TargetKind {
+    File,
+    Block,
+}
+
+/// Facts about a target found before any I/O is measured.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Target {
+    pub path: PathBuf,
+    pub kind: TargetKind,
+    pub size: u64,
+    /// Required alignment of offsets and lengths for O_DIRECT (statx STATX_DIOALIGN, else the
+    /// device's logical block size, else 512).
+    pub dio_offset_align: u64,
+    /// Required alignment of memory buffers for O_DIRECT.
+    pub dio_mem_align: u64,
+    /// Whether the filesystem/device accepts O_DIRECT at all.
+    pub direct_supported: bool,
+    /// File id found in the first sector when `readlab prepare` wrote this target.
+    pub prepared_id: Option<u64>,
+}
+
+fn open_error(path: &Path, e: std::io::Error) -> Error {
+    match e.kind() {
+        ErrorKind::NotFound => Error::TargetNotFound { path: path.into() },
+        ErrorKind::PermissionDenied => Error::PermissionDenied { path: path.into() },
+        _ => Error::io(path, "cannot open", e),
+    }
+}
+
+/// Open a target read-only, with O_DIRECT when asked.
+pub fn open_read(path: &Path, direct: bool) -> Result<File> {
+    let mut o = OpenOptions::new();
+    o.read(true);
+    if direct {
+        o.custom_flags(libc::O_DIRECT);
+    }
+    o.open(path).map_err(|e| {
+        if direct && e.raw_os_error() == Some(libc::EINVAL) {
+            Error::invalid(format!(
+                "{}: the filesystem does not support O_DIRECT; use --buffered",
+                path.display()
+            ))
+        } else {
+            open_error(path, e)
+        }
+    })
+}
+
+/// Size in bytes of a file or block device.
+pub fn size_of(file: &File, path: &Path) -> Result<u64> {
+    rustix::fs::seek(file, rustix::fs::SeekFrom::End(0))
+        .map_err(|e| Error::io(path, "cannot find its size", e.into()))
+}
+
+impl Target {
+    /// Inspect a target without measuring anything. Fails with a clear message if it cannot be read.
+    pub fn inspect(path: &Path) -> Result<Target> {
+        let meta = std::fs::metadata(path).map_err(|e| open_error(path, e))?;
+        let kind = if meta.file_type().is_block_device() {
+            TargetKind::Block
+        } else if meta.is_file() {
+            TargetKind::File
+        } else {
+            return Err(Error::invalid(format!(
+                "{}: not a regular file or block device",
+                path.display()
+            )));
+        };
+        let file = open_read(path, false)?;
+        let size = size_of(&file, path)?;
+        let (mut off_align, mut mem_align) = (0u64, 0u64);
+        if let Ok(st) = rustix::fs::statx(
+            &file,
+            "",
+            rustix::fs::AtFlags::EMPTY_PATH,
+            rustix::fs::StatxFlags::DIOALIGN,
+        ) {
+            if st.stx_mask & rustix::fs::StatxFlags::DIOALIGN.bits() != 0 {
+                off_align = st.stx_dio_offset_align as u64;
+                mem_align = st.stx_dio_mem_align as u64;
+            }
+        }
+        // statx reports 0 when the file does not support direct I/O; confirm by trying.
+        let direct_supported = open_read(path, true).is_ok();
+        if off_align == 0 {
+            off_align = crate::env::device_of(path)
+                .and_then(|d| crate::env::sysfs_u64(&d.queue_dir().join("logical_block_size")))
+                .unwrap_or(512);
+        }
+        if mem_align == 0 {
+            mem_align = off_align;
+        }
+        let prepared_id = read_prepared_id(&file, 0);
+        Ok(Target {
+            path: path.into(),
+            kind,
+            size,
+            dio_offset_align: off_align,
+            dio_mem_align: mem_align,
+            direct_supported,
+            prepared_id,
+        })
+    }
+
+    /// Check that a sector at `offset` also belongs to the prepared image (used at the end of a
+    /// verified range, to catch ranges that run past an image on a larger device).
+    pub fn prepared_at(&self, offset: u64) -> bool {
+        let Some(id) = self.prepared_id else {
+            return false;
+        };
+        match open_read(&self.path, false) {
+            Ok(f) => read_prepared_id(&f, offset) == Some(id),
+            Err(_) => false,
+        }
+    }
+}
+
+/// The readlab file id stored in the sector at `offset`, if that sector is readlab data.
+fn read_prepared_id(file: &File, offset: u64) -> Option<u64> {
+    let mut buf = AlignedBuf::new(data::SECTOR);
+    let n = rustix::io::pread(file, &mut buf[..], offset).ok()?;
+    if n < data::SECTOR {
+        return None;
+    }
+    data::sector_file_id(&buf)
+}
