@@ -96,7 +96,12 @@ struct RunArgs {
     #[arg(long, value_enum, default_value = "randread")]
     rw: RwArg,
     /// Worker threads, each with its own descriptor (fio's numjobs).
-    #[arg(long, alias = "threads", default_value = "1", allow_hyphen_values = true)]
+    #[arg(
+        long,
+        alias = "threads",
+        default_value = "1",
+        allow_hyphen_values = true
+    )]
     numjobs: String,
     /// I/Os in flight per thread.
     #[arg(long, default_value = "1", allow_hyphen_values = true)]
@@ -154,8 +159,12 @@ struct RunArgs {
 fn count(name: &str, s: &str) -> Result<usize, Error> {
     match s.trim().parse::<i64>() {
         Ok(v) if v >= 1 => Ok(v as usize),
-        Ok(v) => Err(Error::invalid(format!("--{name} must be at least 1, not {v}"))),
-        Err(_) => Err(Error::invalid(format!("--{name} '{s}' is not a whole number"))),
+        Ok(v) => Err(Error::invalid(format!(
+            "--{name} must be at least 1, not {v}"
+        ))),
+        Err(_) => Err(Error::invalid(format!(
+            "--{name} '{s}' is not a whole number"
+        ))),
     }
 }
 
@@ -264,7 +273,10 @@ impl Observer for Progress {
 
 impl PrepareObserver for Progress {
     fn progress(&self, written: u64, total: u64) {
-        if let Some(b) = self.bar(total, "{spinner} prepare [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec}") {
+        if let Some(b) = self.bar(
+            total,
+            "{spinner} prepare [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec}",
+        ) {
             b.set_position(written);
             if written >= total {
                 self.finish();
@@ -275,7 +287,11 @@ impl PrepareObserver for Progress {
 
 impl QuickObserver for Progress {
     fn preparing(&self, path: &Path, size: u64) {
-        eprintln!("readlab: preparing {} ({}) with verifiable data", path.display(), format_size(size));
+        eprintln!(
+            "readlab: preparing {} ({}) with verifiable data",
+            path.display(),
+            format_size(size)
+        );
     }
     fn reused(&self, path: &Path) {
         eprintln!("readlab: reusing prepared {}", path.display());
@@ -330,7 +346,10 @@ fn cmd_run(a: &RunArgs) -> anyhow::Result<ExitCode> {
             r.errors.count, mism
         );
         if let Some(m) = r.verify.as_ref().and_then(|v| v.first.first()) {
-            eprintln!("readlab: first mismatch at offset {} (sector {})", m.offset, m.sector);
+            eprintln!(
+                "readlab: first mismatch at offset {} (sector {})",
+                m.offset, m.sector
+            );
         }
         if let Some(e) = r.errors.first.first() {
             eprintln!("readlab: first error at offset {}: {}", e.offset, e.message);
@@ -356,7 +375,11 @@ fn cmd_prepare(a: &PrepareArgs) -> anyhow::Result<ExitCode> {
         p.size,
         p.seconds,
         p.size as f64 / p.seconds.max(1e-9) / (1u64 << 20) as f64,
-        if p.direct { "O_DIRECT" } else { "buffered (no O_DIRECT here)" },
+        if p.direct {
+            "O_DIRECT"
+        } else {
+            "buffered (no O_DIRECT here)"
+        },
         p.file_id
     );
     Ok(ExitCode::SUCCESS)
@@ -435,7 +458,9 @@ mod tests {
     #[test]
     fn quick_default_args_match_clap_defaults() {
         let c = Cli::try_parse_from(["readlab", "quick"]).unwrap();
-        let Some(Command::Quick(q)) = c.command else { panic!() };
+        let Some(Command::Quick(q)) = c.command else {
+            panic!()
+        };
         assert_eq!(q.runtime, "4s");
         assert_eq!(q.dir, PathBuf::from("."));
     }

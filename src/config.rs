@@ -108,7 +108,9 @@ impl RunConfig {
     pub fn validate(&self, target: &Target) -> Result<Range> {
         let caps = self.engine.capabilities();
         if self.runtime.is_zero() {
-            return Err(Error::invalid("runtime must be positive, e.g. --runtime 5s"));
+            return Err(Error::invalid(
+                "runtime must be positive, e.g. --runtime 5s",
+            ));
         }
         if self.threads == 0 {
             return Err(Error::invalid("threads must be at least 1"));

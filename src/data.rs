@@ -41,15 +41,13 @@ pub fn fill(id: u64, offset: u64, buf: &mut [u8]) {
     }
 }
 
-/// If `sector` is a readlab sector, its file id.
-pub fn sector_file_id(sector: &[u8]) -> Option<u64> {
-    if sector.len() < SECTOR || sector[0..8] != MAGIC {
+/// If `sector`, read at byte `offset`, has a readlab header naming that offset, its file id.
+/// Only the header is checked: damage elsewhere is for `verify` to report, with its offset.
+pub fn sector_file_id(sector: &[u8], offset: u64) -> Option<u64> {
+    if sector.len() < SECTOR || sector[0..8] != MAGIC || sector[16..24] != offset.to_le_bytes() {
         return None;
     }
-    let id = u64::from_le_bytes(sector[8..16].try_into().unwrap());
-    let off = u64::from_le_bytes(sector[16..24].try_into().unwrap());
-    let sum = u64::from_le_bytes(sector[24..32].try_into().unwrap());
-    (xxh3_64_with_seed(&sector[HEADER..SECTOR], id ^ off) == sum).then_some(id)
+    Some(u64::from_le_bytes(sector[8..16].try_into().unwrap()))
 }
 
 /// A byte that differs from what `readlab prepare` wrote.
@@ -106,7 +104,8 @@ mod tests {
         let mut buf = vec![0u8; 4 * SECTOR];
         fill(42, 8192, &mut buf);
         assert_eq!(verify(42, 8192, &buf), None);
-        assert_eq!(sector_file_id(&buf[SECTOR..]), Some(42));
+        assert_eq!(sector_file_id(&buf[SECTOR..], 8192 + 4096), Some(42));
+        assert_eq!(sector_file_id(&buf[SECTOR..], 8192), None);
         // Unaligned, partial reads verify too.
         assert_eq!(verify(42, 8192 + 100, &buf[100..5000]), None);
     }

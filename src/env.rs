@@ -21,7 +21,9 @@ impl BlockDev {
 }
 
 pub fn sysfs_string(p: &Path) -> Option<String> {
-    std::fs::read_to_string(p).ok().map(|s| s.trim().to_string())
+    std::fs::read_to_string(p)
+        .ok()
+        .map(|s| s.trim().to_string())
 }
 
 pub fn sysfs_u64(p: &Path) -> Option<u64> {
@@ -152,14 +154,17 @@ fn filesystem_of(path: &Path) -> Option<String> {
             let _src = it.next()?;
             let mnt = it.next()?;
             let fstype = it.next()?;
-            abs.starts_with(mnt).then(|| (mnt.len(), fstype.to_string()))
+            abs.starts_with(mnt)
+                .then(|| (mnt.len(), fstype.to_string()))
         })
         .max_by_key(|(len, _)| *len)
         .map(|(_, fs)| fs)
 }
 
 pub fn cpus() -> usize {
-    std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
+    std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
 }
 
 impl Environment {

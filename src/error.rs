@@ -8,10 +8,14 @@ pub enum Error {
     #[error("{path}: no such file or device; create it with `readlab prepare {path} --size 1G`")]
     TargetNotFound { path: PathBuf },
 
-    #[error("{path}: permission denied; run as a user who can read it (block devices usually need root)")]
+    #[error(
+        "{path}: permission denied; run as a user who can read it (block devices usually need root)"
+    )]
     PermissionDenied { path: PathBuf },
 
-    #[error("{what} {value} is not a multiple of the direct-I/O alignment {align} B of {path}; use a multiple of {align} or --buffered")]
+    #[error(
+        "{what} {value} is not a multiple of the direct-I/O alignment {align} B of {path}; use a multiple of {align} or --buffered"
+    )]
     Misaligned {
         what: &'static str,
         value: u64,
@@ -19,7 +23,9 @@ pub enum Error {
         path: PathBuf,
     },
 
-    #[error("block size {bs} B is larger than the range to read ({range} B) of {path}; use a smaller --bs or a larger --size")]
+    #[error(
+        "block size {bs} B is larger than the range to read ({range} B) of {path}; use a smaller --bs or a larger --size"
+    )]
     BlockLargerThanTarget { bs: u64, range: u64, path: PathBuf },
 
     #[error("{0}")]
@@ -28,7 +34,9 @@ pub enum Error {
     #[error("unknown engine '{name}'; known engines: {known}")]
     UnknownEngine { name: String, known: String },
 
-    #[error("{path} was not written by `readlab prepare`, so it cannot be verified; prepare it first or drop --verify")]
+    #[error(
+        "{path} was not written by `readlab prepare`, so it cannot be verified; prepare it first or drop --verify"
+    )]
     NotPrepared { path: PathBuf },
 
     #[error("refusing to overwrite {path}: {why}; pass --overwrite to destroy its contents")]

@@ -109,7 +109,8 @@ pub fn prepare(cfg: &PrepareConfig, observer: &dyn PrepareObserver) -> Result<Pr
     }
     let open = |direct: bool| {
         let mut o = OpenOptions::new();
-        o.write(true).create(existing.is_none() || existing == Some(TargetKind::File));
+        o.write(true)
+            .create(existing.is_none() || existing == Some(TargetKind::File));
         if direct {
             o.custom_flags(libc::O_DIRECT);
         }
@@ -139,7 +140,9 @@ pub fn prepare(cfg: &PrepareConfig, observer: &dyn PrepareObserver) -> Result<Pr
     let (to_writer, filled) = mpsc::sync_channel::<(u64, AlignedBuf)>(2);
     let (to_generator, empty) = mpsc::sync_channel::<AlignedBuf>(3);
     for _ in 0..3 {
-        to_generator.send(AlignedBuf::new(CHUNK)).expect("channel has room");
+        to_generator
+            .send(AlignedBuf::new(CHUNK))
+            .expect("channel has room");
     }
     let result = std::thread::scope(|s| -> Result<()> {
         s.spawn(move || {
@@ -196,9 +199,7 @@ pub fn prepare(cfg: &PrepareConfig, observer: &dyn PrepareObserver) -> Result<Pr
 pub fn is_prepared(path: &Path, size: u64) -> bool {
     match target::Target::inspect(path) {
         Ok(t) => {
-            t.prepared_id.is_some()
-                && t.size == size
-                && t.prepared_at(size - data::SECTOR as u64)
+            t.prepared_id.is_some() && t.size == size && t.prepared_at(size - data::SECTOR as u64)
         }
         Err(_) => false,
     }

@@ -173,7 +173,10 @@ fn worker_loop(sh: &Shared, idx: usize, file: Arc<std::fs::File>) -> Result<Work
     let engine = engine::open(cfg.engine, setup);
     sh.start.wait();
     let mut engine = engine?;
-    let t0 = *sh.t0.get().expect("t0 set before the start barrier is released");
+    let t0 = *sh
+        .t0
+        .get()
+        .expect("t0 set before the start barrier is released");
     let ramp_end = t0 + cfg.ramp;
     let end = ramp_end + cfg.runtime;
 
@@ -311,8 +314,13 @@ pub fn run(cfg: &RunConfig, observer: &dyn Observer) -> Result<Document> {
                 crate::config::Fadvise::Sequential => rustix::fs::Advice::Sequential,
                 crate::config::Fadvise::Random => rustix::fs::Advice::Random,
             };
-            rustix::fs::fadvise(&f, range.offset, std::num::NonZeroU64::new(range.len), advice)
-                .map_err(|e| Error::io(&cfg.target, "posix_fadvise failed", e.into()))?;
+            rustix::fs::fadvise(
+                &f,
+                range.offset,
+                std::num::NonZeroU64::new(range.len),
+                advice,
+            )
+            .map_err(|e| Error::io(&cfg.target, "posix_fadvise failed", e.into()))?;
         }
         files.push(Arc::new(f));
     }
@@ -364,11 +372,7 @@ pub fn run(cfg: &RunConfig, observer: &dyn Observer) -> Result<Document> {
         let period = Duration::from_millis(200);
         loop {
             let now = Instant::now();
-            let next = if cpu_start.is_none() {
-                ramp_end
-            } else {
-                end
-            };
+            let next = if cpu_start.is_none() { ramp_end } else { end };
             let wake = (last.0 + period).min(next);
             if wake > now {
                 std::thread::sleep(wake - now);
@@ -380,10 +384,18 @@ pub fn run(cfg: &RunConfig, observer: &dyn Observer) -> Result<Document> {
             if now >= end {
                 break;
             }
-            let ios: u64 = shared.done.iter().map(|c| c.0.load(Ordering::Relaxed)).sum();
+            let ios: u64 = shared
+                .done
+                .iter()
+                .map(|c| c.0.load(Ordering::Relaxed))
+                .sum();
             let dt = now.duration_since(last.0).as_secs_f64().max(1e-9);
             observer.tick(&Tick {
-                phase: if now < ramp_end { Phase::Ramp } else { Phase::Measure },
+                phase: if now < ramp_end {
+                    Phase::Ramp
+                } else {
+                    Phase::Measure
+                },
                 elapsed: now - t0,
                 planned,
                 ios,
@@ -399,7 +411,11 @@ pub fn run(cfg: &RunConfig, observer: &dyn Observer) -> Result<Document> {
         shared.stop.store(true, Ordering::Relaxed);
         let stopped_at = Instant::now();
         shared.finish.wait();
-        let ios: u64 = shared.done.iter().map(|c| c.0.load(Ordering::Relaxed)).sum();
+        let ios: u64 = shared
+            .done
+            .iter()
+            .map(|c| c.0.load(Ordering::Relaxed))
+            .sum();
         observer.tick(&Tick {
             phase: Phase::Drain,
             elapsed: stopped_at - t0,
@@ -409,7 +425,10 @@ pub fn run(cfg: &RunConfig, observer: &dyn Observer) -> Result<Document> {
         });
         let outs: Vec<Result<WorkerOut>> = handles
             .into_iter()
-            .map(|h| h.join().unwrap_or_else(|_| Err(Error::Engine("a worker thread panicked".into()))))
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(Error::Engine("a worker thread panicked".into())))
+            })
             .collect();
         let start = cpu_start.unwrap_or_else(CpuSnapshot::take);
         let cpu = start.usage_until(&cpu_end);
@@ -474,7 +493,11 @@ pub fn run(cfg: &RunConfig, observer: &dyn Observer) -> Result<Document> {
         mib_s: lat.bytes as f64 / secs / (1u64 << 20) as f64,
         latency: lat.summary(),
         timeline,
-        cpu_us_per_io: if ios > 0 { total_cpu * 1e6 / ios as f64 } else { 0.0 },
+        cpu_us_per_io: if ios > 0 {
+            total_cpu * 1e6 / ios as f64
+        } else {
+            0.0
+        },
         cpu,
         timer: TimerInfo {
             ns_per_clock_read: timer_ns,
@@ -483,7 +506,12 @@ pub fn run(cfg: &RunConfig, observer: &dyn Observer) -> Result<Document> {
         },
         errors,
         verify: cfg.verify.then_some(verify),
-        ended_by: if interrupted { "interrupted" } else { "runtime" }.into(),
+        ended_by: if interrupted {
+            "interrupted"
+        } else {
+            "runtime"
+        }
+        .into(),
         warnings,
         histogram: stats::encode_histogram(&lat.hist),
     };

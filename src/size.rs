@@ -7,7 +7,9 @@ use std::time::Duration;
 pub fn parse_size(s: &str) -> Result<u64> {
     let t = s.trim();
     if t.starts_with('-') {
-        return Err(Error::invalid(format!("size '{s}' is negative; give a positive size like 4k or 1g")));
+        return Err(Error::invalid(format!(
+            "size '{s}' is negative; give a positive size like 4k or 1g"
+        )));
     }
     let cfg = parse_size::Config::new().with_binary();
     cfg.parse_size(t)
@@ -18,15 +20,21 @@ pub fn parse_size(s: &str) -> Result<u64> {
 pub fn parse_duration(s: &str) -> Result<Duration> {
     let t = s.trim();
     if t.starts_with('-') {
-        return Err(Error::invalid(format!("duration '{s}' is negative; give a positive duration like 5s")));
+        return Err(Error::invalid(format!(
+            "duration '{s}' is negative; give a positive duration like 5s"
+        )));
     }
-    if let Ok(secs) = t.parse::<f64>() {
-        if secs.is_finite() && secs >= 0.0 {
-            return Ok(Duration::from_secs_f64(secs));
-        }
+    if let Ok(secs) = t.parse::<f64>()
+        && secs.is_finite()
+        && secs >= 0.0
+    {
+        return Ok(Duration::from_secs_f64(secs));
     }
-    humantime::parse_duration(t)
-        .map_err(|_| Error::invalid(format!("cannot parse duration '{s}'; use e.g. 5s, 500ms or 2m")))
+    humantime::parse_duration(t).map_err(|_| {
+        Error::invalid(format!(
+            "cannot parse duration '{s}'; use e.g. 5s, 500ms or 2m"
+        ))
+    })
 }
 
 /// Format a byte count with binary units, the way the report labels block sizes (4K, 256K, 1M).
@@ -34,7 +42,7 @@ pub fn format_size(bytes: u64) -> String {
     const UNITS: [&str; 5] = ["", "K", "M", "G", "T"];
     let mut v = bytes;
     let mut i = 0;
-    while v >= 1024 && v % 1024 == 0 && i < UNITS.len() - 1 {
+    while v >= 1024 && v.is_multiple_of(1024) && i < UNITS.len() - 1 {
         v /= 1024;
         i += 1;
     }

@@ -160,7 +160,10 @@ mod tests {
         assert!(s.min_ns <= s.p50_ns && s.p50_ns <= s.p99_ns);
         assert!(s.p99_ns <= s.p999_ns && s.p999_ns <= s.p9999_ns && s.p9999_ns <= s.max_ns);
         assert_eq!(s.p9999_ns, s.max_ns);
-        assert!((s.mean_ns - (1_001.0 + 1_003.0 + 1_007.0 + 123_457.0 + 17_000_000_001.0) / 5.0).abs() < 1e-3);
+        assert!(
+            (s.mean_ns - (1_001.0 + 1_003.0 + 1_007.0 + 123_457.0 + 17_000_000_001.0) / 5.0).abs()
+                < 1e-3
+        );
     }
 
     #[test]

@@ -89,11 +89,10 @@ impl Target {
             "",
             rustix::fs::AtFlags::EMPTY_PATH,
             rustix::fs::StatxFlags::DIOALIGN,
-        ) {
-            if st.stx_mask & rustix::fs::StatxFlags::DIOALIGN.bits() != 0 {
-                off_align = st.stx_dio_offset_align as u64;
-                mem_align = st.stx_dio_mem_align as u64;
-            }
+        ) && st.stx_mask & rustix::fs::StatxFlags::DIOALIGN.bits() != 0
+        {
+            off_align = st.stx_dio_offset_align as u64;
+            mem_align = st.stx_dio_mem_align as u64;
         }
         // statx reports 0 when the file does not support direct I/O; confirm by trying.
         let direct_supported = open_read(path, true).is_ok();
@@ -137,5 +136,5 @@ fn read_prepared_id(file: &File, offset: u64) -> Option<u64> {
     if n < data::SECTOR {
         return None;
     }
-    data::sector_file_id(&buf)
+    data::sector_file_id(&buf, offset)
 }

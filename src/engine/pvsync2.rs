@@ -27,6 +27,11 @@ impl Pvsync2 {
 impl SyncRead for Pvsync2 {
     fn read_at(&mut self, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
         let mut iov = [IoSliceMut::new(buf)];
-        Ok(rustix::io::preadv2(&*self.file, &mut iov, offset, self.flags)?)
+        Ok(rustix::io::preadv2(
+            &*self.file,
+            &mut iov,
+            offset,
+            self.flags,
+        )?)
     }
 }

@@ -141,7 +141,11 @@ pub fn run_report(d: &Document) -> String {
             r.errors.count, r.errors.eagain
         );
         for er in &r.errors.first {
-            let _ = writeln!(s, "    ERROR at offset {} ({} B): {}", er.offset, er.len, er.message);
+            let _ = writeln!(
+                s,
+                "    ERROR at offset {} ({} B): {}",
+                er.offset, er.len, er.message
+            );
         }
     }
     if r.ended_by != "runtime" {
