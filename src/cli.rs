@@ -86,7 +86,7 @@ enum OutputArg {
 struct RunArgs {
     /// File or block device to read.
     target: PathBuf,
-    /// Read interface: psync, pvsync2, null.
+    /// Read interface: psync, pvsync2, libaio, uring, pool, posixaio, null.
     #[arg(long, default_value = "psync")]
     engine: String,
     /// Block size, 512 B … 64 MiB (e.g. 4k, 1m).
@@ -145,6 +145,33 @@ struct RunArgs {
     /// pvsync2: RWF_NOWAIT (EAGAIN instead of blocking; counted apart from errors).
     #[arg(long)]
     nowait: bool,
+    /// Random blocks per logical request; latency is per request (report §7.2).
+    #[arg(long, default_value = "1", allow_hyphen_values = true)]
+    blocks_per_request: String,
+    /// uring: registered file (fixed-file SQEs).
+    #[arg(long)]
+    fixed_files: bool,
+    /// uring: registered buffers (READ_FIXED).
+    #[arg(long)]
+    fixed_bufs: bool,
+    /// uring: kernel SQ poll thread (IORING_SETUP_SQPOLL); its CPU is reported.
+    #[arg(long)]
+    sqpoll: bool,
+    /// uring: pin the SQ poll thread to this CPU.
+    #[arg(long)]
+    sqpoll_cpu: Option<u32>,
+    /// uring: how long the SQ poll thread spins idle before sleeping.
+    #[arg(long, default_value = "1s")]
+    sqpoll_idle: String,
+    /// uring: polled completions (IORING_SETUP_IOPOLL; needs device poll queues).
+    #[arg(long)]
+    iopoll: bool,
+    /// uring: skip COOP_TASKRUN / SINGLE_ISSUER / DEFER_TASKRUN / registered ring fd.
+    #[arg(long)]
+    plain_setup: bool,
+    /// pool: reader threads behind the submitting thread (default: iodepth).
+    #[arg(long, allow_hyphen_values = true)]
+    pool_threads: Option<String>,
     /// What to print on stdout: a table, or the JSON document alone.
     #[arg(long, value_enum, default_value = "table")]
     output: OutputArg,
@@ -197,9 +224,24 @@ impl RunArgs {
                 FadviseArg::Sequential => Fadvise::Sequential,
                 FadviseArg::Random => Fadvise::Random,
             }),
+            blocks_per_request: count("blocks-per-request", &self.blocks_per_request)?,
             options: EngineOptions {
                 hipri: self.hipri,
                 nowait: self.nowait,
+                fixed_files: self.fixed_files,
+                fixed_bufs: self.fixed_bufs,
+                sqpoll: self.sqpoll,
+                sqpoll_cpu: self.sqpoll_cpu,
+                sqpoll_idle_ms: parse_duration(&self.sqpoll_idle)?
+                    .as_millis()
+                    .min(u32::MAX as u128) as u32,
+                iopoll: self.iopoll,
+                plain_setup: self.plain_setup,
+                pool_threads: self
+                    .pool_threads
+                    .as_deref()
+                    .map(|s| count("pool-threads", s))
+                    .transpose()?,
             },
         })
     }

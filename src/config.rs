@@ -68,7 +68,15 @@ pub struct RunConfig {
     pub seed: u64,
     pub verify: bool,
     pub fadvise: Option<Fadvise>,
+    /// Random blocks per logical request (report §7.2): async engines submit them together and the
+    /// request completes with its last block; sync engines read them one after another.
+    #[serde(default = "one")]
+    pub blocks_per_request: usize,
     pub options: EngineOptions,
+}
+
+fn one() -> usize {
+    1
 }
 
 impl RunConfig {
@@ -91,13 +99,26 @@ impl RunConfig {
             seed: 1,
             verify: false,
             fadvise: None,
+            blocks_per_request: 1,
             options: EngineOptions::default(),
         }
     }
 
-    /// The report's label: `P` pread, `T<n>` when more than one thread (async engines add their own).
+    /// The report's label: `P` pread, `A<qs>B<batch>` aio, `U<qs>B<batch>` io_uring with `M` fixed
+    /// buffers, `F` fixed files, `S` SQ poll, then `T<n>` when more than one thread: `U64B1MFT2`.
     pub fn label(&self) -> String {
         let mut l = self.engine.label_prefix().to_string();
+        if self.engine.capabilities().asynchronous {
+            l.push_str(&format!("{}B{}", self.iodepth, self.batch));
+        }
+        if self.engine == EngineKind::Uring {
+            let o = &self.options;
+            for (on, c) in [(o.fixed_bufs, 'M'), (o.fixed_files, 'F'), (o.sqpoll, 'S')] {
+                if on {
+                    l.push(c);
+                }
+            }
+        }
         if self.threads > 1 {
             l.push_str(&format!("T{}", self.threads));
         }
@@ -208,11 +229,62 @@ impl RunConfig {
                 });
             }
         }
-        if self.options.hipri && self.engine != EngineKind::Pvsync2 {
-            return Err(Error::invalid("--hipri needs --engine pvsync2"));
+        let o = &self.options;
+        let only = |on: bool, flag: &str, engine: EngineKind| {
+            if on && self.engine != engine {
+                Err(Error::invalid(format!(
+                    "--{flag} needs --engine {}",
+                    engine.name()
+                )))
+            } else {
+                Ok(())
+            }
+        };
+        only(o.hipri, "hipri", EngineKind::Pvsync2)?;
+        only(o.nowait, "nowait", EngineKind::Pvsync2)?;
+        only(o.fixed_files, "fixed-files", EngineKind::Uring)?;
+        only(o.fixed_bufs, "fixed-bufs", EngineKind::Uring)?;
+        only(o.sqpoll, "sqpoll", EngineKind::Uring)?;
+        only(o.sqpoll_cpu.is_some(), "sqpoll-cpu", EngineKind::Uring)?;
+        only(o.iopoll, "iopoll", EngineKind::Uring)?;
+        only(o.plain_setup, "plain-setup", EngineKind::Uring)?;
+        only(o.pool_threads.is_some(), "pool-threads", EngineKind::Pool)?;
+        if o.sqpoll_cpu.is_some() && !o.sqpoll {
+            return Err(Error::invalid("--sqpoll-cpu needs --sqpoll"));
         }
-        if self.options.nowait && self.engine != EngineKind::Pvsync2 {
-            return Err(Error::invalid("--nowait needs --engine pvsync2"));
+        if let Some(cpu) = o.sqpoll_cpu
+            && cpu as usize >= crate::env::cpus()
+        {
+            return Err(Error::invalid(format!(
+                "--sqpoll-cpu {cpu}: this machine has CPUs 0…{}",
+                crate::env::cpus() - 1
+            )));
+        }
+        if o.iopoll && !self.direct {
+            return Err(Error::invalid(
+                "--iopoll needs O_DIRECT: polled completion only exists for direct I/O; drop --buffered",
+            ));
+        }
+        if o.pool_threads == Some(0) {
+            return Err(Error::invalid("--pool-threads must be at least 1"));
+        }
+        if self.blocks_per_request == 0 || self.blocks_per_request > 1024 {
+            return Err(Error::invalid(
+                "--blocks-per-request must be between 1 and 1024",
+            ));
+        }
+        let slots = self.iodepth as u64 * self.blocks_per_request as u64;
+        if self.engine == EngineKind::Uring && slots > 32768 {
+            return Err(Error::invalid(format!(
+                "iodepth × blocks-per-request = {slots} exceeds io_uring's 32768 entries"
+            )));
+        }
+        let memory = slots * self.bs * self.threads as u64;
+        if memory > 8 << 30 {
+            return Err(Error::invalid(format!(
+                "threads × iodepth × blocks-per-request × bs needs {} MiB of buffers; the limit is 8 GiB",
+                memory >> 20
+            )));
         }
         Ok(Range {
             offset: self.offset,

@@ -13,6 +13,7 @@ pub mod env;
 pub mod error;
 pub mod export;
 pub mod prepare;
+pub mod probe;
 pub mod quick;
 pub mod result;
 pub mod runner;

@@ -51,9 +51,13 @@ pub struct RunResult {
     pub label: String,
     /// Measured window in seconds (ramp excluded).
     pub seconds: f64,
+    /// Block reads completed in the window (requests × blocks per request).
     pub ios: u64,
+    /// Logical requests completed in the window; latency is per request.
+    pub requests: u64,
     pub bytes: u64,
     pub iops: f64,
+    pub requests_per_s: f64,
     /// 10^6 bytes per second.
     pub mb_s: f64,
     /// 2^20 bytes per second.
@@ -64,6 +68,12 @@ pub struct RunResult {
     /// CPU of every thread of the process (including kernel helpers) per measured I/O.
     pub cpu_us_per_io: f64,
     pub timer: TimerInfo,
+    /// Time of the read alone (engines that hand reads to other threads report it).
+    pub service_latency: Option<LatencySummary>,
+    /// Per-I/O hand-off cost: total latency minus the read itself (thread pool).
+    pub handoff_latency: Option<LatencySummary>,
+    /// Engine features in use after any fallback (e.g. io_uring setup flags).
+    pub engine_features: Vec<String>,
     pub errors: ErrorSummary,
     pub verify: Option<VerifySummary>,
     /// Why the run ended: "runtime" or "interrupted".

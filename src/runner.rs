@@ -23,6 +23,8 @@ use std::time::{Duration, Instant};
 
 /// How many errors and mismatches are kept in full (all are counted).
 const KEEP_FIRST: usize = 16;
+/// A worker whose first this-many reads all failed stops the run instead of spinning on errors.
+const ABORT_AFTER_FAILURES: u64 = 256;
 
 /// Phases of a run, for progress display.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -112,6 +114,13 @@ impl Offsets {
 /// What one worker hands back.
 #[derive(Default)]
 struct WorkerOut {
+    /// Read time alone and hand-off time (total − read) per block, for engines that report it.
+    service: Recorder,
+    handoff: Recorder,
+    features: Vec<String>,
+    /// Clock reads and completed block I/Os over the whole run, for the timer-cost figure.
+    clock_reads: u64,
+    ios_all: u64,
     errors: ErrorSummary,
     verify: VerifySummary,
 }
@@ -160,12 +169,16 @@ fn worker(sh: &Shared, idx: usize, file: Arc<std::fs::File>) -> Result<WorkerOut
 
 fn worker_loop(sh: &Shared, idx: usize, file: Arc<std::fs::File>) -> Result<WorkerOut> {
     let cfg = sh.cfg;
+    // `depth` logical requests in flight, each of `bpr` blocks; block `b` of request `r` reads
+    // into slot (token) `r * bpr + b`.
     let depth = cfg.iodepth;
+    let bpr = cfg.blocks_per_request;
     let bs = cfg.bs as u32;
     let setup = EngineSetup {
         file,
-        pool: BufferPool::new(depth, cfg.bs as usize),
-        depth,
+        pool: BufferPool::new(depth * bpr, cfg.bs as usize),
+        depth: depth * bpr,
+        direct: cfg.direct,
         options: cfg.options.clone(),
     };
     // Engines are created before the start barrier so set-up cost is never measured; a failed
@@ -180,18 +193,24 @@ fn worker_loop(sh: &Shared, idx: usize, file: Arc<std::fs::File>) -> Result<Work
     let ramp_end = t0 + cfg.ramp;
     let end = ramp_end + cfg.runtime;
 
-    let mut out = WorkerOut::default();
+    let mut out = WorkerOut {
+        features: engine.features(),
+        ..WorkerOut::default()
+    };
     let mut offsets = Offsets::new(cfg, &sh.range, idx);
     let mut free: Vec<u32> = (0..depth as u32).rev().collect();
     let mut issued = vec![t0; depth];
-    let mut at = vec![0u64; depth];
-    let mut comps: Vec<Completion> = Vec::with_capacity(depth);
+    let mut remaining = vec![0usize; depth];
+    let mut failed = vec![false; depth];
+    let mut at = vec![0u64; depth * bpr];
+    let mut comps: Vec<Completion> = Vec::with_capacity(depth * bpr);
     let mut inflight = 0usize;
     let batch = cfg.batch;
     let mut interval = Recorder::default();
     let mut second = 0u64;
     let mut now = Instant::now();
     let mut stopping = false;
+    let mut succeeded = false;
     let counter = &sh.done[idx].0;
 
     loop {
@@ -202,18 +221,24 @@ fn worker_loop(sh: &Shared, idx: usize, file: Arc<std::fs::File>) -> Result<Work
             while free.len() >= batch {
                 let ts = Instant::now();
                 for _ in 0..batch {
-                    let token = free.pop().expect("free slots checked");
-                    let offset = offsets.next();
-                    at[token as usize] = offset;
-                    issued[token as usize] = ts;
-                    engine.queue(Io {
-                        token,
-                        offset,
-                        len: bs,
-                    })?;
+                    let r = free.pop().expect("free requests checked") as usize;
+                    issued[r] = ts;
+                    remaining[r] = bpr;
+                    failed[r] = false;
+                    for b in 0..bpr {
+                        let token = (r * bpr + b) as u32;
+                        let offset = offsets.next();
+                        at[token as usize] = offset;
+                        engine.queue(Io {
+                            token,
+                            offset,
+                            len: bs,
+                        })?;
+                    }
                 }
                 engine.submit()?;
-                inflight += batch;
+                out.clock_reads += 1;
+                inflight += batch * bpr;
             }
         }
         if inflight == 0 {
@@ -222,46 +247,89 @@ fn worker_loop(sh: &Shared, idx: usize, file: Arc<std::fs::File>) -> Result<Work
         comps.clear();
         engine.reap(cfg.complete_min.min(inflight), &mut comps)?;
         now = Instant::now();
+        out.clock_reads += 1;
+        out.ios_all += comps.len() as u64;
         inflight -= comps.len();
         counter.fetch_add(comps.len() as u64, Ordering::Relaxed);
         let in_window = now >= ramp_end && now <= end;
         for c in &comps {
             let t = c.token as usize;
-            free.push(c.token);
+            let r = t / bpr;
             let offset = at[t];
+            remaining[r] -= 1;
             if c.res < 0 {
                 let errno = (-c.res) as i32;
+                failed[r] = true;
                 if errno == libc::EAGAIN && cfg.options.nowait {
                     out.errors.eagain += 1;
-                    continue;
+                } else {
+                    record_error(&mut out.errors, offset, bs as u64, errno, None);
                 }
-                record_error(&mut out.errors, offset, bs as u64, errno, None);
-                continue;
-            }
-            if (c.res as u64) < bs as u64 {
+            } else if (c.res as u64) < bs as u64 {
+                failed[r] = true;
                 let msg = format!("short read: {} of {} bytes", c.res, bs);
                 record_error(&mut out.errors, offset, bs as u64, 0, Some(msg));
+            } else {
+                succeeded = true;
+                if let Some(id) = sh.file_id {
+                    out.verify.checked_ios += 1;
+                    if let Some(m) = data::verify(id, offset, engine.buffer(c.token, bs as usize)) {
+                        record_mismatch(&mut out.verify, m);
+                    }
+                }
+                if in_window && c.service_ns > 0 {
+                    let total = now.duration_since(issued[r]).as_nanos() as u64;
+                    out.service.record(c.service_ns, 0);
+                    if bpr == 1 {
+                        out.handoff.record(total.saturating_sub(c.service_ns), 0);
+                    }
+                }
+            }
+            if remaining[r] > 0 {
                 continue;
             }
-            if in_window {
-                let ns = now.duration_since(issued[t]).as_nanos() as u64;
+            free.push(r as u32);
+            if in_window && !failed[r] {
+                let ns = now.duration_since(issued[r]).as_nanos() as u64;
                 let s = now.duration_since(ramp_end).as_secs();
                 if s != second {
                     sh.flush_interval(second, &mut interval);
                     second = s;
                 }
-                interval.record(ns, bs as u64);
+                interval.record(ns, bs as u64 * bpr as u64);
             }
-            if let Some(id) = sh.file_id {
-                out.verify.checked_ios += 1;
-                if let Some(m) = data::verify(id, offset, engine.buffer(c.token, bs as usize)) {
-                    record_mismatch(&mut out.verify, m);
-                }
-            }
+        }
+        // Never spin for the whole runtime on an interface that fails every read (IOPOLL on a
+        // device without poll queues): stop with the probe's explanation.
+        if !succeeded && out.errors.count >= ABORT_AFTER_FAILURES {
+            sh.flush_interval(second, &mut interval);
+            drain(engine.as_mut(), inflight, &mut comps);
+            let first = &out.errors.first[0];
+            return Err(Error::Engine(format!(
+                "every read failed ({} of {}), first at offset {}: {}{}",
+                out.errors.count,
+                out.errors.count,
+                first.offset,
+                first.message,
+                crate::probe::explain_errno(first.errno, cfg)
+                    .map(|h| format!(". {h}"))
+                    .unwrap_or_default()
+            )));
         }
     }
     sh.flush_interval(second, &mut interval);
     Ok(out)
+}
+
+/// Wait for the I/Os still in flight so their buffers are not freed under the kernel.
+fn drain(engine: &mut dyn engine::Engine, mut inflight: usize, comps: &mut Vec<Completion>) {
+    while inflight > 0 {
+        comps.clear();
+        match engine.reap(1, comps) {
+            Ok(_) => inflight = inflight.saturating_sub(comps.len()),
+            Err(_) => break,
+        }
+    }
 }
 
 fn record_error(e: &mut ErrorSummary, offset: u64, len: u64, errno: i32, msg: Option<String>) {
@@ -284,10 +352,13 @@ fn record_mismatch(v: &mut VerifySummary, m: Mismatch) {
     }
 }
 
-/// Check a configuration against its target and open one descriptor per thread; nothing is read yet.
-pub fn prepare_run(cfg: &RunConfig) -> Result<(Target, Range)> {
+/// Check a configuration against its target; nothing is read yet. Returns the target, the range
+/// to read and the probe's warnings for this configuration.
+pub fn prepare_run(cfg: &RunConfig) -> Result<(Target, Range, Vec<String>)> {
     let target = Target::inspect(&cfg.target)?;
     let range = cfg.validate(&target)?;
+    let warnings = crate::probe::check_run(cfg, &crate::env::DeviceInfo::of(&target.path))
+        .map_err(Error::InvalidArgument)?;
     if cfg.verify {
         let last = range.offset + range.len - 1;
         let last_sector = last - last % data::SECTOR as u64;
@@ -299,12 +370,12 @@ pub fn prepare_run(cfg: &RunConfig) -> Result<(Target, Range)> {
             )));
         }
     }
-    Ok((target, range))
+    Ok((target, range, warnings))
 }
 
 /// Run one workload and return its document. Bad input fails before any I/O.
 pub fn run(cfg: &RunConfig, observer: &dyn Observer) -> Result<Document> {
-    let (target, range) = prepare_run(cfg)?;
+    let (target, range, mut warnings) = prepare_run(cfg)?;
     let does_io = cfg.engine.capabilities().does_io;
     let mut files = Vec::with_capacity(cfg.threads);
     for _ in 0..cfg.threads {
@@ -324,14 +395,7 @@ pub fn run(cfg: &RunConfig, observer: &dyn Observer) -> Result<Document> {
         }
         files.push(Arc::new(f));
     }
-    let mut warnings = Vec::new();
     let environment = Environment::capture(&target);
-    if cfg.options.hipri && environment.device.io_poll != Some(true) {
-        warnings.push(format!(
-            "RWF_HIPRI is ignored: {} has no poll queues (io_poll=0), so reads complete by interrupt as usual",
-            environment.device.name.as_deref().unwrap_or("this target's device")
-        ));
-    }
     let timer_ns = clock::timer_cost_ns();
 
     let shared = Shared {
@@ -442,8 +506,18 @@ pub fn run(cfg: &RunConfig, observer: &dyn Observer) -> Result<Document> {
     let mut lat = Recorder::default();
     let mut errors = ErrorSummary::default();
     let mut verify = VerifySummary::default();
+    let (mut service, mut handoff) = (Recorder::default(), Recorder::default());
+    let mut features = Vec::new();
+    let (mut clock_reads, mut ios_all) = (0u64, 0u64);
     for o in outs {
         let o = o?;
+        service.merge(&o.service);
+        clock_reads += o.clock_reads;
+        ios_all += o.ios_all;
+        handoff.merge(&o.handoff);
+        if features.is_empty() {
+            features = o.features;
+        }
         errors.count += o.errors.count;
         errors.eagain += o.errors.eagain;
         errors.first.extend(o.errors.first);
@@ -458,14 +532,15 @@ pub fn run(cfg: &RunConfig, observer: &dyn Observer) -> Result<Document> {
 
     let intervals = shared.intervals.into_inner().unwrap();
     let mut timeline = Vec::with_capacity(intervals.len());
+    let bpr = cfg.blocks_per_request as u64;
     for (sec, rec) in &intervals {
         lat.merge(rec);
         let t_end = ((sec + 1) as f64).min(window.max(1e-9));
         let len = (t_end - *sec as f64).max(1e-9);
         timeline.push(TimelinePoint {
             t_s: t_end,
-            ios: rec.count,
-            iops: rec.count as f64 / len,
+            ios: rec.count * bpr,
+            iops: (rec.count * bpr) as f64 / len,
             mib_s: rec.bytes as f64 / len / (1u64 << 20) as f64,
             p50_ns: rec.percentile(50.0),
             p99_ns: rec.percentile(99.0),
@@ -475,7 +550,13 @@ pub fn run(cfg: &RunConfig, observer: &dyn Observer) -> Result<Document> {
 
     let secs = window.max(1e-9);
     let total_cpu = cpu.process_total_s();
-    let ios = lat.count;
+    let requests = lat.count;
+    let ios = requests * bpr;
+    let reads_per_io = if ios > 0 {
+        clock_reads as f64 / (ios_all.max(1)) as f64
+    } else {
+        2.0
+    };
     if errors.count > 0 && ios == 0 {
         let first = &errors.first[0];
         warnings.push(format!(
@@ -487,8 +568,10 @@ pub fn run(cfg: &RunConfig, observer: &dyn Observer) -> Result<Document> {
         label: cfg.label(),
         seconds: window,
         ios,
+        requests,
         bytes: lat.bytes,
         iops: ios as f64 / secs,
+        requests_per_s: requests as f64 / secs,
         mb_s: lat.bytes as f64 / secs / 1e6,
         mib_s: lat.bytes as f64 / secs / (1u64 << 20) as f64,
         latency: lat.summary(),
@@ -501,9 +584,12 @@ pub fn run(cfg: &RunConfig, observer: &dyn Observer) -> Result<Document> {
         cpu,
         timer: TimerInfo {
             ns_per_clock_read: timer_ns,
-            clock_reads_per_io: 2.0,
-            overhead_ns_per_io: 2.0 * timer_ns,
+            clock_reads_per_io: reads_per_io,
+            overhead_ns_per_io: reads_per_io * timer_ns,
         },
+        service_latency: (service.count > 0).then(|| service.summary()),
+        handoff_latency: (handoff.count > 0).then(|| handoff.summary()),
+        engine_features: features,
         errors,
         verify: cfg.verify.then_some(verify),
         ended_by: if interrupted {

@@ -4,10 +4,14 @@
 //! Synchronous interfaces implement the tiny [`SyncRead`] trait; [`SyncEngine`] adapts them. Each
 //! engine lives in its own file; its [`Capabilities`] are plain data.
 
+mod libaio;
 mod null;
+mod pool;
+mod posixaio;
 mod psync;
 mod pvsync2;
 mod sync;
+mod uring;
 
 pub use sync::{SyncEngine, SyncRead};
 
@@ -30,6 +34,19 @@ pub struct Io {
 pub struct Completion {
     pub token: u32,
     pub res: i64,
+    /// Nanoseconds the read itself took, when the engine can tell it apart from hand-off (the
+    /// thread pool); 0 when unknown. The runner derives the hand-off cost from it.
+    pub service_ns: u64,
+}
+
+impl Completion {
+    pub fn new(token: u32, res: i64) -> Completion {
+        Completion {
+            token,
+            res,
+            service_ns: 0,
+        }
+    }
 }
 
 /// The operations every engine offers. An engine owns the buffers its I/Os read into.
@@ -42,6 +59,10 @@ pub trait Engine {
     fn reap(&mut self, min: usize, out: &mut Vec<Completion>) -> Result<usize>;
     /// The data of a completed I/O (valid until the token is queued again).
     fn buffer(&self, token: u32, len: usize) -> &[u8];
+    /// Features actually in use, after any fallback (e.g. io_uring setup flags the kernel took).
+    fn features(&self) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 /// What an engine can do, as data (fio keeps the same facts in engine flags).
@@ -63,16 +84,32 @@ pub struct Capabilities {
 pub enum EngineKind {
     Psync,
     Pvsync2,
+    Libaio,
+    Uring,
+    Pool,
+    Posixaio,
     Null,
 }
 
 impl EngineKind {
-    pub const ALL: [EngineKind; 3] = [EngineKind::Psync, EngineKind::Pvsync2, EngineKind::Null];
+    pub const ALL: [EngineKind; 7] = [
+        EngineKind::Psync,
+        EngineKind::Pvsync2,
+        EngineKind::Libaio,
+        EngineKind::Uring,
+        EngineKind::Pool,
+        EngineKind::Posixaio,
+        EngineKind::Null,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
             EngineKind::Psync => "psync",
             EngineKind::Pvsync2 => "pvsync2",
+            EngineKind::Libaio => "libaio",
+            EngineKind::Uring => "uring",
+            EngineKind::Pool => "pool",
+            EngineKind::Posixaio => "posixaio",
             EngineKind::Null => "null",
         }
     }
@@ -94,19 +131,39 @@ impl EngineKind {
             supports_batch: false,
             does_io: true,
         };
+        let asynchronous = Capabilities {
+            asynchronous: true,
+            supports_batch: true,
+            ..sync
+        };
         match self {
             EngineKind::Psync | EngineKind::Pvsync2 => sync,
             EngineKind::Null => Capabilities {
                 does_io: false,
                 ..sync
             },
+            // Without O_DIRECT, io_submit performs the read itself before returning.
+            EngineKind::Libaio => Capabilities {
+                needs_direct: true,
+                ..asynchronous
+            },
+            EngineKind::Uring | EngineKind::Posixaio => asynchronous,
+            EngineKind::Pool => Capabilities {
+                supports_batch: false,
+                ..asynchronous
+            },
         }
     }
 
-    /// The report's label letter for this interface (`P` for pread and preadv2).
+    /// The report's label letter for this interface: `P` pread, `A` Linux aio, `U` io_uring;
+    /// readlab adds `W` for the thread pool, `X` for POSIX aio and `N` for null.
     pub fn label_prefix(self) -> &'static str {
         match self {
             EngineKind::Psync | EngineKind::Pvsync2 => "P",
+            EngineKind::Libaio => "A",
+            EngineKind::Uring => "U",
+            EngineKind::Pool => "W",
+            EngineKind::Posixaio => "X",
             EngineKind::Null => "N",
         }
     }
@@ -114,18 +171,39 @@ impl EngineKind {
 
 /// Engine options that only some engines understand.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(default)]
 pub struct EngineOptions {
     /// preadv2 RWF_HIPRI: poll for completion (needs a device with poll queues).
     pub hipri: bool,
     /// preadv2 RWF_NOWAIT: fail with EAGAIN instead of blocking.
     pub nowait: bool,
+    /// io_uring: register the file and use fixed-file SQEs.
+    pub fixed_files: bool,
+    /// io_uring: register the buffer region once and use READ_FIXED.
+    pub fixed_bufs: bool,
+    /// io_uring: a kernel thread polls the submission queue (IORING_SETUP_SQPOLL).
+    pub sqpoll: bool,
+    /// io_uring: pin the SQ poll thread to this CPU.
+    pub sqpoll_cpu: Option<u32>,
+    /// io_uring: milliseconds the SQ poll thread spins before it sleeps.
+    pub sqpoll_idle_ms: u32,
+    /// io_uring: busy-poll for completions (IORING_SETUP_IOPOLL; needs device poll queues).
+    pub iopoll: bool,
+    /// io_uring: do not try COOP_TASKRUN / SINGLE_ISSUER / DEFER_TASKRUN / a registered ring fd.
+    pub plain_setup: bool,
+    /// pool: worker threads doing the reads (default: iodepth).
+    pub pool_threads: Option<usize>,
 }
 
 /// Everything an engine needs to start: the opened target, its buffers and options.
 pub struct EngineSetup {
     pub file: Arc<File>,
+    /// One slot per I/O that can be in flight (`depth` slots of `pool.slot_len()` bytes).
     pub pool: BufferPool,
+    /// Most I/Os in flight at once (iodepth × blocks per request).
     pub depth: usize,
+    /// Whether the file was opened with O_DIRECT.
+    pub direct: bool,
     pub options: EngineOptions,
 }
 
@@ -138,5 +216,9 @@ pub fn open(kind: EngineKind, setup: EngineSetup) -> Result<Box<dyn Engine>> {
             setup.pool,
         )),
         EngineKind::Null => Box::new(SyncEngine::new(null::Null, setup.pool)),
+        EngineKind::Libaio => Box::new(libaio::Libaio::new(setup)?),
+        EngineKind::Uring => Box::new(uring::Uring::new(setup)?),
+        EngineKind::Pool => Box::new(pool::Pool::new(setup)?),
+        EngineKind::Posixaio => Box::new(posixaio::PosixAio::new(setup)?),
     })
 }

@@ -42,10 +42,7 @@ impl<R: SyncRead> Engine for SyncEngine<R> {
                 Ok(n) => n as i64,
                 Err(e) => -(e.raw_os_error().unwrap_or(libc::EIO) as i64),
             };
-            self.done.push(Completion {
-                token: io.token,
-                res,
-            });
+            self.done.push(Completion::new(io.token, res));
         }
         Ok(n)
     }
