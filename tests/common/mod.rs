@@ -48,3 +48,43 @@ pub fn json(o: &Output) -> serde_json::Value {
 pub fn is_root() -> bool {
     rustix::process::geteuid().is_root()
 }
+
+/// A loop device over a prepared file in /dev/shm with direct I/O on: a fast real block device.
+/// Detached (and its backing file removed) on drop.
+pub struct LoopDev {
+    pub dev: String,
+    backing: PathBuf,
+}
+
+impl LoopDev {
+    /// Needs root; panics with a clear message otherwise (CI runs as root).
+    pub fn prepared(size: &str) -> LoopDev {
+        assert!(is_root(), "loop devices need root (CI runs as root)");
+        let backing = PathBuf::from(format!(
+            "/dev/shm/readlab-loop-{}-{}",
+            std::process::id(),
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_nanos()
+        ));
+        let o = run(&["prepare", backing.to_str().unwrap(), "--size", size]);
+        assert!(o.status.success(), "prepare backing file: {}", stderr(&o));
+        let o = Command::new("losetup")
+            .args(["--find", "--show", "--direct-io=on", backing.to_str().unwrap()])
+            .output()
+            .expect("losetup (util-linux)");
+        assert!(o.status.success(), "losetup: {}", stderr(&o));
+        LoopDev {
+            dev: stdout(&o).trim().to_string(),
+            backing,
+        }
+    }
+}
+
+impl Drop for LoopDev {
+    fn drop(&mut self) {
+        let _ = Command::new("losetup").args(["-d", &self.dev]).status();
+        let _ = std::fs::remove_file(&self.backing);
+    }
+}
