@@ -40,6 +40,17 @@ enum Command {
     Prepare(PrepareArgs),
     /// Measure one read workload against a file or block device.
     Run(Box<RunArgs>),
+    /// Show what a target is and which read interfaces and io_uring features work on it, and why not.
+    Info(InfoArgs),
+}
+
+#[derive(Args, Debug)]
+struct InfoArgs {
+    /// File or block device to probe (one small read per interface).
+    target: PathBuf,
+    /// What to print: the capability table, or JSON.
+    #[arg(long, value_enum, default_value = "table")]
+    output: OutputArg,
 }
 
 #[derive(Args, Debug, Default)]
@@ -401,6 +412,15 @@ fn cmd_run(a: &RunArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+fn cmd_info(a: &InfoArgs) -> anyhow::Result<ExitCode> {
+    let report = crate::probe::probe(&a.target)?;
+    match a.output {
+        OutputArg::Json => println!("{}", serde_json::to_string_pretty(&report)?),
+        OutputArg::Table => print!("{}", crate::probe::render(&report)),
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
 fn cmd_prepare(a: &PrepareArgs) -> anyhow::Result<ExitCode> {
     let cfg = PrepareConfig {
         path: a.path.clone(),
@@ -469,6 +489,7 @@ pub fn main() -> ExitCode {
         Some(Command::Quick(a)) => cmd_quick(a),
         Some(Command::Prepare(a)) => cmd_prepare(a),
         Some(Command::Run(a)) => cmd_run(a),
+        Some(Command::Info(a)) => cmd_info(a),
     };
     match res {
         Ok(code) => code,

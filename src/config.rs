@@ -301,3 +301,90 @@ pub struct Range {
     pub len: u64,
     pub blocks: u64,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg(engine: EngineKind, qs: usize, batch: usize, threads: usize) -> RunConfig {
+        RunConfig {
+            engine,
+            iodepth: qs,
+            batch,
+            threads,
+            ..RunConfig::new("/x")
+        }
+    }
+
+    #[test]
+    fn labels_follow_the_report() {
+        assert_eq!(cfg(EngineKind::Psync, 1, 1, 1).label(), "P");
+        assert_eq!(cfg(EngineKind::Psync, 1, 1, 8).label(), "PT8");
+        assert_eq!(cfg(EngineKind::Libaio, 16, 1, 3).label(), "A16B1T3");
+        assert_eq!(cfg(EngineKind::Uring, 32, 1, 1).label(), "U32B1");
+        let mut u = cfg(EngineKind::Uring, 64, 1, 2);
+        u.options.fixed_bufs = true;
+        u.options.fixed_files = true;
+        assert_eq!(u.label(), "U64B1MFT2");
+        u.options.sqpoll = true;
+        u.options.fixed_bufs = false;
+        assert_eq!(u.label(), "U64B1FST2");
+        let mut f = cfg(EngineKind::Uring, 1, 1, 1);
+        f.options.fixed_files = true;
+        assert_eq!(f.label(), "U1B1F");
+    }
+
+    fn target(size: u64) -> Target {
+        Target {
+            path: "/x".into(),
+            kind: crate::target::TargetKind::File,
+            size,
+            dio_offset_align: 4096,
+            dio_mem_align: 512,
+            direct_supported: true,
+            prepared_id: Some(1),
+        }
+    }
+
+    #[test]
+    fn validation_rejects_what_cannot_run() {
+        let t = target(1 << 20);
+        assert!(RunConfig::new("/x").validate(&t).is_ok());
+        let bad = |f: fn(&mut RunConfig)| {
+            let mut c = RunConfig::new("/x");
+            f(&mut c);
+            c.validate(&t).is_err()
+        };
+        assert!(bad(|c| c.bs = 512)); // below the 4 KiB DIO alignment
+        assert!(bad(|c| c.bs = 2 << 20));
+        assert!(bad(|c| c.iodepth = 2)); // psync is synchronous
+        assert!(bad(|c| {
+            c.engine = EngineKind::Uring;
+            c.iodepth = 4;
+            c.batch = 8;
+        }));
+        assert!(bad(|c| c.options.fixed_files = true)); // needs uring
+        assert!(bad(|c| {
+            c.engine = EngineKind::Uring;
+            c.options.iopoll = true;
+            c.direct = false;
+        }));
+        assert!(bad(|c| c.blocks_per_request = 0));
+        assert!(bad(|c| c.offset = 4096 * 300));
+        assert!(!bad(|c| {
+            c.engine = EngineKind::Libaio;
+            c.iodepth = 32;
+            c.batch = 8;
+            c.complete_min = 4;
+        }));
+    }
+
+    #[test]
+    fn range_is_whole_blocks() {
+        let mut c = RunConfig::new("/x");
+        c.bs = 12288;
+        let r = c.validate(&target(1 << 20)).unwrap();
+        assert_eq!(r.blocks, (1 << 20) / 12288);
+        assert_eq!(r.len, r.blocks * 12288);
+    }
+}

@@ -57,3 +57,387 @@ pub fn explain_errno(errno: i32, cfg: &RunConfig) -> Option<String> {
         _ => None,
     }
 }
+
+use crate::buffer::BufferPool;
+use crate::engine::{self, Completion, EngineOptions, EngineSetup, Io};
+use crate::target::{self, Target};
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// How one interface behaves on the target.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    /// Reads work as intended.
+    Works,
+    /// Reads work but the feature does nothing here (e.g. RWF_HIPRI without poll queues).
+    Ignored,
+    /// Reads work but complete synchronously (e.g. buffered libaio).
+    Synchronous,
+    /// Reads fail; `detail` says why.
+    Fails,
+}
+
+/// One interface/feature tried on the target.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Check {
+    /// What was tried, as `readlab run` options (e.g. "uring --fixed-bufs").
+    pub name: String,
+    pub direct: bool,
+    pub status: Status,
+    /// Latency of the one probe read, when it completed.
+    pub latency_ns: Option<u64>,
+    /// Features in use after fallback (io_uring setup flags).
+    pub features: Vec<String>,
+    pub detail: String,
+}
+
+/// Everything `readlab info` knows about a target.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Report {
+    pub target: Target,
+    pub device: DeviceInfo,
+    pub filesystem: Option<String>,
+    pub kernel: String,
+    pub checks: Vec<Check>,
+}
+
+/// Longest a probe read may take before it is reported as hung.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// One read of the first block through `kind`, on a thread of its own so that a read that never
+/// completes is reported instead of hanging the probe.
+fn probe_read(
+    t: &Target,
+    kind: EngineKind,
+    options: EngineOptions,
+    direct: bool,
+) -> (Result<(i64, u64), String>, Vec<String>) {
+    let path = t.path.clone();
+    let len = t.dio_offset_align.max(4096).min(t.size.max(512)) as usize;
+    let (tx, rx) = std::sync::mpsc::channel();
+    let spawned = std::thread::Builder::new()
+        .name("readlab-probe".into())
+        .spawn(move || {
+            let res = (|| -> crate::error::Result<((i64, u64), Vec<String>)> {
+                let file = Arc::new(target::open_read(&path, direct)?);
+                let mut e = engine::open(
+                    kind,
+                    EngineSetup {
+                        file,
+                        pool: BufferPool::new(1, len),
+                        depth: 1,
+                        direct,
+                        options,
+                    },
+                )?;
+                let features = e.features();
+                let started = Instant::now();
+                e.queue(Io {
+                    token: 0,
+                    offset: 0,
+                    len: len as u32,
+                })?;
+                e.submit()?;
+                let mut out: Vec<Completion> = Vec::with_capacity(1);
+                while out.is_empty() {
+                    e.reap(1, &mut out)?;
+                }
+                Ok(((out[0].res, started.elapsed().as_nanos() as u64), features))
+            })();
+            let _ = tx.send(res.map_err(|e| e.to_string()));
+        });
+    if let Err(e) = spawned {
+        return (Err(format!("cannot start a probe thread: {e}")), Vec::new());
+    }
+    match rx.recv_timeout(PROBE_TIMEOUT) {
+        Ok(Ok((r, f))) => (Ok(r), f),
+        Ok(Err(e)) => (Err(e), Vec::new()),
+        Err(_) => (
+            Err(format!(
+                "no completion within {} s: the read hangs here",
+                PROBE_TIMEOUT.as_secs()
+            )),
+            Vec::new(),
+        ),
+    }
+}
+
+/// Names of the io_uring worker threads currently alive in this process.
+fn io_workers() -> usize {
+    std::fs::read_dir("/proc/self/task")
+        .map(|d| {
+            d.flatten()
+                .filter(|e| {
+                    std::fs::read_to_string(e.path().join("comm"))
+                        .is_ok_and(|c| c.starts_with("iou-wrk-"))
+                })
+                .count()
+        })
+        .unwrap_or(0)
+}
+
+/// Whether the kernel accepts SQPOLL together with DEFER_TASKRUN (it should not).
+fn sqpoll_with_defer_taskrun() -> std::io::Result<()> {
+    io_uring::IoUring::<io_uring::squeue::Entry, io_uring::cqueue::Entry>::builder()
+        .setup_sqpoll(10)
+        .setup_single_issuer()
+        .setup_defer_taskrun()
+        .build(4)
+        .map(drop)
+}
+
+/// Try every interface and feature on `path` with one small read each.
+pub fn probe(path: &std::path::Path) -> crate::error::Result<Report> {
+    let t = Target::inspect(path)?;
+    let dev = DeviceInfo::of(path);
+    let polls = dev.io_poll == Some(true);
+    let mut checks = Vec::new();
+    let opts = |f: fn(&mut EngineOptions)| {
+        let mut o = EngineOptions::default();
+        f(&mut o);
+        o
+    };
+    let cases: Vec<(&str, EngineKind, EngineOptions)> = vec![
+        ("psync", EngineKind::Psync, EngineOptions::default()),
+        ("pvsync2", EngineKind::Pvsync2, EngineOptions::default()),
+        (
+            "pvsync2 --hipri",
+            EngineKind::Pvsync2,
+            opts(|o| o.hipri = true),
+        ),
+        (
+            "pvsync2 --nowait",
+            EngineKind::Pvsync2,
+            opts(|o| o.nowait = true),
+        ),
+        ("libaio", EngineKind::Libaio, EngineOptions::default()),
+        ("uring", EngineKind::Uring, EngineOptions::default()),
+        (
+            "uring --plain-setup",
+            EngineKind::Uring,
+            opts(|o| o.plain_setup = true),
+        ),
+        (
+            "uring --fixed-files",
+            EngineKind::Uring,
+            opts(|o| o.fixed_files = true),
+        ),
+        (
+            "uring --fixed-bufs",
+            EngineKind::Uring,
+            opts(|o| o.fixed_bufs = true),
+        ),
+        (
+            "uring --sqpoll",
+            EngineKind::Uring,
+            opts(|o| {
+                o.sqpoll = true;
+                o.sqpoll_idle_ms = 10;
+            }),
+        ),
+        (
+            "uring --iopoll",
+            EngineKind::Uring,
+            opts(|o| o.iopoll = true),
+        ),
+        ("pool", EngineKind::Pool, EngineOptions::default()),
+        ("posixaio", EngineKind::Posixaio, EngineOptions::default()),
+    ];
+    for direct in [true, false] {
+        if direct && !t.direct_supported {
+            checks.push(Check {
+                name: "O_DIRECT".into(),
+                direct,
+                status: Status::Fails,
+                latency_ns: None,
+                features: Vec::new(),
+                detail: "the filesystem does not support O_DIRECT; use --buffered".into(),
+            });
+            continue;
+        }
+        for (name, kind, o) in &cases {
+            let polled = o.hipri || o.iopoll;
+            if polled && !direct {
+                continue; // polling exists only for direct I/O
+            }
+            let workers_before = io_workers();
+            let (res, features) = probe_read(&t, *kind, o.clone(), direct);
+            let punted = *kind == EngineKind::Uring && io_workers() > workers_before;
+            let (status, latency_ns, mut detail) = match res {
+                Ok((n, ns)) if n >= 0 => (Status::Works, Some(ns), String::new()),
+                Ok((n, _)) => {
+                    let errno = (-n) as i32;
+                    let why = std::io::Error::from_raw_os_error(errno).to_string();
+                    let detail = if o.iopoll && errno == libc::EOPNOTSUPP {
+                        iopoll_unsupported(&dev)
+                    } else if o.nowait && errno == libc::EAGAIN {
+                        "RWF_NOWAIT: the data is not cached, so the read was refused with EAGAIN \
+                         (counted apart from errors in a run)"
+                            .into()
+                    } else {
+                        why
+                    };
+                    (Status::Fails, None, detail)
+                }
+                Err(e) => (Status::Fails, None, e),
+            };
+            let mut status = status;
+            if status == Status::Works {
+                if o.hipri && !polls {
+                    status = Status::Ignored;
+                    detail = hipri_ignored(&dev);
+                } else if *kind == EngineKind::Libaio && !direct {
+                    status = Status::Synchronous;
+                    detail = BUFFERED_LIBAIO.into();
+                } else if o.iopoll && !polls {
+                    detail = "completed, but this device reports io_poll=0".into();
+                }
+            }
+            if punted {
+                detail = format!(
+                    "{}{}reads were punted to io-wq worker threads (iou-wrk-*): each costs a thread \
+                     hand-off; runs count their CPU",
+                    detail,
+                    if detail.is_empty() { "" } else { "; " }
+                );
+            }
+            checks.push(Check {
+                name: name.to_string(),
+                direct,
+                status,
+                latency_ns,
+                features,
+                detail,
+            });
+        }
+    }
+    checks.push(Check {
+        name: "uring SQPOLL + DEFER_TASKRUN".into(),
+        direct: true,
+        status: match sqpoll_with_defer_taskrun() {
+            Ok(()) => Status::Works,
+            Err(_) => Status::Fails,
+        },
+        latency_ns: None,
+        features: Vec::new(),
+        detail: SQPOLL_DEFER_TASKRUN.into(),
+    });
+    let env_fs = crate::env::Environment::capture(&t);
+    Ok(Report {
+        filesystem: env_fs.filesystem,
+        kernel: env_fs.kernel,
+        target: t,
+        device: dev,
+        checks,
+    })
+}
+
+/// The capability table for the terminal.
+pub fn render(r: &Report) -> String {
+    use crate::size::{format_ns, format_size};
+    use std::fmt::Write;
+    let t = &r.target;
+    let d = &r.device;
+    let mut s = String::new();
+    let yn = |b: Option<bool>| match b {
+        Some(true) => "yes",
+        Some(false) => "no",
+        None => "?",
+    };
+    let _ = writeln!(
+        s,
+        "target     {} ({}, {} = {} B), kernel {}",
+        t.path.display(),
+        match t.kind {
+            crate::target::TargetKind::File => "regular file",
+            crate::target::TargetKind::Block => "block device",
+        },
+        format_size(t.size),
+        t.size,
+        r.kernel
+    );
+    let _ = writeln!(
+        s,
+        "device     {}{}, model {}, scheduler {}, rotational {}, io_poll {}",
+        d.name.as_deref().unwrap_or("none (no block device)"),
+        r.filesystem
+            .as_deref()
+            .map(|f| format!(" ({f})"))
+            .unwrap_or_default(),
+        d.model.as_deref().unwrap_or("?"),
+        d.scheduler.as_deref().unwrap_or("?"),
+        yn(d.rotational),
+        yn(d.io_poll),
+    );
+    let _ = writeln!(
+        s,
+        "queue      logical block {} B, physical {} B, read_ahead {} KiB, nr_requests {}, max_sectors {} KiB",
+        d.logical_block_size.map_or("?".into(), |v| v.to_string()),
+        d.physical_block_size.map_or("?".into(), |v| v.to_string()),
+        d.read_ahead_kb.map_or("?".into(), |v| v.to_string()),
+        d.nr_requests.map_or("?".into(), |v| v.to_string()),
+        d.max_sectors_kb.map_or("?".into(), |v| v.to_string()),
+    );
+    if let Some(b) = &d.loop_backing_file {
+        let _ = writeln!(
+            s,
+            "loop       backing file {}, direct I/O {}",
+            b,
+            yn(d.loop_direct_io)
+        );
+    }
+    let _ = writeln!(
+        s,
+        "direct I/O {}; alignment: offset/length {} B, memory {} B",
+        if t.direct_supported {
+            "supported"
+        } else {
+            "NOT supported"
+        },
+        t.dio_offset_align,
+        t.dio_mem_align
+    );
+    let _ = writeln!(
+        s,
+        "data       {}",
+        match t.prepared_id {
+            Some(id) => format!("prepared by readlab (file id {id:016x}): --verify works"),
+            None => "not prepared by readlab: reads work, --verify does not".into(),
+        }
+    );
+    let _ = writeln!(s);
+    let _ = writeln!(
+        s,
+        "{:<30} {:<9} {:<12} {:>9}  note",
+        "interface", "mode", "status", "1st read"
+    );
+    for c in &r.checks {
+        let status = match c.status {
+            Status::Works => "works",
+            Status::Ignored => "IGNORED",
+            Status::Synchronous => "SYNCHRONOUS",
+            Status::Fails => "FAILS",
+        };
+        let mut note = c.detail.clone();
+        if !c.features.is_empty() {
+            note = format!(
+                "[{}]{}{}",
+                c.features.join(" "),
+                if note.is_empty() { "" } else { " " },
+                note
+            );
+        }
+        let _ = writeln!(
+            s,
+            "{:<30} {:<9} {:<12} {:>9}  {}",
+            c.name,
+            if c.direct { "direct" } else { "buffered" },
+            status,
+            c.latency_ns.map_or("-".into(), |n| format_ns(n as f64)),
+            note
+        );
+    }
+    s
+}
