@@ -100,7 +100,35 @@ pub struct Report {
     pub device: DeviceInfo,
     pub filesystem: Option<String>,
     pub kernel: String,
+    /// Why the target cannot be opened at all, when it cannot (the facts above come from sysfs).
+    pub access: Option<String>,
     pub checks: Vec<Check>,
+}
+
+/// What sysfs says about a block device this process may not open (e.g. a mounted root disk in a
+/// sandbox), so `info` can still describe it.
+fn target_from_sysfs(path: &std::path::Path, dev: &DeviceInfo) -> Option<Target> {
+    use std::os::unix::fs::FileTypeExt;
+    let meta = std::fs::metadata(path).ok()?;
+    if !meta.file_type().is_block_device() {
+        return None;
+    }
+    let name = dev.name.as_deref()?;
+    let sectors = crate::env::sysfs_u64(
+        &std::path::Path::new("/sys/class/block")
+            .join(name)
+            .join("size"),
+    )?;
+    let lbs = dev.logical_block_size.unwrap_or(512);
+    Some(Target {
+        path: path.into(),
+        kind: crate::target::TargetKind::Block,
+        size: sectors * 512,
+        dio_offset_align: lbs,
+        dio_mem_align: lbs,
+        direct_supported: true,
+        prepared_id: None,
+    })
 }
 
 /// Longest a probe read may take before it is reported as hung.
@@ -190,8 +218,35 @@ fn sqpoll_with_defer_taskrun() -> std::io::Result<()> {
 
 /// Try every interface and feature on `path` with one small read each.
 pub fn probe(path: &std::path::Path) -> crate::error::Result<Report> {
-    let t = Target::inspect(path)?;
     let dev = DeviceInfo::of(path);
+    let t = match Target::inspect(path) {
+        Ok(t) => t,
+        Err(e @ crate::error::Error::PermissionDenied { .. }) => {
+            let Some(t) = target_from_sysfs(path, &dev) else {
+                return Err(e);
+            };
+            let why = std::fs::File::open(path)
+                .err()
+                .map(|e| e.to_string())
+                .unwrap_or_else(|| "permission denied".into());
+            return Ok(Report {
+                kernel: rustix::system::uname()
+                    .release()
+                    .to_string_lossy()
+                    .into_owned(),
+                filesystem: None,
+                target: t,
+                device: dev,
+                access: Some(format!(
+                    "cannot open {} ({why}): no interface can be tried; the facts above come from sysfs. \
+                     Run as a user allowed to read the device (outside a sandbox or device cgroup that forbids it)",
+                    path.display()
+                )),
+                checks: Vec::new(),
+            });
+        }
+        Err(e) => return Err(e),
+    };
     let polls = dev.io_poll == Some(true);
     let mut checks = Vec::new();
     let opts = |f: fn(&mut EngineOptions)| {
@@ -326,6 +381,7 @@ pub fn probe(path: &std::path::Path) -> crate::error::Result<Report> {
     });
     let env_fs = crate::env::Environment::capture(&t);
     Ok(Report {
+        access: None,
         filesystem: env_fs.filesystem,
         kernel: env_fs.kernel,
         target: t,
@@ -408,6 +464,10 @@ pub fn render(r: &Report) -> String {
         }
     );
     let _ = writeln!(s);
+    if let Some(a) = &r.access {
+        let _ = writeln!(s, "access     {a}");
+        return s;
+    }
     let _ = writeln!(
         s,
         "{:<30} {:<9} {:<12} {:>9}  note",
