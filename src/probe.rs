@@ -447,7 +447,9 @@ pub fn render(r: &Report) -> String {
     let _ = writeln!(
         s,
         "direct I/O {}; alignment: offset/length {} B, memory {} B",
-        if t.direct_supported {
+        if r.access.is_some() {
+            "unknown (cannot open)"
+        } else if t.direct_supported {
             "supported"
         } else {
             "NOT supported"
@@ -458,9 +460,10 @@ pub fn render(r: &Report) -> String {
     let _ = writeln!(
         s,
         "data       {}",
-        match t.prepared_id {
-            Some(id) => format!("prepared by readlab (file id {id:016x}): --verify works"),
-            None => "not prepared by readlab: reads work, --verify does not".into(),
+        match (t.prepared_id, &r.access) {
+            (_, Some(_)) => "unknown (cannot read the first sector)".into(),
+            (Some(id), None) => format!("prepared by readlab (file id {id:016x}): --verify works"),
+            (None, None) => "not prepared by readlab: reads work, --verify does not".into(),
         }
     );
     let _ = writeln!(s);
