@@ -73,7 +73,6 @@ fn info_on_the_root_disk() {
     let (table, j) = info(&path);
     assert!(table.contains(&dev.name), "{table}");
     assert_eq!(j["target"]["kind"], "block");
-    assert!(table.contains("not prepared by readlab"));
     assert!(
         table.contains("scheduler") && table.contains("logical block"),
         "{table}"
