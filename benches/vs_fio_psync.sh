@@ -95,7 +95,7 @@ fi
 if [[ ! -e "$FILE" ]]; then
     "$READLAB" prepare "$FILE" --size "$SIZE" >&2
 fi
-fstype="$(stat -f -c %T "$FILE" 2>/dev/null || echo '?')"
+fstype="$(df --output=fstype -- "$FILE" 2>/dev/null | tail -n 1 || echo "?")"
 if [[ "$MODE" == direct && "$fstype" == tmpfs ]]; then
     echo "warning: $FILE is on tmpfs; O_DIRECT there measures memory, not a device" >&2
 fi

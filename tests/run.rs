@@ -314,3 +314,48 @@ fn stdout_json_is_pure_and_roundtrips() {
     let h = readlab::stats::decode_histogram(&back.result.histogram).expect("histogram decodes");
     assert_eq!(h.len(), back.result.ios);
 }
+
+#[test]
+fn multi_block_requests_read_blocks_one_after_another_on_sync_engines() {
+    let d = disk_dir();
+    let f = prepare(d.path(), "f", "32M");
+    let one = json(&run(&[
+        "run",
+        "--runtime",
+        "1s",
+        "--output",
+        "json",
+        f.to_str().unwrap(),
+    ]));
+    let o = run(&[
+        "run",
+        "--blocks-per-request",
+        "8",
+        "--verify",
+        "--runtime",
+        "1s",
+        "--output",
+        "json",
+        f.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc = json(&o);
+    assert_sane(&doc);
+    let r = &doc["result"];
+    assert_eq!(
+        r["ios"].as_u64().unwrap(),
+        8 * r["requests"].as_u64().unwrap()
+    );
+    assert_eq!(
+        r["bytes"].as_u64().unwrap(),
+        4096 * r["ios"].as_u64().unwrap()
+    );
+    assert!(r["verify"]["checked_ios"].as_u64().unwrap() >= r["ios"].as_u64().unwrap());
+    // Latency is per request: eight reads in a row take several times one read.
+    let p50_one = one["result"]["latency"]["p50_ns"].as_f64().unwrap();
+    let p50_eight = r["latency"]["p50_ns"].as_f64().unwrap();
+    assert!(
+        p50_eight > 3.0 * p50_one,
+        "p50 of 8-block requests {p50_eight} vs one block {p50_one}"
+    );
+}
