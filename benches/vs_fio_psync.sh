@@ -94,6 +94,8 @@ if [[ -z "$FILE" ]]; then
 fi
 if [[ ! -e "$FILE" ]]; then
     "$READLAB" prepare "$FILE" --size "$SIZE" >&2
+    sync -f -- "$FILE" 2>/dev/null || sync # let the filesystem settle before round 1 measures
+    sleep 1
 fi
 fstype="$(df --output=fstype -- "$FILE" 2>/dev/null | tail -n 1 || echo "?")"
 if [[ "$MODE" == direct && "$fstype" == tmpfs ]]; then
