@@ -82,6 +82,12 @@ enum RwArg {
 }
 
 #[derive(Copy, Clone, Debug, ValueEnum)]
+enum ArrivalsArg {
+    Poisson,
+    Fixed,
+}
+
+#[derive(Copy, Clone, Debug, ValueEnum)]
 enum FadviseArg {
     Sequential,
     Random,
@@ -156,6 +162,25 @@ struct RunArgs {
     /// pvsync2: RWF_NOWAIT (EAGAIN instead of blocking; counted apart from errors).
     #[arg(long)]
     nowait: bool,
+    /// Open loop: issue this many requests per second (all threads together); latency is measured
+    /// from each request's intended issue time, and a backlog is reported when the target cannot keep up.
+    #[arg(long, allow_hyphen_values = true)]
+    rate: Option<f64>,
+    /// Open loop: how requests arrive.
+    #[arg(long, value_enum, default_value = "poisson")]
+    arrivals: ArrivalsArg,
+    /// End the run early once per-second IOPS is stable (--runtime becomes the upper bound).
+    #[arg(long)]
+    stop_when_stable: bool,
+    /// Stability: one-second intervals judged together.
+    #[arg(long, default_value = "5", allow_hyphen_values = true)]
+    stable_window: String,
+    /// Stability: largest 95 % confidence half-width of mean IOPS, relative to the mean.
+    #[arg(long, default_value_t = 0.02, allow_hyphen_values = true)]
+    stable_band: f64,
+    /// Stability: never stop before this much was measured.
+    #[arg(long, default_value = "3s", allow_hyphen_values = true)]
+    min_runtime: String,
     /// Random blocks per logical request; latency is per request (report §7.2).
     #[arg(long, default_value = "1", allow_hyphen_values = true)]
     blocks_per_request: String,
@@ -236,6 +261,22 @@ impl RunArgs {
                 FadviseArg::Random => Fadvise::Random,
             }),
             blocks_per_request: count("blocks-per-request", &self.blocks_per_request)?,
+            stop_when_stable: if self.stop_when_stable {
+                Some(crate::stability::StopRule {
+                    window: count("stable-window", &self.stable_window)?,
+                    band: self.stable_band,
+                    min_runtime: parse_duration(&self.min_runtime)?,
+                })
+            } else {
+                None
+            },
+            rate: self.rate.map(|iops| crate::config::Rate {
+                iops,
+                arrivals: match self.arrivals {
+                    ArrivalsArg::Poisson => crate::config::Arrivals::Poisson,
+                    ArrivalsArg::Fixed => crate::config::Arrivals::Fixed,
+                },
+            }),
             options: EngineOptions {
                 hipri: self.hipri,
                 nowait: self.nowait,

@@ -25,7 +25,7 @@ pub enum Fadvise {
 }
 
 /// Serialise durations as seconds (f64), the unit people read.
-mod secs {
+pub(crate) mod secs {
     use serde::{Deserialize, Deserializer, Serializer};
     use std::time::Duration;
 
@@ -72,11 +72,34 @@ pub struct RunConfig {
     /// request completes with its last block; sync engines read them one after another.
     #[serde(default = "one")]
     pub blocks_per_request: usize,
+    /// End early once per-second IOPS is stable (runtime is then the upper bound).
+    #[serde(default)]
+    pub stop_when_stable: Option<crate::stability::StopRule>,
+    /// Open loop: issue requests on a schedule instead of as fast as completions allow.
+    #[serde(default)]
+    pub rate: Option<Rate>,
     pub options: EngineOptions,
 }
 
 fn one() -> usize {
     1
+}
+
+/// Open-loop arrivals: `iops` requests per second over all threads, latency measured from each
+/// request's intended issue time (free of coordinated omission).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Rate {
+    pub iops: f64,
+    pub arrivals: Arrivals,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Arrivals {
+    /// Exponential inter-arrival times (a Poisson process).
+    Poisson,
+    /// Evenly spaced.
+    Fixed,
 }
 
 impl RunConfig {
@@ -100,6 +123,8 @@ impl RunConfig {
             verify: false,
             fadvise: None,
             blocks_per_request: 1,
+            stop_when_stable: None,
+            rate: None,
             options: EngineOptions::default(),
         }
     }
@@ -267,6 +292,29 @@ impl RunConfig {
         }
         if o.pool_threads == Some(0) {
             return Err(Error::invalid("--pool-threads must be at least 1"));
+        }
+        if let Some(r) = &self.rate {
+            if !(r.iops.is_finite() && r.iops > 0.0) {
+                return Err(Error::invalid("--rate must be a positive number of IOPS"));
+            }
+            if self.batch != 1 {
+                return Err(Error::invalid(
+                    "--rate issues each request when it is due; drop --batch",
+                ));
+            }
+        }
+        if let Some(s) = &self.stop_when_stable {
+            if s.window < 2 {
+                return Err(Error::invalid("--stable-window must be at least 2 seconds"));
+            }
+            if !(s.band > 0.0 && s.band < 1.0) {
+                return Err(Error::invalid(
+                    "--stable-band must be between 0 and 1 (e.g. 0.02)",
+                ));
+            }
+            if s.min_runtime > self.runtime {
+                return Err(Error::invalid("--min-runtime must not exceed --runtime"));
+            }
         }
         if self.blocks_per_request == 0 || self.blocks_per_request > 1024 {
             return Err(Error::invalid(

@@ -18,6 +18,7 @@ pub mod quick;
 pub mod result;
 pub mod runner;
 pub mod size;
+pub mod stability;
 pub mod stats;
 pub mod target;
 

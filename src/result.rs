@@ -74,6 +74,8 @@ pub struct RunResult {
     pub handoff_latency: Option<LatencySummary>,
     /// Engine features in use after any fallback (e.g. io_uring setup flags).
     pub engine_features: Vec<String>,
+    /// Open-loop figures (with `--rate`).
+    pub open_loop: Option<OpenLoopSummary>,
     pub errors: ErrorSummary,
     pub verify: Option<VerifySummary>,
     /// Why the run ended: "runtime" or "interrupted".
@@ -88,6 +90,23 @@ impl RunResult {
     pub fn failed(&self) -> bool {
         self.errors.count > 0 || self.verify.as_ref().is_some_and(|v| v.mismatches > 0)
     }
+}
+
+/// How well an open-loop run kept to its schedule.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OpenLoopSummary {
+    pub target_iops: f64,
+    /// Requests completed per second in the window.
+    pub achieved_iops: f64,
+    /// How late requests were issued after their due time (waiting for a free slot).
+    pub issue_delay: LatencySummary,
+    /// Requests issued more than one mean inter-arrival time late (missed deadlines).
+    pub late: u64,
+    pub late_pct: f64,
+    /// Largest backlog seen: requests that were due but could not be issued yet.
+    pub max_backlog: f64,
+    /// Requests still due but never issued when the window ended.
+    pub final_backlog: f64,
 }
 
 /// One run as written to disk.

@@ -3,14 +3,15 @@
 
 use crate::buffer::BufferPool;
 use crate::clock;
-use crate::config::{Range, RunConfig, Rw};
+use crate::config::{Arrivals, Range, Rate, RunConfig, Rw};
 use crate::cpu::CpuSnapshot;
 use crate::data::{self, Mismatch};
 use crate::engine::{self, Completion, EngineSetup, Io};
 use crate::env::Environment;
 use crate::error::{Error, Result};
 use crate::result::{
-    Document, ErrorSummary, IoErrorRecord, RunResult, SCHEMA, TimerInfo, VerifySummary,
+    Document, ErrorSummary, IoErrorRecord, OpenLoopSummary, RunResult, SCHEMA, TimerInfo,
+    VerifySummary,
 };
 use crate::stats::{self, Recorder, TimelinePoint};
 use crate::target::{self, Target};
@@ -118,6 +119,7 @@ struct WorkerOut {
     service: Recorder,
     handoff: Recorder,
     features: Vec<String>,
+    open_loop: Option<OpenLoopStats>,
     /// Clock reads and completed block I/Os over the whole run, for the timer-cost figure.
     clock_reads: u64,
     ios_all: u64,
@@ -142,6 +144,11 @@ struct Shared<'a> {
 }
 
 impl Shared<'_> {
+    /// I/Os completed by every worker so far (ramp included).
+    fn total_done(&self) -> u64 {
+        self.done.iter().map(|c| c.0.load(Ordering::Relaxed)).sum()
+    }
+
     fn flush_interval(&self, second: u64, rec: &mut Recorder) {
         if rec.count == 0 {
             return;
@@ -213,40 +220,91 @@ fn worker_loop(sh: &Shared, idx: usize, file: Arc<std::fs::File>) -> Result<Work
     let mut succeeded = false;
     let counter = &sh.done[idx].0;
 
+    // Open loop: requests are due on a schedule; their latency counts from the due time.
+    let mut schedule = cfg
+        .rate
+        .map(|rate| Schedule::new(rate, cfg.threads, cfg.seed ^ idx as u64, t0));
+
     loop {
         if !stopping && (now >= end || sh.stop.load(Ordering::Relaxed)) {
             stopping = true;
         }
-        if !stopping {
-            while free.len() >= batch {
+        // Queue one logical request (all its blocks) into free request slot r.
+        let mut start_request =
+            |r: usize, at_time: Instant, engine: &mut Box<dyn engine::Engine>| {
+                issued[r] = at_time;
+                remaining[r] = bpr;
+                failed[r] = false;
+                for b in 0..bpr {
+                    let token = (r * bpr + b) as u32;
+                    let offset = offsets.next();
+                    at[token as usize] = offset;
+                    engine.queue(Io {
+                        token,
+                        offset,
+                        len: bs,
+                    })?;
+                }
+                Ok::<(), Error>(())
+            };
+        let mut wait_for = cfg.complete_min.min(inflight);
+        match (&mut schedule, stopping) {
+            (_, true) => {}
+            (None, false) => {
+                while free.len() >= batch {
+                    let ts = Instant::now();
+                    for _ in 0..batch {
+                        let r = free.pop().expect("free requests checked") as usize;
+                        start_request(r, ts, &mut engine)?;
+                    }
+                    engine.submit()?;
+                    out.clock_reads += 1;
+                    inflight += batch * bpr;
+                }
+                wait_for = cfg.complete_min.min(inflight);
+            }
+            (Some(s), false) => {
                 let ts = Instant::now();
-                for _ in 0..batch {
-                    let r = free.pop().expect("free requests checked") as usize;
-                    issued[r] = ts;
-                    remaining[r] = bpr;
-                    failed[r] = false;
-                    for b in 0..bpr {
-                        let token = (r * bpr + b) as u32;
-                        let offset = offsets.next();
-                        at[token as usize] = offset;
-                        engine.queue(Io {
-                            token,
-                            offset,
-                            len: bs,
-                        })?;
+                out.clock_reads += 1;
+                let mut queued = 0;
+                while !free.is_empty() && s.next <= ts {
+                    let r = free.pop().expect("free request checked") as usize;
+                    start_request(r, s.next, &mut engine)?;
+                    if s.next >= ramp_end {
+                        s.issued(ts.duration_since(s.next));
+                    }
+                    s.advance();
+                    queued += 1;
+                }
+                if queued > 0 {
+                    engine.submit()?;
+                    inflight += queued * bpr;
+                }
+                if s.next <= ts && ts >= ramp_end {
+                    s.lagging(ts.duration_since(s.next)); // due but no free slot: backlog
+                }
+                if free.is_empty() {
+                    wait_for = cfg.complete_min.min(inflight);
+                } else {
+                    // Slots are free: do not block past the next due time.
+                    wait_for = 0;
+                    if inflight == 0 {
+                        s.sleep_until_due(end);
+                        now = Instant::now();
+                        continue;
                     }
                 }
-                engine.submit()?;
-                out.clock_reads += 1;
-                inflight += batch * bpr;
             }
         }
         if inflight == 0 {
             break;
         }
         comps.clear();
-        engine.reap(cfg.complete_min.min(inflight), &mut comps)?;
+        engine.reap(wait_for, &mut comps)?;
         now = Instant::now();
+        if comps.is_empty() {
+            continue;
+        }
         out.clock_reads += 1;
         out.ios_all += comps.len() as u64;
         inflight -= comps.len();
@@ -318,7 +376,91 @@ fn worker_loop(sh: &Shared, idx: usize, file: Arc<std::fs::File>) -> Result<Work
         }
     }
     sh.flush_interval(second, &mut interval);
+    if let Some(s) = schedule {
+        out.open_loop = Some(s.finish(end));
+    }
     Ok(out)
+}
+
+/// The open-loop arrival schedule of one worker.
+struct Schedule {
+    next: Instant,
+    mean: f64,
+    poisson: bool,
+    rng: Xoshiro256PlusPlus,
+    stats: OpenLoopStats,
+}
+
+/// What one worker's schedule saw.
+#[derive(Default)]
+struct OpenLoopStats {
+    /// How late each request was issued after its due time.
+    delay: Recorder,
+    late: u64,
+    max_lag: Duration,
+    /// Requests still due but never issued when the window ended (ns behind / mean gap).
+    final_backlog: f64,
+    per_thread_rate: f64,
+}
+
+impl Schedule {
+    fn new(rate: Rate, threads: usize, seed: u64, t0: Instant) -> Schedule {
+        let per_thread = rate.iops / threads as f64;
+        Schedule {
+            next: t0,
+            mean: 1e9 / per_thread,
+            poisson: rate.arrivals == Arrivals::Poisson,
+            rng: Xoshiro256PlusPlus::seed_from_u64(seed ^ 0x6f70_656e_6c6f_6f70),
+            stats: OpenLoopStats {
+                per_thread_rate: per_thread,
+                ..OpenLoopStats::default()
+            },
+        }
+    }
+
+    fn advance(&mut self) {
+        let gap = if self.poisson {
+            // Inverse transform of the exponential distribution.
+            let u: f64 = self.rng.random();
+            -(1.0 - u).ln() * self.mean
+        } else {
+            self.mean
+        };
+        self.next += Duration::from_nanos(gap as u64);
+    }
+
+    fn issued(&mut self, delay: Duration) {
+        let ns = delay.as_nanos() as u64;
+        self.stats.delay.record(ns, 0);
+        if ns as f64 > self.mean {
+            self.stats.late += 1;
+        }
+    }
+
+    fn lagging(&mut self, lag: Duration) {
+        self.stats.max_lag = self.stats.max_lag.max(lag);
+    }
+
+    /// Nothing in flight: wait for the next due time (sleep most of it, spin the last 100 µs so
+    /// the request goes out on time).
+    fn sleep_until_due(&self, end: Instant) {
+        let due = self.next.min(end);
+        let now = Instant::now();
+        let spin = Duration::from_micros(100);
+        if due > now + spin {
+            std::thread::sleep(due - now - spin);
+        }
+        while Instant::now() < due {
+            std::hint::spin_loop();
+        }
+    }
+
+    fn finish(mut self, end: Instant) -> OpenLoopStats {
+        if self.next < end {
+            self.stats.final_backlog = end.duration_since(self.next).as_nanos() as f64 / self.mean;
+        }
+        self.stats
+    }
 }
 
 /// Wait for the I/Os still in flight so their buffers are not freed under the kernel.
@@ -412,7 +554,7 @@ pub fn run(cfg: &RunConfig, observer: &dyn Observer) -> Result<Document> {
     };
 
     let planned = cfg.ramp + cfg.runtime;
-    let (outs, cpu, window, interrupted) = std::thread::scope(|s| {
+    let (outs, cpu, window, ended_by) = std::thread::scope(|s| {
         let handles: Vec<_> = files
             .into_iter()
             .enumerate()
@@ -432,27 +574,42 @@ pub fn run(cfg: &RunConfig, observer: &dyn Observer) -> Result<Document> {
         let end = ramp_end + cfg.runtime;
         let mut cpu_start = (cfg.ramp.is_zero()).then(CpuSnapshot::take);
         let mut interrupted = false;
+        let mut stable = false;
         let mut last = (t0, 0u64);
         let period = Duration::from_millis(200);
+        let mut tracker = cfg.stop_when_stable.map(crate::stability::Tracker::new);
+        let mut next_second = (ramp_end + Duration::from_secs(1), shared.total_done());
         loop {
             let now = Instant::now();
             let next = if cpu_start.is_none() { ramp_end } else { end };
-            let wake = (last.0 + period).min(next);
+            let mut wake = (last.0 + period).min(next);
+            if tracker.is_some() {
+                wake = wake.min(next_second.0);
+            }
             if wake > now {
                 std::thread::sleep(wake - now);
             }
             let now = Instant::now();
             if cpu_start.is_none() && now >= ramp_end {
                 cpu_start = Some(CpuSnapshot::take());
+                next_second = (now + Duration::from_secs(1), shared.total_done());
+            }
+            if let Some(t) = &mut tracker
+                && now >= next_second.0
+            {
+                let done = shared.total_done();
+                let started = next_second.0 - Duration::from_secs(1);
+                t.push((done - next_second.1) as f64 / now.duration_since(started).as_secs_f64());
+                next_second = (now + Duration::from_secs(1), done);
+                if t.stable(now.duration_since(ramp_end)) {
+                    stable = true;
+                    break;
+                }
             }
             if now >= end {
                 break;
             }
-            let ios: u64 = shared
-                .done
-                .iter()
-                .map(|c| c.0.load(Ordering::Relaxed))
-                .sum();
+            let ios = shared.total_done();
             let dt = now.duration_since(last.0).as_secs_f64().max(1e-9);
             observer.tick(&Tick {
                 phase: if now < ramp_end {
@@ -475,11 +632,7 @@ pub fn run(cfg: &RunConfig, observer: &dyn Observer) -> Result<Document> {
         shared.stop.store(true, Ordering::Relaxed);
         let stopped_at = Instant::now();
         shared.finish.wait();
-        let ios: u64 = shared
-            .done
-            .iter()
-            .map(|c| c.0.load(Ordering::Relaxed))
-            .sum();
+        let ios = shared.total_done();
         observer.tick(&Tick {
             phase: Phase::Drain,
             elapsed: stopped_at - t0,
@@ -500,7 +653,14 @@ pub fn run(cfg: &RunConfig, observer: &dyn Observer) -> Result<Document> {
             .min(end)
             .saturating_duration_since(ramp_end)
             .as_secs_f64();
-        (outs, cpu, window, interrupted)
+        let ended_by = if interrupted {
+            "interrupted"
+        } else if stable {
+            "stable"
+        } else {
+            "runtime"
+        };
+        (outs, cpu, window, ended_by)
     });
 
     let mut lat = Recorder::default();
@@ -509,9 +669,17 @@ pub fn run(cfg: &RunConfig, observer: &dyn Observer) -> Result<Document> {
     let (mut service, mut handoff) = (Recorder::default(), Recorder::default());
     let mut features = Vec::new();
     let (mut clock_reads, mut ios_all) = (0u64, 0u64);
+    let mut open: Option<(Recorder, u64, f64, f64)> = None;
     for o in outs {
         let o = o?;
         service.merge(&o.service);
+        if let Some(ol) = &o.open_loop {
+            let e = open.get_or_insert_with(|| (Recorder::default(), 0, 0.0, 0.0));
+            e.0.merge(&ol.delay);
+            e.1 += ol.late;
+            e.2 += ol.max_lag.as_nanos() as f64 * ol.per_thread_rate / 1e9;
+            e.3 += ol.final_backlog;
+        }
         clock_reads += o.clock_reads;
         ios_all += o.ios_all;
         handoff.merge(&o.handoff);
@@ -590,14 +758,23 @@ pub fn run(cfg: &RunConfig, observer: &dyn Observer) -> Result<Document> {
         service_latency: (service.count > 0).then(|| service.summary()),
         handoff_latency: (handoff.count > 0).then(|| handoff.summary()),
         engine_features: features,
+        open_loop: match (open, cfg.rate) {
+            (Some((delay, late, max_backlog, final_backlog)), Some(rate)) => {
+                Some(OpenLoopSummary {
+                    target_iops: rate.iops,
+                    achieved_iops: requests as f64 / secs,
+                    issue_delay: delay.summary(),
+                    late,
+                    late_pct: 100.0 * late as f64 / delay.count.max(1) as f64,
+                    max_backlog,
+                    final_backlog,
+                })
+            }
+            _ => None,
+        },
         errors,
         verify: cfg.verify.then_some(verify),
-        ended_by: if interrupted {
-            "interrupted"
-        } else {
-            "runtime"
-        }
-        .into(),
+        ended_by: ended_by.into(),
         warnings,
         histogram: stats::encode_histogram(&lat.hist),
     };

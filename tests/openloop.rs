@@ -1,0 +1,149 @@
+//! End-to-end: open-loop mode (`--rate`) and stop-on-stability on real files.
+
+mod common;
+use common::*;
+
+fn result(args: &[&str]) -> serde_json::Value {
+    let o = run(args);
+    assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+    json(&o)["result"].clone()
+}
+
+#[test]
+fn open_loop_below_capacity_matches_closed_loop_qd1_and_above_capacity_shows_the_backlog() {
+    let d = disk_dir();
+    let f = prepare(d.path(), "f", "128M");
+    let f = f.to_str().unwrap();
+    let closed = result(&["run", "--runtime", "2s", "--output", "json", f]);
+    let capacity = closed["iops"].as_f64().unwrap();
+    let p50_closed = closed["latency"]["p50_ns"].as_f64().unwrap();
+
+    // A quarter of capacity: requests rarely wait, so latency is close to QD1's.
+    let rate = format!("{:.0}", capacity / 4.0);
+    let below = result(&[
+        "run",
+        "--runtime",
+        "2s",
+        "--rate",
+        &rate,
+        "--output",
+        "json",
+        f,
+    ]);
+    let ol = &below["open_loop"];
+    let achieved = ol["achieved_iops"].as_f64().unwrap();
+    let target = ol["target_iops"].as_f64().unwrap();
+    assert!(
+        (achieved / target - 1.0).abs() < 0.15,
+        "achieved {achieved} of {target}"
+    );
+    let p50_open = below["latency"]["p50_ns"].as_f64().unwrap();
+    assert!(
+        p50_open < 1.5 * p50_closed + 20_000.0,
+        "open-loop p50 {p50_open} ns vs closed-loop QD1 p50 {p50_closed} ns"
+    );
+
+    // Three times capacity: the schedule falls behind and the result says so.
+    let rate = format!("{:.0}", capacity * 3.0);
+    let above = result(&[
+        "run",
+        "--runtime",
+        "2s",
+        "--rate",
+        &rate,
+        "--arrivals",
+        "fixed",
+        "--output",
+        "json",
+        f,
+    ]);
+    let ol = &above["open_loop"];
+    assert!(
+        ol["achieved_iops"].as_f64().unwrap() < 0.6 * ol["target_iops"].as_f64().unwrap(),
+        "{ol}"
+    );
+    assert!(ol["late_pct"].as_f64().unwrap() > 50.0, "{ol}");
+    assert!(
+        ol["final_backlog"].as_f64().unwrap() > capacity * 0.5,
+        "{ol}"
+    );
+    // Latency counts from the intended issue time, so the backlog shows up in it.
+    let p50_above = above["latency"]["p50_ns"].as_f64().unwrap();
+    assert!(
+        p50_above > 20.0 * p50_closed,
+        "p50 {p50_above} should include the wait: {ol}"
+    );
+}
+
+#[test]
+fn a_stable_run_stops_early_and_says_why() {
+    let d = disk_dir();
+    let f = prepare(d.path(), "f", "16M");
+    let r = result(&[
+        "run",
+        "--engine",
+        "null",
+        "--runtime",
+        "30s",
+        "--stop-when-stable",
+        "--stable-window",
+        "3",
+        "--stable-band",
+        "0.5",
+        "--min-runtime",
+        "2s",
+        "--output",
+        "json",
+        f.to_str().unwrap(),
+    ]);
+    assert_eq!(r["ended_by"], "stable");
+    let secs = r["seconds"].as_f64().unwrap();
+    assert!((2.0..10.0).contains(&secs), "{secs}");
+    // Without the option the same run goes the full runtime.
+    let r = result(&[
+        "run",
+        "--engine",
+        "null",
+        "--runtime",
+        "2s",
+        "--output",
+        "json",
+        f.to_str().unwrap(),
+    ]);
+    assert_eq!(r["ended_by"], "runtime");
+}
+
+#[test]
+fn bad_open_loop_and_stability_options_are_bad_input() {
+    let d = disk_dir();
+    let f = prepare(d.path(), "f", "1M");
+    let f = f.to_str().unwrap();
+    for (args, needle) in [
+        (vec!["run", "--rate", "0", f], "--rate"),
+        (vec!["run", "--rate", "-5", f], "--rate"),
+        (
+            vec!["run", "--stop-when-stable", "--stable-window", "1", f],
+            "stable-window",
+        ),
+        (
+            vec!["run", "--stop-when-stable", "--stable-band", "2", f],
+            "stable-band",
+        ),
+        (
+            vec![
+                "run",
+                "--stop-when-stable",
+                "--min-runtime",
+                "10s",
+                "--runtime",
+                "2s",
+                f,
+            ],
+            "min-runtime",
+        ),
+    ] {
+        let o = run(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains(needle), "{args:?}: {}", stderr(&o));
+    }
+}
