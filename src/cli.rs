@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -42,6 +43,31 @@ enum Command {
     Run(Box<RunArgs>),
     /// Show what a target is and which read interfaces and io_uring features work on it, and why not.
     Info(InfoArgs),
+    /// Run one of the report's experiments (or all) on a target; resumable, with a summary table.
+    Study(StudyArgs),
+}
+
+#[derive(Args, Debug)]
+struct StudyArgs {
+    /// latency, scan, stream, threads, queue, batch, multiblock, uring-features, scheduler or all.
+    name: String,
+    /// File or block device to study.
+    target: PathBuf,
+    /// Shrink durations and grids so a study takes about two minutes.
+    #[arg(long)]
+    quick: bool,
+    /// Directory for results.jsonl and summary.md (default: readlab-study-<target name>).
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Continue a study: skip the points already in results.jsonl.
+    #[arg(long)]
+    resume: bool,
+    /// Largest thread count of the threads and scheduler studies (default 4 × cores).
+    #[arg(long, allow_hyphen_values = true)]
+    max_threads: Option<String>,
+    /// Do not verify the data read (verification is on when readlab prepared the target).
+    #[arg(long)]
+    no_verify: bool,
 }
 
 #[derive(Args, Debug)]
@@ -169,6 +195,9 @@ struct RunArgs {
     /// Open loop: how requests arrive.
     #[arg(long, value_enum, default_value = "poisson")]
     arrivals: ArrivalsArg,
+    /// Stop each thread after it has read this many bytes (e.g. the whole target once).
+    #[arg(long, allow_hyphen_values = true)]
+    io_limit: Option<String>,
     /// End the run early once per-second IOPS is stable (--runtime becomes the upper bound).
     #[arg(long)]
     stop_when_stable: bool,
@@ -261,6 +290,7 @@ impl RunArgs {
                 FadviseArg::Random => Fadvise::Random,
             }),
             blocks_per_request: count("blocks-per-request", &self.blocks_per_request)?,
+            io_limit: self.io_limit.as_deref().map(parse_size).transpose()?,
             stop_when_stable: if self.stop_when_stable {
                 Some(crate::stability::StopRule {
                     window: count("stable-window", &self.stable_window)?,
@@ -453,6 +483,139 @@ fn cmd_run(a: &RunArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// Progress of a study: a bar over its points, and a line per second for long points.
+struct StudyProgress {
+    inner: Progress,
+    points: std::sync::Mutex<Option<ProgressBar>>,
+    last_line: std::sync::Mutex<Duration>,
+}
+
+impl StudyProgress {
+    fn println(&self, msg: &str) {
+        match self.points.lock().unwrap().as_ref() {
+            Some(b) => b.println(msg),
+            None => eprintln!("{msg}"),
+        }
+    }
+}
+
+impl Observer for StudyProgress {
+    fn tick(&self, t: &Tick) {
+        if t.planned > Duration::from_secs(5) && t.phase == Phase::Measure {
+            let mut last = self.last_line.lock().unwrap();
+            if t.elapsed >= *last + Duration::from_secs(1) {
+                *last = t.elapsed;
+                self.println(&format!(
+                    "    {:>4.0} s  {:>10.0} IOPS",
+                    t.elapsed.as_secs_f64(),
+                    t.recent_iops
+                ));
+            }
+        }
+    }
+
+    fn cancelled(&self) -> bool {
+        self.inner.cancelled()
+    }
+}
+
+impl crate::study::StudyObserver for StudyProgress {
+    fn study_start(&self, name: crate::study::StudyName, total: usize, skipped: usize) {
+        let mut slot = self.points.lock().unwrap();
+        if let Some(b) = slot.take() {
+            b.finish_and_clear();
+        }
+        eprintln!(
+            "readlab: study {} — {} points{}",
+            name.name(),
+            total,
+            if skipped > 0 {
+                format!(", {skipped} already done")
+            } else {
+                String::new()
+            }
+        );
+        if !self.inner.quiet {
+            let b = ProgressBar::new(total as u64);
+            b.set_style(
+                ProgressStyle::with_template(
+                    "{spinner} [{bar:30}] {pos}/{len} points, ETA {eta} {msg}",
+                )
+                .unwrap_or_else(|_| ProgressStyle::default_bar()),
+            );
+            b.set_position(skipped as u64);
+            *slot = Some(b);
+        }
+    }
+
+    fn point_start(&self, index: usize, _total: usize, p: &crate::study::Point) {
+        *self.last_line.lock().unwrap() = Duration::ZERO;
+        if let Some(b) = self.points.lock().unwrap().as_ref() {
+            b.set_position(index as u64);
+            b.set_message(format!(
+                "{} {} {}",
+                p.cfg.label(),
+                format_size(p.cfg.bs),
+                p.tag.scheduler.as_deref().unwrap_or("")
+            ));
+        }
+    }
+
+    fn point_done(&self, d: &Document) {
+        if let Some(b) = self.points.lock().unwrap().as_ref() {
+            b.inc(1);
+        }
+        for w in &d.result.warnings {
+            self.println(&format!("readlab: warning: {}: {w}", d.result.label));
+        }
+    }
+
+    fn note(&self, message: &str) {
+        self.println(&format!("readlab: {message}"));
+    }
+}
+
+fn cmd_study(a: &StudyArgs) -> anyhow::Result<ExitCode> {
+    let name = crate::study::StudyName::parse(&a.name)?;
+    let opts = crate::study::StudyOptions {
+        target: a.target.clone(),
+        quick: a.quick,
+        out: a
+            .out
+            .clone()
+            .unwrap_or_else(|| crate::study::default_out(&a.target)),
+        resume: a.resume,
+        max_threads: a
+            .max_threads
+            .as_deref()
+            .map(|s| count("max-threads", s))
+            .transpose()?,
+        verify: a.no_verify.then_some(false),
+    };
+    let progress = StudyProgress {
+        inner: Progress::new(false),
+        points: std::sync::Mutex::new(None),
+        last_line: std::sync::Mutex::new(Duration::ZERO),
+    };
+    let outcome = crate::study::run(&[name], &opts, &progress)?;
+    if let Some(b) = progress.points.lock().unwrap().take() {
+        b.finish_and_clear();
+    }
+    println!("{}", outcome.summary);
+    eprintln!(
+        "readlab: {} points measured, {} already done; results: {}; summary: {}",
+        outcome.measured,
+        outcome.skipped,
+        outcome.results.display(),
+        outcome.summary_path.display()
+    );
+    if outcome.interrupted {
+        eprintln!("readlab: interrupted; run the same command with --resume to continue");
+        return Ok(ExitCode::from(130));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
 fn cmd_info(a: &InfoArgs) -> anyhow::Result<ExitCode> {
     let report = crate::probe::probe(&a.target)?;
     match a.output {
@@ -531,6 +694,7 @@ pub fn main() -> ExitCode {
         Some(Command::Prepare(a)) => cmd_prepare(a),
         Some(Command::Run(a)) => cmd_run(a),
         Some(Command::Info(a)) => cmd_info(a),
+        Some(Command::Study(a)) => cmd_study(a),
     };
     match res {
         Ok(code) => code,

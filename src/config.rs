@@ -72,6 +72,10 @@ pub struct RunConfig {
     /// request completes with its last block; sync engines read them one after another.
     #[serde(default = "one")]
     pub blocks_per_request: usize,
+    /// Stop each thread after it has issued this many bytes (a whole-target scan); runtime is then
+    /// the upper bound.
+    #[serde(default)]
+    pub io_limit: Option<u64>,
     /// End early once per-second IOPS is stable (runtime is then the upper bound).
     #[serde(default)]
     pub stop_when_stable: Option<crate::stability::StopRule>,
@@ -123,6 +127,7 @@ impl RunConfig {
             verify: false,
             fadvise: None,
             blocks_per_request: 1,
+            io_limit: None,
             stop_when_stable: None,
             rate: None,
             options: EngineOptions::default(),
@@ -292,6 +297,9 @@ impl RunConfig {
         }
         if o.pool_threads == Some(0) {
             return Err(Error::invalid("--pool-threads must be at least 1"));
+        }
+        if self.io_limit == Some(0) {
+            return Err(Error::invalid("--io-limit must be positive"));
         }
         if let Some(r) = &self.rate {
             if !(r.iops.is_finite() && r.iops > 0.0) {

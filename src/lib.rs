@@ -20,6 +20,8 @@ pub mod runner;
 pub mod size;
 pub mod stability;
 pub mod stats;
+pub mod store;
+pub mod study;
 pub mod target;
 
 pub use error::{Error, Result};

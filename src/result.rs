@@ -109,10 +109,21 @@ pub struct OpenLoopSummary {
     pub final_backlog: f64,
 }
 
+/// Which study point a run belongs to (absent for a plain `readlab run`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct StudyTag {
+    pub study: String,
+    /// The I/O scheduler the device was switched to for this point (scheduler study).
+    #[serde(default)]
+    pub scheduler: Option<String>,
+}
+
 /// One run as written to disk.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Document {
     pub schema: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub study: Option<StudyTag>,
     pub config: RunConfig,
     pub environment: Environment,
     pub result: RunResult,

@@ -225,8 +225,10 @@ fn worker_loop(sh: &Shared, idx: usize, file: Arc<std::fs::File>) -> Result<Work
         .rate
         .map(|rate| Schedule::new(rate, cfg.threads, cfg.seed ^ idx as u64, t0));
 
+    let request_bytes = bs as u64 * bpr as u64;
+    let mut budget = cfg.io_limit.map(|b| b.div_ceil(request_bytes));
     loop {
-        if !stopping && (now >= end || sh.stop.load(Ordering::Relaxed)) {
+        if !stopping && (now >= end || sh.stop.load(Ordering::Relaxed) || budget == Some(0)) {
             stopping = true;
         }
         // Queue one logical request (all its blocks) into free request slot r.
@@ -251,7 +253,10 @@ fn worker_loop(sh: &Shared, idx: usize, file: Arc<std::fs::File>) -> Result<Work
         match (&mut schedule, stopping) {
             (_, true) => {}
             (None, false) => {
-                while free.len() >= batch {
+                while free.len() >= batch && budget.is_none_or(|b| b >= batch as u64) {
+                    if let Some(b) = &mut budget {
+                        *b -= batch as u64;
+                    }
                     let ts = Instant::now();
                     for _ in 0..batch {
                         let r = free.pop().expect("free requests checked") as usize;
@@ -267,7 +272,10 @@ fn worker_loop(sh: &Shared, idx: usize, file: Arc<std::fs::File>) -> Result<Work
                 let ts = Instant::now();
                 out.clock_reads += 1;
                 let mut queued = 0;
-                while !free.is_empty() && s.next <= ts {
+                while !free.is_empty() && s.next <= ts && budget != Some(0) {
+                    if let Some(b) = &mut budget {
+                        *b -= 1;
+                    }
                     let r = free.pop().expect("free request checked") as usize;
                     start_request(r, s.next, &mut engine)?;
                     if s.next >= ramp_end {
@@ -657,6 +665,8 @@ pub fn run(cfg: &RunConfig, observer: &dyn Observer) -> Result<Document> {
             "interrupted"
         } else if stable {
             "stable"
+        } else if cfg.io_limit.is_some() && stopped_at < end {
+            "io-limit"
         } else {
             "runtime"
         };
@@ -780,6 +790,7 @@ pub fn run(cfg: &RunConfig, observer: &dyn Observer) -> Result<Document> {
     };
     Ok(Document {
         schema: SCHEMA.into(),
+        study: None,
         config: cfg.clone(),
         environment,
         result,

@@ -1,0 +1,340 @@
+//! The Markdown summary of each study: the table the report would print (e.g. queue size ×
+//! threads → MB/s, p99.9, CPU %) and one line per point.
+
+use super::plan::StudyName;
+use crate::config::Rw;
+use crate::result::Document;
+use crate::size::{format_ns, format_size};
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+/// A dimension a table is pivoted on: a sort key and a label.
+#[derive(Clone, Copy)]
+enum Key {
+    Bs,
+    Engine,
+    Rw,
+    Threads,
+    Iodepth,
+    Batch,
+    Blocks,
+    EngineThreads,
+    EngineIodepth,
+    Label,
+    Scheduler,
+    BsThreads,
+    One,
+}
+
+impl Key {
+    fn of(self, d: &Document) -> (u64, String) {
+        let c = &d.config;
+        match self {
+            Key::Bs => (c.bs, format_size(c.bs)),
+            Key::Engine => (c.engine as u64, c.engine.name().into()),
+            Key::Rw => match c.rw {
+                Rw::Read => (0, "sequential".into()),
+                Rw::Randread => (1, "random".into()),
+            },
+            Key::Threads => (c.threads as u64, c.threads.to_string()),
+            Key::Iodepth => (c.iodepth as u64, c.iodepth.to_string()),
+            Key::Batch => (c.batch as u64, c.batch.to_string()),
+            Key::Blocks => (
+                c.blocks_per_request as u64,
+                c.blocks_per_request.to_string(),
+            ),
+            Key::EngineThreads => (
+                (c.engine as u64) << 32 | c.threads as u64,
+                format!("{} T{}", c.engine.name(), c.threads),
+            ),
+            Key::EngineIodepth => (
+                (c.engine as u64) << 32 | c.iodepth as u64,
+                format!("{} QS{}", c.engine.name(), c.iodepth),
+            ),
+            Key::Label => (0, d.result.label.clone()),
+            Key::Scheduler => (
+                0,
+                d.study
+                    .as_ref()
+                    .and_then(|s| s.scheduler.clone())
+                    .unwrap_or_default(),
+            ),
+            Key::BsThreads => (
+                c.bs << 16 | c.threads as u64,
+                format!("{} T{}", format_size(c.bs), c.threads),
+            ),
+            Key::One => (0, String::new()),
+        }
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Metric {
+    MBs,
+    Iops,
+    Min,
+    Mean,
+    P50,
+    P99,
+    P999,
+    Max,
+    Cpu,
+    SqPollCpu,
+}
+
+impl Metric {
+    fn header(self) -> &'static str {
+        match self {
+            Metric::MBs => "MB/s",
+            Metric::Iops => "IOPS",
+            Metric::Min => "min",
+            Metric::Mean => "avg",
+            Metric::P50 => "p50",
+            Metric::P99 => "p99",
+            Metric::P999 => "p99.9",
+            Metric::Max => "max",
+            Metric::Cpu => "CPU %",
+            Metric::SqPollCpu => "SQ poll CPU %",
+        }
+    }
+
+    fn cell(self, d: &Document) -> String {
+        let r = &d.result;
+        let l = &r.latency;
+        match self {
+            Metric::MBs => format!("{:.1}", r.mb_s),
+            Metric::Iops => format!("{:.0}", r.iops),
+            Metric::Min => format_ns(l.min_ns as f64),
+            Metric::Mean => format_ns(l.mean_ns),
+            Metric::P50 => format_ns(l.p50_ns as f64),
+            Metric::P99 => format_ns(l.p99_ns as f64),
+            Metric::P999 => format_ns(l.p999_ns as f64),
+            Metric::Max => format_ns(l.max_ns as f64),
+            Metric::Cpu => format!("{:.0}", cpu_pct(d)),
+            Metric::SqPollCpu => format!("{:.0}", r.cpu.sqpoll.pct_of_core),
+        }
+    }
+}
+
+/// CPU of every thread of the process, kernel helpers included, as % of one core.
+fn cpu_pct(d: &Document) -> f64 {
+    let c = &d.result.cpu;
+    c.app.pct_of_core + c.sqpoll.pct_of_core + c.io_worker.pct_of_core
+}
+
+struct Table {
+    rows: Key,
+    cols: Key,
+    metrics: &'static [Metric],
+    title: &'static str,
+}
+
+fn table_for(name: StudyName) -> Option<Table> {
+    use Metric::*;
+    Some(match name {
+        StudyName::Latency => Table {
+            rows: Key::Bs,
+            cols: Key::Engine,
+            metrics: &[Min, Mean, P99, P999, Max],
+            title: "block size × interface → single-read latency",
+        },
+        StudyName::Stream => Table {
+            rows: Key::Bs,
+            cols: Key::Rw,
+            metrics: &[MBs, P50, P999],
+            title: "block size × access → throughput and latency",
+        },
+        StudyName::Threads => Table {
+            rows: Key::Threads,
+            cols: Key::Bs,
+            metrics: &[MBs, P999, Cpu],
+            title: "threads × block size → MB/s, p99.9, CPU %",
+        },
+        StudyName::Queue => Table {
+            rows: Key::Iodepth,
+            cols: Key::EngineThreads,
+            metrics: &[MBs, P999, Cpu],
+            title: "queue size × interface and threads → MB/s, p99.9, CPU %",
+        },
+        StudyName::Batch => Table {
+            rows: Key::Batch,
+            cols: Key::EngineIodepth,
+            metrics: &[MBs, P999, Cpu],
+            title: "batch size × interface and queue size → MB/s, p99.9, CPU %",
+        },
+        StudyName::Multiblock => Table {
+            rows: Key::Blocks,
+            cols: Key::Engine,
+            metrics: &[P50, P99, P999],
+            title: "blocks per request × interface → request latency",
+        },
+        StudyName::UringFeatures => Table {
+            rows: Key::Label,
+            cols: Key::One,
+            metrics: &[MBs, Iops, P999, Cpu, SqPollCpu],
+            title: "io_uring features → MB/s, IOPS, p99.9, CPU % (SQ poll thread included)",
+        },
+        StudyName::Scheduler => Table {
+            rows: Key::BsThreads,
+            cols: Key::Scheduler,
+            metrics: &[MBs, P999],
+            title: "block size and threads × scheduler → MB/s, p99.9",
+        },
+        StudyName::Scan | StudyName::All => return None,
+    })
+}
+
+fn pivot(t: &Table, docs: &[&Document]) -> String {
+    let mut rows: BTreeMap<(u64, String), ()> = BTreeMap::new();
+    let mut cols: BTreeMap<(u64, String), ()> = BTreeMap::new();
+    let mut cells: BTreeMap<(String, String), &Document> = BTreeMap::new();
+    for d in docs {
+        let (r, c) = (t.rows.of(d), t.cols.of(d));
+        cells.insert((r.1.clone(), c.1.clone()), d);
+        rows.insert(r, ());
+        cols.insert(c, ());
+    }
+    let mut s = String::new();
+    let _ = write!(s, "| |");
+    for (_, c) in cols.keys() {
+        for m in t.metrics {
+            let _ = write!(
+                s,
+                " {}{}{} |",
+                c,
+                if c.is_empty() { "" } else { " " },
+                m.header()
+            );
+        }
+    }
+    let _ = writeln!(s);
+    let _ = write!(s, "|---|");
+    for _ in 0..cols.len() * t.metrics.len() {
+        let _ = write!(s, "---:|");
+    }
+    let _ = writeln!(s);
+    for (_, r) in rows.keys() {
+        let _ = write!(s, "| {r} |");
+        for (_, c) in cols.keys() {
+            for m in t.metrics {
+                let v = cells
+                    .get(&(r.clone(), c.clone()))
+                    .map_or("–".into(), |d| m.cell(d));
+                let _ = write!(s, " {v} |");
+            }
+        }
+        let _ = writeln!(s);
+    }
+    s
+}
+
+/// Bandwidth against offset for each scan, from the per-second timeline.
+fn scan_table(docs: &[&Document]) -> String {
+    let mut s = String::new();
+    for d in docs {
+        let mode = if d.config.direct {
+            "direct"
+        } else {
+            "buffered"
+        };
+        let _ = writeln!(
+            s,
+            "**{mode}**: {:.1} MB/s over {} in {:.1} s ({})\n",
+            d.result.mb_s,
+            format_size(d.result.bytes),
+            d.result.seconds,
+            d.result.ended_by
+        );
+        let _ = writeln!(s, "| offset | MB/s |\n|---:|---:|");
+        let mut offset = d.config.offset;
+        for p in &d.result.timeline {
+            let _ = writeln!(
+                s,
+                "| {} | {:.1} |",
+                format_size(offset / (1 << 20) * (1 << 20)),
+                p.mib_s * 1.048_576
+            );
+            offset += p.ios * d.config.bs;
+        }
+        let _ = writeln!(s);
+    }
+    s
+}
+
+fn point_lines(docs: &[&Document]) -> String {
+    let mut s = String::from(
+        "| label | workload | MB/s | IOPS | p50 | p99 | p99.9 | CPU % | ended |\n|---|---|---:|---:|---:|---:|---:|---:|---|\n",
+    );
+    for d in docs {
+        let c = &d.config;
+        let r = &d.result;
+        let _ = writeln!(
+            s,
+            "| {} | {} {} {}{}{}{} | {:.1} | {:.0} | {} | {} | {} | {:.0} | {} |",
+            r.label,
+            c.engine.name(),
+            match c.rw {
+                Rw::Read => "seq",
+                Rw::Randread => "rand",
+            },
+            format_size(c.bs),
+            if c.direct { "" } else { " buffered" },
+            if c.blocks_per_request > 1 {
+                format!(" ×{} blocks", c.blocks_per_request)
+            } else {
+                String::new()
+            },
+            d.study
+                .as_ref()
+                .and_then(|t| t.scheduler.as_ref())
+                .map(|s| format!(" [{s}]"))
+                .unwrap_or_default(),
+            r.mb_s,
+            r.iops,
+            format_ns(r.latency.p50_ns as f64),
+            format_ns(r.latency.p99_ns as f64),
+            format_ns(r.latency.p999_ns as f64),
+            cpu_pct(d),
+            r.ended_by
+        );
+    }
+    s
+}
+
+/// The summary of studies `names` from every stored document.
+pub fn summarize(names: &[StudyName], docs: &[Document]) -> String {
+    let mut s = String::from("# readlab study summary\n\n");
+    for name in names {
+        let mine: Vec<&Document> = docs
+            .iter()
+            .filter(|d| d.study.as_ref().is_some_and(|t| t.study == name.name()))
+            .collect();
+        let _ = writeln!(s, "## {} — {}\n", name.name(), name.describe());
+        let Some(first) = mine.first() else {
+            let _ = writeln!(s, "No points measured.\n");
+            continue;
+        };
+        let e = &first.environment;
+        let _ = writeln!(
+            s,
+            "Target {} ({}{}), kernel {}, {} CPUs, {}.\n",
+            e.target.path.display(),
+            e.device.name.as_deref().unwrap_or("no block device"),
+            e.filesystem
+                .as_deref()
+                .map(|f| format!(", {f}"))
+                .unwrap_or_default(),
+            e.kernel,
+            e.cpus,
+            e.date
+        );
+        match table_for(*name) {
+            Some(t) => {
+                let _ = writeln!(s, "{}\n\n{}", t.title, pivot(&t, &mine));
+            }
+            None => s.push_str(&scan_table(&mine)),
+        }
+        let _ = writeln!(s, "All {} points:\n\n{}", mine.len(), point_lines(&mine));
+    }
+    s
+}
