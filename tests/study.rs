@@ -1,0 +1,299 @@
+//! End-to-end: studies run as one command, write results.jsonl and summary.md, survive SIGINT
+//! with --resume, and the scheduler study restores the device's scheduler.
+
+mod common;
+use common::*;
+use std::collections::HashSet;
+use std::path::Path;
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+
+fn lines(path: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("unparseable line ({e}): {l}")))
+        .collect()
+}
+
+fn point_key(v: &serde_json::Value) -> String {
+    format!("{}|{}", v["study"], v["config"])
+}
+
+fn study(args: &[&str]) -> std::process::Output {
+    let o = run(args);
+    assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+    o
+}
+
+fn check_outputs(out: &Path, name: &str, min_points: usize) -> Vec<serde_json::Value> {
+    let docs = lines(&out.join("results.jsonl"));
+    assert!(docs.len() >= min_points, "{name}: {} points", docs.len());
+    for d in &docs {
+        assert_eq!(d["study"]["study"], name);
+        assert!(d["result"]["ios"].as_u64().unwrap() > 0, "{d}");
+        assert_eq!(d["result"]["errors"]["count"], 0);
+    }
+    let summary = std::fs::read_to_string(out.join("summary.md")).unwrap();
+    assert!(summary.contains(&format!("## {name}")), "{summary}");
+    // One line per point in the summary's point list.
+    let rows = summary
+        .lines()
+        .filter(|l| l.starts_with("| ") && l.contains(" | ") && !l.starts_with("| label"))
+        .count();
+    assert!(
+        rows >= docs.len(),
+        "{rows} rows for {} points:\n{summary}",
+        docs.len()
+    );
+    docs
+}
+
+#[test]
+fn latency_and_threads_quick_studies() {
+    let d = disk_dir();
+    let f = prepare(d.path(), "f", "64M");
+    let out = d.path().join("lat");
+    let o = study(&[
+        "study",
+        "latency",
+        "--quick",
+        "--out",
+        out.to_str().unwrap(),
+        f.to_str().unwrap(),
+    ]);
+    assert!(stdout(&o).contains("single-read latency"), "{}", stdout(&o));
+    let docs = check_outputs(&out, "latency", 8);
+    let engines: HashSet<String> = docs
+        .iter()
+        .map(|d| d["config"]["engine"].to_string())
+        .collect();
+    assert_eq!(engines.len(), 2, "pread and preadv2");
+    // Block sizes that do not fit a quarter of the target are left out.
+    assert!(
+        docs.iter()
+            .all(|d| d["config"]["bs"].as_u64().unwrap() <= 16 << 20)
+    );
+
+    let out = d.path().join("thr");
+    study(&[
+        "study",
+        "threads",
+        "--quick",
+        "--max-threads",
+        "4",
+        "--out",
+        out.to_str().unwrap(),
+        f.to_str().unwrap(),
+    ]);
+    let docs = check_outputs(&out, "threads", 6);
+    let threads: HashSet<u64> = docs
+        .iter()
+        .map(|d| d["config"]["threads"].as_u64().unwrap())
+        .collect();
+    assert_eq!(threads, HashSet::from([1, 2, 4]));
+    assert!(
+        std::fs::read_to_string(out.join("summary.md"))
+            .unwrap()
+            .contains("threads × block size")
+    );
+}
+
+#[test]
+fn an_existing_store_needs_resume() {
+    let d = disk_dir();
+    let f = prepare(d.path(), "f", "16M");
+    let out = d.path().join("o");
+    study(&[
+        "study",
+        "stream",
+        "--quick",
+        "--out",
+        out.to_str().unwrap(),
+        f.to_str().unwrap(),
+    ]);
+    let o = run(&[
+        "study",
+        "stream",
+        "--quick",
+        "--out",
+        out.to_str().unwrap(),
+        f.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("--resume"), "{}", stderr(&o));
+    // Resuming a finished study measures nothing new.
+    let before = lines(&out.join("results.jsonl")).len();
+    let o = study(&[
+        "study",
+        "stream",
+        "--quick",
+        "--resume",
+        "--out",
+        out.to_str().unwrap(),
+        f.to_str().unwrap(),
+    ]);
+    assert!(stderr(&o).contains("0 points measured"), "{}", stderr(&o));
+    assert_eq!(lines(&out.join("results.jsonl")).len(), before);
+    let o = run(&["study", "nonsense", f.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("unknown study"));
+}
+
+fn sigint_after(child: &mut Child, results: &Path, points: usize, limit: Duration) {
+    let start = Instant::now();
+    while lines(results).len() < points {
+        assert!(
+            start.elapsed() < limit,
+            "no {points} points within {limit:?}"
+        );
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "study ended before SIGINT"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::thread::sleep(Duration::from_millis(300)); // inside the next point
+    rustix::process::kill_process(
+        rustix::process::Pid::from_child(child),
+        rustix::process::Signal::INT,
+    )
+    .unwrap();
+}
+
+#[test]
+fn sigint_then_resume_loses_and_duplicates_nothing() {
+    let d = disk_dir();
+    let f = prepare(d.path(), "f", "32M");
+    let out = d.path().join("o");
+    let args = [
+        "study",
+        "threads",
+        "--quick",
+        "--max-threads",
+        "8",
+        "--out",
+        out.to_str().unwrap(),
+        f.to_str().unwrap(),
+    ];
+    let mut child = bin()
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    sigint_after(
+        &mut child,
+        &out.join("results.jsonl"),
+        2,
+        Duration::from_secs(60),
+    );
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let partial = lines(&out.join("results.jsonl"));
+    assert!(
+        partial.len() >= 2 && partial.len() < 8,
+        "{} points after SIGINT",
+        partial.len()
+    );
+    assert!(out.join("summary.md").exists());
+
+    let o = study(&[
+        "study",
+        "threads",
+        "--quick",
+        "--max-threads",
+        "8",
+        "--resume",
+        "--out",
+        out.to_str().unwrap(),
+        f.to_str().unwrap(),
+    ]);
+    assert!(stderr(&o).contains("already done"), "{}", stderr(&o));
+    let all = lines(&out.join("results.jsonl"));
+    assert_eq!(all.len(), 8, "4 thread counts × 2 block sizes");
+    let keys: HashSet<String> = all.iter().map(point_key).collect();
+    assert_eq!(keys.len(), all.len(), "duplicated points");
+    for p in &partial {
+        assert!(keys.contains(&point_key(p)), "lost a point");
+    }
+}
+
+fn scheduler_of(dev: &str) -> String {
+    let name = dev.trim_start_matches("/dev/");
+    std::fs::read_to_string(format!("/sys/block/{name}/queue/scheduler")).unwrap()
+}
+
+#[test]
+fn scheduler_study_switches_and_restores_even_after_sigint() {
+    let lo = LoopDev::prepared("32M");
+    let before = scheduler_of(&lo.dev);
+    let d = disk_dir();
+    let out = d.path().join("s");
+    let o = study(&[
+        "study",
+        "scheduler",
+        "--quick",
+        "--max-threads",
+        "2",
+        "--out",
+        out.to_str().unwrap(),
+        &lo.dev,
+    ]);
+    assert_eq!(scheduler_of(&lo.dev), before, "scheduler not restored");
+    let docs = check_outputs(&out, "scheduler", 4);
+    let mut seen = HashSet::new();
+    for doc in &docs {
+        // Each point ran under the scheduler it is tagged with.
+        assert_eq!(
+            doc["environment"]["device"]["scheduler"], doc["study"]["scheduler"],
+            "{}",
+            doc["study"]
+        );
+        seen.insert(doc["study"]["scheduler"].as_str().unwrap().to_string());
+    }
+    let offered = before.split_whitespace().count();
+    assert_eq!(seen.len(), offered, "one sweep per scheduler in '{before}'");
+    assert!(stdout(&o).contains("scheduler"));
+
+    // Interrupted halfway, it still puts the original back.
+    let out = d.path().join("s2");
+    let mut child = bin()
+        .args([
+            "study",
+            "scheduler",
+            "--quick",
+            "--max-threads",
+            "2",
+            "--out",
+            out.to_str().unwrap(),
+            &lo.dev,
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    sigint_after(
+        &mut child,
+        &out.join("results.jsonl"),
+        3,
+        Duration::from_secs(60),
+    );
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(
+        scheduler_of(&lo.dev),
+        before,
+        "scheduler not restored after SIGINT"
+    );
+}
