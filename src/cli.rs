@@ -45,6 +45,45 @@ enum Command {
     Info(InfoArgs),
     /// Run one of the report's experiments (or all) on a target; resumable, with a summary table.
     Study(StudyArgs),
+    /// Find the best interface, threads, queue size, batch and features for a target, within a budget.
+    Tune(TuneArgs),
+}
+
+#[derive(Copy, Clone, Debug, ValueEnum)]
+enum GoalArg {
+    Throughput,
+    Latency,
+    Balanced,
+}
+
+#[derive(Args, Debug)]
+struct TuneArgs {
+    /// File or block device to tune for.
+    target: PathBuf,
+    /// Block size(s), comma-separated (e.g. 4k,1m): one recommendation each.
+    #[arg(long, default_value = "4k")]
+    bs: String,
+    /// What the recommendation optimises.
+    #[arg(long, value_enum, default_value = "balanced")]
+    goal: GoalArg,
+    /// Largest acceptable p99.9 latency (e.g. 500us, 2ms).
+    #[arg(long)]
+    p999_max: Option<String>,
+    /// Largest acceptable CPU, in cores (kernel helper threads included).
+    #[arg(long)]
+    cpu_max: Option<f64>,
+    /// Engines to search, comma-separated.
+    #[arg(long, default_value = "psync,libaio,uring")]
+    engines: String,
+    /// Wall-clock budget for the whole search.
+    #[arg(long, default_value = "5m")]
+    budget: String,
+    /// Directory for results.jsonl and the device profile(s) (default: readlab-tune-<target name>).
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Do not verify the data read.
+    #[arg(long)]
+    no_verify: bool,
 }
 
 #[derive(Args, Debug)]
@@ -127,8 +166,11 @@ enum OutputArg {
 
 #[derive(Args, Debug)]
 struct RunArgs {
-    /// File or block device to read.
-    target: PathBuf,
+    /// File or block device to read (optional with --profile, which names one).
+    target: Option<PathBuf>,
+    /// Replay a device profile written by `readlab tune` (its configuration; TARGET overrides its target).
+    #[arg(long)]
+    profile: Option<PathBuf>,
     /// Read interface: psync, pvsync2, libaio, uring, pool, posixaio, null.
     #[arg(long, default_value = "psync")]
     engine: String,
@@ -262,12 +304,24 @@ fn count(name: &str, s: &str) -> Result<usize, Error> {
 
 impl RunArgs {
     fn to_config(&self) -> Result<RunConfig, Error> {
+        if let Some(p) = &self.profile {
+            let mut cfg = crate::tune::load_profile(p)?.config;
+            if let Some(t) = &self.target {
+                cfg.target = t.clone();
+            }
+            cfg.runtime = parse_duration(&self.runtime)?;
+            cfg.verify = self.verify;
+            return Ok(cfg);
+        }
+        let target = self.target.clone().ok_or_else(|| {
+            Error::invalid("give a TARGET to read (or --profile FILE from `readlab tune`)")
+        })?;
         let runtime = parse_duration(&self.runtime)?;
         if runtime.is_zero() {
             return Err(Error::invalid("--runtime must be positive, e.g. 5s"));
         }
         Ok(RunConfig {
-            target: self.target.clone(),
+            target,
             engine: EngineKind::parse(&self.engine)?,
             bs: parse_size(&self.bs)?,
             rw: match self.rw {
@@ -616,6 +670,186 @@ fn cmd_study(a: &StudyArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// Tuner progress: one line per measured point under a spinner.
+struct TuneProgress {
+    inner: Progress,
+}
+
+impl Observer for TuneProgress {
+    fn cancelled(&self) -> bool {
+        self.inner.cancelled()
+    }
+}
+
+impl crate::tune::TuneObserver for TuneProgress {
+    fn phase(&self, what: &str) {
+        eprintln!("readlab: tune: {what}");
+    }
+    fn measured(&self, c: &crate::tune::Candidate, _doc: &Document) {
+        eprintln!(
+            "    {:<14} {:>9.0} IOPS {:>8.1} MB/s  p99.9 {:>9}  CPU {:.2} cores",
+            c.label,
+            c.iops,
+            c.mb_s,
+            crate::size::format_ns(c.p999_ns as f64),
+            c.cpu_cores
+        );
+    }
+}
+
+fn cmd_tune(a: &TuneArgs) -> anyhow::Result<ExitCode> {
+    use crate::tune::{self, Goal};
+    let block_sizes =
+        a.bs.split(',')
+            .map(parse_size)
+            .collect::<Result<Vec<_>, _>>()?;
+    let engines = a
+        .engines
+        .split(',')
+        .map(|e| EngineKind::parse(e.trim()))
+        .collect::<Result<Vec<_>, _>>()?;
+    let target_name = a
+        .target
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "target".into());
+    let prepared = crate::target::Target::inspect(&a.target)?
+        .prepared_id
+        .is_some();
+    let opts = tune::TuneOptions {
+        target: a.target.clone(),
+        block_sizes,
+        goal: match a.goal {
+            GoalArg::Throughput => Goal::Throughput,
+            GoalArg::Latency => Goal::Latency,
+            GoalArg::Balanced => Goal::Balanced,
+        },
+        p999_max: a.p999_max.as_deref().map(parse_duration).transpose()?,
+        cpu_max: a.cpu_max,
+        engines,
+        budget: parse_duration(&a.budget)?,
+        out: a
+            .out
+            .clone()
+            .unwrap_or_else(|| PathBuf::from(format!("readlab-tune-{target_name}"))),
+        verify: prepared && !a.no_verify,
+    };
+    if let Some(c) = opts.cpu_max
+        && !(c > 0.0)
+    {
+        return Err(Error::invalid("--cpu-max must be a positive number of cores").into());
+    }
+    let progress = TuneProgress {
+        inner: Progress::new(true),
+    };
+    let report = tune::tune(&opts, &progress)?;
+    let mut exit = ExitCode::SUCCESS;
+    for rec in &report.recommendations {
+        println!(
+            "\n## {} — block size {}, goal {}, {} points measured\n",
+            opts.target.display(),
+            format_size(rec.bs),
+            rec.goal.name(),
+            rec.points_measured
+        );
+        println!(
+            "| goal | target | engine | threads | queue size | batch | features | MB/s | IOPS | p99.9 | CPU (cores) | label |"
+        );
+        println!("|---|---|---|---:|---:|---:|---|---:|---:|---:|---:|---|");
+        for (g, c) in &rec.per_goal {
+            let cfg = &c.config;
+            let o = &cfg.options;
+            let feats: Vec<&str> = [
+                (o.fixed_files, "fixed files"),
+                (o.fixed_bufs, "fixed buffers"),
+                (o.sqpoll, "SQ poll"),
+            ]
+            .into_iter()
+            .filter_map(|(on, n)| on.then_some(n))
+            .collect();
+            println!(
+                "| {}{} | {} | {} | {} | {} | {} | {} | {:.1} | {:.0} | {} | {:.2} | {} |",
+                g.name(),
+                if *g == rec.goal { " (recommended)" } else { "" },
+                target_name,
+                cfg.engine.name(),
+                cfg.threads,
+                cfg.iodepth,
+                cfg.batch,
+                if feats.is_empty() {
+                    "-".into()
+                } else {
+                    feats.join(", ")
+                },
+                c.mb_s,
+                c.iops,
+                crate::size::format_ns(c.p999_ns as f64),
+                c.cpu_cores,
+                c.label
+            );
+        }
+        match &rec.pick {
+            Some(p) => {
+                println!("\nRecommended: {} ({} goal)", p.label, rec.goal.name());
+                for t in &rec.trade_offs {
+                    println!("  trade-off: {t}");
+                }
+                println!("\n  readlab: {}", tune::readlab_command(&p.config));
+                println!("  fio:     {}", tune::fio_command(&p.config));
+                let profile = tune::Profile {
+                    schema: tune::PROFILE_SCHEMA.into(),
+                    goal: rec.goal,
+                    label: p.label.clone(),
+                    config: p.config.clone(),
+                    expected: p.clone(),
+                };
+                let path = opts.out.join(format!(
+                    "profile-{}.json",
+                    format_size(rec.bs).to_lowercase()
+                ));
+                export::write_file(&path, &serde_json::to_string_pretty(&profile)?)?;
+                println!(
+                    "  profile: {} (replay: readlab run --profile {})",
+                    path.display(),
+                    path.display()
+                );
+            }
+            None => {
+                exit = ExitCode::from(1);
+                println!(
+                    "\nNo configuration met the constraints{}{}. Closest points:",
+                    opts.p999_max
+                        .map(|m| format!(
+                            " p99.9 ≤ {}",
+                            crate::size::format_ns(m.as_nanos() as f64)
+                        ))
+                        .unwrap_or_default(),
+                    opts.cpu_max
+                        .map(|c| format!(" CPU ≤ {c} cores"))
+                        .unwrap_or_default()
+                );
+                for (c, why) in &rec.closest {
+                    println!(
+                        "  {:<14} {:.0} IOPS, p99.9 {}, CPU {:.2} cores: {}",
+                        c.label,
+                        c.iops,
+                        crate::size::format_ns(c.p999_ns as f64),
+                        c.cpu_cores,
+                        why
+                    );
+                }
+            }
+        }
+    }
+    eprintln!(
+        "readlab: tuned in {:.0} s of a {:.0} s budget; every point is in {}",
+        report.seconds,
+        report.budget_s,
+        report.results.display()
+    );
+    Ok(exit)
+}
+
 fn cmd_info(a: &InfoArgs) -> anyhow::Result<ExitCode> {
     let report = crate::probe::probe(&a.target)?;
     match a.output {
@@ -695,6 +929,7 @@ pub fn main() -> ExitCode {
         Some(Command::Run(a)) => cmd_run(a),
         Some(Command::Info(a)) => cmd_info(a),
         Some(Command::Study(a)) => cmd_study(a),
+        Some(Command::Tune(a)) => cmd_tune(a),
     };
     match res {
         Ok(code) => code,

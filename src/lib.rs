@@ -23,5 +23,6 @@ pub mod stats;
 pub mod store;
 pub mod study;
 pub mod target;
+pub mod tune;
 
 pub use error::{Error, Result};

@@ -1,0 +1,696 @@
+//! The tuner: the report's "selected parameters" table for any device, found by an adaptive search
+//! (grow queue size and threads until throughput stops rising, refine, then batch and io_uring
+//! features), a Pareto frontier over throughput, p99.9 and CPU, and finalists re-measured
+//! interleaved so noise cannot pick the winner.
+
+use crate::config::{RunConfig, Rw};
+use crate::engine::EngineKind;
+use crate::error::{Error, Result};
+use crate::result::{Document, StudyTag};
+use crate::runner::{self, Observer};
+use crate::stability::StopRule;
+use crate::store::Store;
+use crate::target::Target;
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+/// What "best" means.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Goal {
+    /// Most IOPS (ties within 1 % go to the lower p99.9).
+    Throughput,
+    /// Lowest p99.9 among points with at least half the best IOPS.
+    Latency,
+    /// Lowest p99.9 among points with at least 90 % of the best IOPS.
+    Balanced,
+}
+
+impl Goal {
+    pub const ALL: [Goal; 3] = [Goal::Throughput, Goal::Balanced, Goal::Latency];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Goal::Throughput => "throughput",
+            Goal::Latency => "latency",
+            Goal::Balanced => "balanced",
+        }
+    }
+}
+
+/// What the user asked the tuner for.
+#[derive(Debug, Clone)]
+pub struct TuneOptions {
+    pub target: PathBuf,
+    pub block_sizes: Vec<u64>,
+    pub goal: Goal,
+    /// Largest acceptable p99.9 latency.
+    pub p999_max: Option<Duration>,
+    /// Largest acceptable CPU, in cores (kernel helper threads included).
+    pub cpu_max: Option<f64>,
+    pub engines: Vec<EngineKind>,
+    pub budget: Duration,
+    pub out: PathBuf,
+    pub verify: bool,
+}
+
+/// One measured configuration, reduced to what the search compares.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Candidate {
+    pub config: RunConfig,
+    pub label: String,
+    pub iops: f64,
+    pub mb_s: f64,
+    pub p999_ns: u64,
+    pub p50_ns: u64,
+    /// CPU in cores (100 % of one core = 1.0), SQ poll and io workers included.
+    pub cpu_cores: f64,
+}
+
+impl Candidate {
+    fn of(doc: &Document) -> Candidate {
+        let r = &doc.result;
+        let c = &r.cpu;
+        Candidate {
+            config: doc.config.clone(),
+            label: r.label.clone(),
+            iops: r.iops,
+            mb_s: r.mb_s,
+            p999_ns: r.latency.p999_ns,
+            p50_ns: r.latency.p50_ns,
+            cpu_cores: (c.app.pct_of_core + c.sqpoll.pct_of_core + c.io_worker.pct_of_core) / 100.0,
+        }
+    }
+
+    /// `self` is at least as good as `o` everywhere and better somewhere.
+    fn dominates(&self, o: &Candidate) -> bool {
+        let ge = self.iops >= o.iops && self.p999_ns <= o.p999_ns && self.cpu_cores <= o.cpu_cores;
+        let gt = self.iops > o.iops || self.p999_ns < o.p999_ns || self.cpu_cores < o.cpu_cores;
+        ge && gt
+    }
+}
+
+/// The points no other point beats on throughput, p99.9 and CPU at once.
+pub fn pareto(points: &[Candidate]) -> Vec<Candidate> {
+    let mut front: Vec<Candidate> = points
+        .iter()
+        .filter(|p| !points.iter().any(|q| q.dominates(p)))
+        .cloned()
+        .collect();
+    front.sort_by(|a, b| b.iops.total_cmp(&a.iops));
+    front
+}
+
+/// The best point for `goal` among `points` (all of which meet the constraints).
+pub fn choose(points: &[Candidate], goal: Goal) -> Option<Candidate> {
+    let best_iops = points.iter().map(|p| p.iops).fold(0.0, f64::max);
+    let floor = match goal {
+        Goal::Throughput => {
+            return points
+                .iter()
+                .filter(|p| p.iops >= 0.99 * best_iops)
+                .min_by_key(|p| p.p999_ns)
+                .cloned();
+        }
+        Goal::Balanced => 0.9,
+        Goal::Latency => 0.5,
+    };
+    points
+        .iter()
+        .filter(|p| p.iops >= floor * best_iops)
+        .min_by(|a, b| a.p999_ns.cmp(&b.p999_ns).then(b.iops.total_cmp(&a.iops)))
+        .cloned()
+}
+
+/// "+6 % IOPS for 2.0× p99.9" — what moving from `from` to `to` buys and costs.
+pub fn trade_off(from: &Candidate, to: &Candidate) -> String {
+    let d_iops = 100.0 * (to.iops / from.iops.max(1e-9) - 1.0);
+    let lat = to.p999_ns as f64 / (from.p999_ns.max(1)) as f64;
+    let cpu = to.cpu_cores / from.cpu_cores.max(1e-9);
+    format!(
+        "{} {}: {:+.0} % IOPS for {:.2}× p99.9 and {:.2}× CPU",
+        to.config.engine.name(),
+        to.label,
+        d_iops,
+        lat,
+        cpu
+    )
+}
+
+/// The tuner's answer for one block size.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Recommendation {
+    pub bs: u64,
+    pub goal: Goal,
+    /// None when no point met the constraints.
+    pub pick: Option<Candidate>,
+    /// The best point for every goal (constraints applied).
+    pub per_goal: Vec<(Goal, Candidate)>,
+    pub frontier: Vec<Candidate>,
+    pub trade_offs: Vec<String>,
+    /// When nothing met the constraints: the closest points and why they fail.
+    pub closest: Vec<(Candidate, String)>,
+    pub points_measured: usize,
+}
+
+/// Everything a tuning session produced.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct TuneReport {
+    pub target: PathBuf,
+    pub recommendations: Vec<Recommendation>,
+    pub seconds: f64,
+    pub budget_s: f64,
+    pub results: PathBuf,
+}
+
+/// Progress of the tuner, for the CLI.
+pub trait TuneObserver: Observer {
+    fn phase(&self, _what: &str) {}
+    fn measured(&self, _c: &Candidate, _doc: &Document) {}
+}
+
+struct Search<'a> {
+    opts: &'a TuneOptions,
+    target: &'a Target,
+    store: Store,
+    obs: &'a dyn TuneObserver,
+    deadline: Instant,
+    point_runtime: Duration,
+    all: Vec<Candidate>,
+}
+
+impl Search<'_> {
+    fn time_left(&self) -> Duration {
+        self.deadline.saturating_duration_since(Instant::now())
+    }
+
+    fn base(&self, engine: EngineKind, bs: u64) -> RunConfig {
+        RunConfig {
+            engine,
+            bs,
+            rw: Rw::Randread,
+            runtime: self.point_runtime,
+            ramp: Duration::from_millis(300),
+            direct: self.target.direct_supported,
+            verify: self.opts.verify,
+            stop_when_stable: Some(StopRule {
+                window: 3,
+                band: 0.03,
+                min_runtime: Duration::from_secs(1).min(self.point_runtime),
+            }),
+            ..RunConfig::new(&self.target.path)
+        }
+    }
+
+    /// Measure one configuration (or reuse it if already measured); None when out of budget or
+    /// the configuration cannot run here.
+    fn measure(&mut self, cfg: RunConfig) -> Option<Candidate> {
+        if let Some(c) = self.all.iter().find(|c| c.config == cfg) {
+            return Some(c.clone());
+        }
+        // Keep a fifth of the budget for re-measuring the finalists.
+        let reserve = self.opts.budget / 5;
+        if self.time_left() < reserve + cfg.ramp + cfg.runtime || self.obs.cancelled() {
+            return None;
+        }
+        let mut doc = match runner::run(&cfg, self.obs) {
+            Ok(d) => d,
+            Err(e) => {
+                self.obs
+                    .phase(&format!("{}: cannot run here: {e}", cfg.label()));
+                return None;
+            }
+        };
+        if doc.result.ended_by == "interrupted" || doc.result.ios == 0 {
+            return None;
+        }
+        doc.study = Some(StudyTag {
+            study: "tune".into(),
+            scheduler: None,
+        });
+        let c = Candidate::of(&doc);
+        self.obs.measured(&c, &doc);
+        let _ = self.store.append(doc);
+        self.all.push(c.clone());
+        Some(c)
+    }
+
+    fn ok(&self, c: &Candidate) -> bool {
+        self.opts
+            .p999_max
+            .is_none_or(|m| c.p999_ns as u128 <= m.as_nanos())
+            && self.opts.cpu_max.is_none_or(|m| c.cpu_cores <= m)
+    }
+
+    /// Grow `knob` geometrically from `start` while throughput rises by more than 5 % and the
+    /// latency constraint holds; returns the best point seen.
+    fn grow(
+        &mut self,
+        base: &RunConfig,
+        set: fn(&mut RunConfig, usize),
+        start: usize,
+        max: usize,
+    ) -> Option<Candidate> {
+        let mut best: Option<Candidate> = None;
+        let mut v = start;
+        while v <= max {
+            let mut cfg = base.clone();
+            set(&mut cfg, v);
+            let Some(c) = self.measure(cfg) else { break };
+            let rising = best.as_ref().is_none_or(|b| c.iops > b.iops * 1.05);
+            let over_latency = self
+                .opts
+                .p999_max
+                .is_some_and(|m| c.p999_ns as u128 > 2 * m.as_nanos());
+            if best.as_ref().is_none_or(|b| c.iops > b.iops) {
+                best = Some(c.clone());
+            }
+            if !rising || over_latency {
+                break;
+            }
+            v *= 2;
+        }
+        best
+    }
+
+    fn tune_engine(&mut self, engine: EngineKind, bs: u64) {
+        let cores = crate::env::cpus();
+        let base = self.base(engine, bs);
+        if !engine.capabilities().asynchronous {
+            self.obs.phase(&format!("{}: threads", engine.name()));
+            self.grow(&base, |c, v| c.threads = v, 1, (4 * cores).min(256));
+            return;
+        }
+        self.obs.phase(&format!("{}: queue size", engine.name()));
+        let Some(best) = self.grow(&base, |c, v| c.iodepth = v, 1, 256) else {
+            return;
+        };
+        // Refine between the powers of two around the best queue size.
+        let qs = best.config.iodepth;
+        for q in [qs * 3 / 4, qs * 3 / 2] {
+            if q > 1 && q != qs && q <= 256 {
+                let mut c = best.config.clone();
+                c.iodepth = q;
+                self.measure(c);
+            }
+        }
+        let best = self.best_of(engine, bs).unwrap_or(best);
+        self.obs.phase(&format!("{}: threads", engine.name()));
+        let mut b = best.config.clone();
+        b.threads = 1;
+        let best = self
+            .grow(&b, |c, v| c.threads = v, 1, cores.max(2) + 1)
+            .unwrap_or(best);
+        self.obs.phase(&format!("{}: batch", engine.name()));
+        let mut b = best.config.clone();
+        b.batch = 1;
+        let qs = b.iodepth;
+        self.grow(&b, |c, v| c.batch = v, 2, qs);
+        if engine == EngineKind::Uring {
+            self.obs.phase("uring: fixed files, fixed buffers, SQ poll");
+            let best = self.best_of(engine, bs).unwrap_or(best);
+            for (files, bufs, sqpoll) in [
+                (true, false, false),
+                (false, true, false),
+                (true, true, false),
+                (true, true, true),
+            ] {
+                let mut c = best.config.clone();
+                c.options.fixed_files = files;
+                c.options.fixed_bufs = bufs;
+                c.options.sqpoll = sqpoll;
+                if sqpoll && c.threads > 1 {
+                    // One SQ poll thread per ring eats a core each: try it with one thread only.
+                    c.threads = 1;
+                }
+                self.measure(c);
+            }
+        }
+    }
+
+    fn best_of(&self, engine: EngineKind, bs: u64) -> Option<Candidate> {
+        self.all
+            .iter()
+            .filter(|c| c.config.engine == engine && c.config.bs == bs && self.ok(c))
+            .max_by(|a, b| a.iops.total_cmp(&b.iops))
+            .cloned()
+    }
+
+    /// Re-measure the finalists interleaved (A B C A B C) and replace their figures with the
+    /// medians, so one lucky run cannot win.
+    fn remeasure(&mut self, finalists: &[Candidate]) -> Vec<Candidate> {
+        if finalists.len() < 2 {
+            return finalists.to_vec();
+        }
+        self.obs.phase("re-measuring the finalists, interleaved");
+        let mut runs: Vec<Vec<Candidate>> = vec![Vec::new(); finalists.len()];
+        for _round in 0..2 {
+            for (i, f) in finalists.iter().enumerate() {
+                let mut cfg = f.config.clone();
+                cfg.seed = cfg.seed.wrapping_add(1 + runs[i].len() as u64);
+                let cost = cfg.ramp + cfg.runtime;
+                if self.time_left() < cost || self.obs.cancelled() {
+                    break;
+                }
+                if let Ok(doc) = runner::run(&cfg, self.obs)
+                    && doc.result.ended_by != "interrupted"
+                {
+                    runs[i].push(Candidate::of(&doc));
+                }
+            }
+        }
+        finalists
+            .iter()
+            .zip(runs)
+            .map(|(f, mut rs)| {
+                rs.push(f.clone());
+                let med = |v: &mut Vec<f64>| {
+                    v.sort_by(|a, b| a.total_cmp(b));
+                    v[v.len() / 2]
+                };
+                let mut c = f.clone();
+                c.iops = med(&mut rs.iter().map(|r| r.iops).collect());
+                c.mb_s = med(&mut rs.iter().map(|r| r.mb_s).collect());
+                c.p999_ns = med(&mut rs.iter().map(|r| r.p999_ns as f64).collect()) as u64;
+                c.p50_ns = med(&mut rs.iter().map(|r| r.p50_ns as f64).collect()) as u64;
+                c.cpu_cores = med(&mut rs.iter().map(|r| r.cpu_cores).collect());
+                c
+            })
+            .collect()
+    }
+}
+
+/// Search every engine for each block size and recommend a configuration per goal.
+pub fn tune(opts: &TuneOptions, obs: &dyn TuneObserver) -> Result<TuneReport> {
+    let started = Instant::now();
+    let target = Target::inspect(&opts.target)?;
+    if opts.engines.is_empty() || opts.block_sizes.is_empty() {
+        return Err(Error::invalid(
+            "give at least one engine and one block size",
+        ));
+    }
+    if opts.budget < Duration::from_secs(10) {
+        return Err(Error::invalid("--budget must be at least 10s"));
+    }
+    // Check every block size against the target before spending any time.
+    for &bs in &opts.block_sizes {
+        let mut c = RunConfig::new(&opts.target);
+        c.bs = bs;
+        c.direct = target.direct_supported;
+        c.verify = opts.verify;
+        runner::prepare_run(&c)?;
+    }
+    let store = Store::open(&opts.out, true)?;
+    // Spread the exploration budget over roughly a dozen points per engine and block size.
+    let planned = (opts.engines.len() * opts.block_sizes.len() * 12).max(1) as u32;
+    let explore = opts.budget * 4 / 5;
+    let point_runtime = (explore / planned)
+        .saturating_sub(Duration::from_millis(300))
+        .clamp(Duration::from_millis(700), Duration::from_secs(10));
+    let mut s = Search {
+        opts,
+        target: &target,
+        store,
+        obs,
+        deadline: started + opts.budget,
+        point_runtime,
+        all: Vec::new(),
+    };
+    let mut recs = Vec::new();
+    for (i, &bs) in opts.block_sizes.iter().enumerate() {
+        // Each block size gets its share of what is left.
+        let share = s.time_left() / (opts.block_sizes.len() - i) as u32;
+        let bs_deadline = Instant::now() + share;
+        let saved = s.deadline;
+        s.deadline = bs_deadline.min(saved);
+        for &engine in &opts.engines {
+            s.tune_engine(engine, bs);
+        }
+        let mine: Vec<Candidate> = s
+            .all
+            .iter()
+            .filter(|c| c.config.bs == bs)
+            .cloned()
+            .collect();
+        let feasible: Vec<Candidate> = mine.iter().filter(|c| s.ok(c)).cloned().collect();
+        let frontier = pareto(&feasible);
+        // Finalists: the best point of each goal, re-measured together.
+        let mut finalists: Vec<Candidate> = Vec::new();
+        for g in Goal::ALL {
+            if let Some(c) = choose(&frontier, g)
+                && !finalists.iter().any(|f| f.config == c.config)
+            {
+                finalists.push(c);
+            }
+        }
+        s.deadline = saved;
+        let finals = s.remeasure(&finalists);
+        let per_goal: Vec<(Goal, Candidate)> = Goal::ALL
+            .iter()
+            .filter_map(|&g| choose(&finals, g).map(|c| (g, c)))
+            .collect();
+        let pick = per_goal
+            .iter()
+            .find(|(g, _)| *g == opts.goal)
+            .map(|(_, c)| c.clone());
+        let trade_offs = match &pick {
+            Some(p) => frontier
+                .iter()
+                .filter(|c| c.config != p.config)
+                .take(4)
+                .map(|c| trade_off(p, c))
+                .collect(),
+            None => Vec::new(),
+        };
+        let closest = if pick.is_none() {
+            let mut m = mine.clone();
+            m.sort_by_key(|c| c.p999_ns);
+            m.into_iter()
+                .take(3)
+                .map(|c| {
+                    let mut why = Vec::new();
+                    if let Some(max) = opts.p999_max
+                        && c.p999_ns as u128 > max.as_nanos()
+                    {
+                        why.push(format!(
+                            "p99.9 {} > {}",
+                            crate::size::format_ns(c.p999_ns as f64),
+                            crate::size::format_ns(max.as_nanos() as f64)
+                        ));
+                    }
+                    if let Some(max) = opts.cpu_max
+                        && c.cpu_cores > max
+                    {
+                        why.push(format!("CPU {:.2} cores > {max}", c.cpu_cores));
+                    }
+                    (c, why.join(", "))
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
+        recs.push(Recommendation {
+            bs,
+            goal: opts.goal,
+            pick,
+            per_goal,
+            frontier,
+            trade_offs,
+            closest,
+            points_measured: mine.len(),
+        });
+    }
+    Ok(TuneReport {
+        target: opts.target.clone(),
+        recommendations: recs,
+        seconds: started.elapsed().as_secs_f64(),
+        budget_s: opts.budget.as_secs_f64(),
+        results: s.store.path().to_path_buf(),
+    })
+}
+
+/// The fio command line that runs the same workload.
+pub fn fio_command(c: &RunConfig) -> String {
+    let engine = match c.engine {
+        EngineKind::Psync => "psync",
+        EngineKind::Pvsync2 => "pvsync2",
+        EngineKind::Libaio => "libaio",
+        EngineKind::Uring => "io_uring",
+        EngineKind::Posixaio => "posixaio",
+        EngineKind::Pool | EngineKind::Null => "psync",
+    };
+    let mut s = format!(
+        "fio --name=readlab --filename={} --ioengine={engine} --rw={} --bs={} --direct={} \
+         --iodepth={} --numjobs={} --time_based --runtime={}s --ramp_time={}ms --group_reporting \
+         --lat_percentiles=1 --randrepeat=0 --norandommap",
+        c.target.display(),
+        match c.rw {
+            Rw::Read => "read",
+            Rw::Randread => "randread",
+        },
+        c.bs,
+        u8::from(c.direct),
+        c.iodepth,
+        c.threads,
+        c.runtime.as_secs_f64().ceil().max(1.0),
+        c.ramp.as_millis()
+    );
+    if c.engine.capabilities().asynchronous {
+        s.push_str(&format!(
+            " --iodepth_batch_submit={} --iodepth_batch_complete_min={}",
+            c.batch, c.complete_min
+        ));
+    }
+    let o = &c.options;
+    if c.engine == EngineKind::Uring {
+        if o.fixed_bufs {
+            s.push_str(" --fixedbufs=1");
+        }
+        if o.fixed_files {
+            s.push_str(" --registerfiles=1");
+        }
+        if o.sqpoll {
+            s.push_str(" --sqthread_poll=1");
+        }
+        if o.iopoll {
+            s.push_str(" --hipri=1");
+        }
+    }
+    if o.hipri {
+        s.push_str(" --hipri=1");
+    }
+    s
+}
+
+/// The `readlab run` command line for a configuration.
+pub fn readlab_command(c: &RunConfig) -> String {
+    let mut s = format!(
+        "readlab run --engine {} --rw {} --bs {} --numjobs {}",
+        c.engine.name(),
+        match c.rw {
+            Rw::Read => "read",
+            Rw::Randread => "randread",
+        },
+        crate::size::format_size(c.bs).to_lowercase(),
+        c.threads
+    );
+    if c.engine.capabilities().asynchronous {
+        s.push_str(&format!(" --iodepth {} --batch {}", c.iodepth, c.batch));
+    }
+    if !c.direct {
+        s.push_str(" --buffered");
+    }
+    let o = &c.options;
+    for (on, flag) in [
+        (o.fixed_files, " --fixed-files"),
+        (o.fixed_bufs, " --fixed-bufs"),
+        (o.sqpoll, " --sqpoll"),
+    ] {
+        if on {
+            s.push_str(flag);
+        }
+    }
+    s.push_str(&format!(" {}", c.target.display()));
+    s
+}
+
+/// A device profile: the recommended configuration, replayable with `readlab run --profile`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Profile {
+    pub schema: String,
+    pub goal: Goal,
+    pub label: String,
+    pub config: RunConfig,
+    pub expected: Candidate,
+}
+
+pub const PROFILE_SCHEMA: &str = "readlab.profile/1";
+
+pub fn load_profile(path: &std::path::Path) -> Result<Profile> {
+    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, "cannot read", e))?;
+    let p: Profile = serde_json::from_str(&text)
+        .map_err(|e| Error::invalid(format!("{}: not a readlab profile ({e})", path.display())))?;
+    if p.schema != PROFILE_SCHEMA {
+        return Err(Error::invalid(format!(
+            "{}: profile schema {} is not {PROFILE_SCHEMA}",
+            path.display(),
+            p.schema
+        )));
+    }
+    Ok(p)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cand(label: &str, iops: f64, p999: u64, cpu: f64) -> Candidate {
+        Candidate {
+            config: RunConfig::new("/x"),
+            label: label.into(),
+            iops,
+            mb_s: iops * 4096.0 / 1e6,
+            p999_ns: p999,
+            p50_ns: p999 / 4,
+            cpu_cores: cpu,
+        }
+    }
+
+    #[test]
+    fn pareto_keeps_only_undominated_points() {
+        let pts = vec![
+            cand("a", 100.0, 100, 1.0),
+            cand("b", 200.0, 300, 1.0),
+            cand("c", 150.0, 400, 1.5), // dominated by b
+            cand("d", 90.0, 50, 0.5),
+        ];
+        let f: Vec<String> = pareto(&pts).into_iter().map(|c| c.label).collect();
+        assert_eq!(f, ["b", "a", "d"]);
+    }
+
+    #[test]
+    fn goals_choose_differently() {
+        let pts = vec![
+            cand("fast", 1000.0, 900, 1.0),
+            cand("near", 950.0, 400, 1.0),
+            cand("calm", 600.0, 100, 0.5),
+            cand("slow", 300.0, 50, 0.2),
+        ];
+        assert_eq!(choose(&pts, Goal::Throughput).unwrap().label, "fast");
+        assert_eq!(choose(&pts, Goal::Balanced).unwrap().label, "near");
+        assert_eq!(choose(&pts, Goal::Latency).unwrap().label, "calm");
+        assert!(choose(&[], Goal::Latency).is_none());
+    }
+
+    #[test]
+    fn trade_offs_read_like_the_issue() {
+        let a = cand("U16B2", 1000.0, 100, 1.0);
+        let b = cand("U32B4", 1060.0, 200, 1.2);
+        assert_eq!(
+            trade_off(&a, &b),
+            "psync U32B4: +6 % IOPS for 2.00× p99.9 and 1.20× CPU"
+        );
+    }
+
+    #[test]
+    fn fio_command_carries_the_uring_features() {
+        let mut c = RunConfig::new("/dev/x");
+        c.engine = EngineKind::Uring;
+        c.iodepth = 32;
+        c.batch = 4;
+        c.options.fixed_bufs = true;
+        c.options.fixed_files = true;
+        let f = fio_command(&c);
+        for part in [
+            "--ioengine=io_uring",
+            "--iodepth=32",
+            "--iodepth_batch_submit=4",
+            "--fixedbufs=1",
+            "--registerfiles=1",
+            "--lat_percentiles=1",
+        ] {
+            assert!(f.contains(part), "{f}");
+        }
+    }
+}
