@@ -734,11 +734,6 @@ fn cmd_tune(a: &TuneArgs) -> anyhow::Result<ExitCode> {
             .unwrap_or_else(|| PathBuf::from(format!("readlab-tune-{target_name}"))),
         verify: prepared && !a.no_verify,
     };
-    if let Some(c) = opts.cpu_max
-        && !(c > 0.0)
-    {
-        return Err(Error::invalid("--cpu-max must be a positive number of cores").into());
-    }
     let progress = TuneProgress {
         inner: Progress::new(true),
     };

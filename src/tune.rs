@@ -390,6 +390,11 @@ pub fn tune(opts: &TuneOptions, obs: &dyn TuneObserver) -> Result<TuneReport> {
             "give at least one engine and one block size",
         ));
     }
+    if opts.cpu_max.is_some_and(|c| c.is_nan() || c <= 0.0) {
+        return Err(Error::invalid(
+            "--cpu-max must be a positive number of cores",
+        ));
+    }
     if opts.budget < Duration::from_secs(10) {
         return Err(Error::invalid("--budget must be at least 10s"));
     }
