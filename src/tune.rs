@@ -613,7 +613,12 @@ pub struct Profile {
 pub const PROFILE_SCHEMA: &str = "readlab.profile/1";
 
 pub fn load_profile(path: &std::path::Path) -> Result<Profile> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, "cannot read", e))?;
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        Error::invalid(format!(
+            "{}: cannot read the profile ({e}); write one with `readlab tune`",
+            path.display()
+        ))
+    })?;
     let p: Profile = serde_json::from_str(&text)
         .map_err(|e| Error::invalid(format!("{}: not a readlab profile ({e})", path.display())))?;
     if p.schema != PROFILE_SCHEMA {
