@@ -180,3 +180,38 @@ fn libaio_reports_a_flipped_byte_on_a_loop_device() {
     let dev = LoopDev::prepared("16M");
     flipped_byte_is_caught(&dev.dev);
 }
+
+#[test]
+fn too_many_aio_events_explain_aio_max_nr() {
+    let max: u64 = std::fs::read_to_string("/proc/sys/fs/aio-max-nr")
+        .expect("read /proc/sys/fs/aio-max-nr")
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(
+        max < 1 << 20,
+        "fs.aio-max-nr is {max}; this test needs the usual limit (65536) to ask for more"
+    );
+    let d = disk_dir();
+    let f = prepare(d.path(), "f", "1M");
+    let depth = (max + 1).to_string();
+    let o = run(&[
+        "run",
+        "--engine",
+        "libaio",
+        "--buffered",
+        "--iodepth",
+        &depth,
+        "--runtime",
+        "1s",
+        "-q",
+        f.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("io_setup") && err.contains("/proc/sys/fs/aio-max-nr"),
+        "{err}"
+    );
+    assert!(!err.contains("panicked"), "{err}");
+}

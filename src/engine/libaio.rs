@@ -180,9 +180,10 @@ fn setup_error(depth: usize, errno: i32) -> String {
                 .unwrap_or_else(|_| "?".into())
         };
         msg.push_str(&format!(
-            "; the system-wide limit of aio events is exhausted (/proc/sys/fs/aio-nr is {} of \
-             /proc/sys/fs/aio-max-nr {}; the kernel reserves about twice the depth per context). \
-             Use fewer threads or a smaller iodepth, or raise it: sysctl -w fs.aio-max-nr=1048576",
+            "; this worker's {depth} aio events would exceed the system-wide limit \
+             (/proc/sys/fs/aio-nr is {} of /proc/sys/fs/aio-max-nr {}; every thread's context \
+             counts iodepth × blocks-per-request). Use fewer threads or a smaller iodepth, or raise \
+             the limit: sysctl -w fs.aio-max-nr=1048576",
             read("/proc/sys/fs/aio-nr"),
             read("/proc/sys/fs/aio-max-nr")
         ));
