@@ -106,8 +106,16 @@ impl BufferPool {
     /// Borrow slot `i` for a synchronous read that finishes before the borrow ends.
     pub fn slot_mut(&mut self, i: usize, len: usize) -> &mut [u8] {
         assert!(!self.lent[i], "slot {i} is in flight");
-        let start = i * self.stride;
-        &mut self.mem[start..start + len.min(self.slot_len)]
+        // SAFETY: the slot lies inside the allocation (slot_start checks i), no I/O is in flight
+        // on it (asserted above), and &mut self makes this the only reference. The slice covers
+        // this slot alone, never memory the kernel may be writing for another slot.
+        unsafe { std::slice::from_raw_parts_mut(self.slot_start(i), len.min(self.slot_len)) }
+    }
+
+    fn slot_start(&self, i: usize) -> *mut u8 {
+        assert!(i < self.lent.len(), "slot {i} out of range");
+        // SAFETY: i < slots, so the offset stays inside the allocation.
+        unsafe { self.mem.ptr.as_ptr().add(i * self.stride) }
     }
 
     /// Hand slot `i` to the kernel for an asynchronous read; it stays untouchable until `reclaim(i)`.
@@ -115,8 +123,7 @@ impl BufferPool {
     pub fn lend(&mut self, i: usize) -> *mut u8 {
         assert!(!self.lent[i], "slot {i} is already in flight");
         self.lent[i] = true;
-        // SAFETY: i < slots (the index above checked it), so the offset stays inside the allocation.
-        unsafe { self.mem.as_mut_ptr().add(i * self.stride) }
+        self.slot_start(i)
     }
 
     /// The kernel has finished with slot `i` (its completion was reaped).
@@ -127,8 +134,10 @@ impl BufferPool {
     /// Read the data of a completed I/O.
     pub fn slot(&self, i: usize, len: usize) -> &[u8] {
         assert!(!self.lent[i], "slot {i} is still in flight");
-        let start = i * self.stride;
-        &self.mem[start..start + len.min(self.slot_len)]
+        // SAFETY: inside the allocation and initialised (zeroed at allocation); no I/O is in
+        // flight on this slot, and the slice covers this slot only, so it never overlaps memory
+        // the kernel is writing for other slots.
+        unsafe { std::slice::from_raw_parts(self.slot_start(i), len.min(self.slot_len)) }
     }
 }
 

@@ -23,7 +23,11 @@ pub fn hipri_ignored(dev: &DeviceInfo) -> String {
 }
 
 pub const BUFFERED_LIBAIO: &str = "buffered libaio is synchronous: without O_DIRECT io_submit performs \
-     each read before it returns, so the queue never holds more than one I/O; use --direct";
+     the reads of each batch before it returns, so nothing is in flight between submits; use --direct";
+
+pub const POSIXAIO_ONE_PER_FD: &str = "glibc POSIX AIO runs one read at a time per file descriptor: \
+     deeper queues only line reads up behind each other (latency grows with --iodepth, IOPS does not); \
+     use more --numjobs for parallelism";
 
 pub const SQPOLL_DEFER_TASKRUN: &str = "SQPOLL cannot be combined with DEFER_TASKRUN (the kernel rejects it with EINVAL); readlab sets up SQPOLL rings without it";
 
@@ -38,6 +42,9 @@ pub fn check_run(cfg: &RunConfig, dev: &DeviceInfo) -> Result<Vec<String>, Strin
     }
     if cfg.engine == EngineKind::Libaio && !cfg.direct {
         warnings.push(BUFFERED_LIBAIO.into());
+    }
+    if cfg.engine == EngineKind::Posixaio && cfg.iodepth * cfg.blocks_per_request > 1 {
+        warnings.push(POSIXAIO_ONE_PER_FD.into());
     }
     Ok(warnings)
 }

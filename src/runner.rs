@@ -165,16 +165,40 @@ impl Shared<'_> {
 
 /// One worker thread: its I/O loop, then the finish barrier whatever happened.
 fn worker(sh: &Shared, idx: usize, file: Arc<std::fs::File>) -> Result<WorkerOut> {
-    let r = worker_loop(sh, idx, file);
+    let mut guard = Exit { sh, started: false };
+    let r = worker_loop(sh, idx, file, &mut guard.started);
     if r.is_err() {
         sh.stop.store(true, Ordering::Relaxed);
     }
-    sh.exited.fetch_add(1, Ordering::Relaxed);
-    sh.finish.wait();
     r
 }
 
-fn worker_loop(sh: &Shared, idx: usize, file: Arc<std::fs::File>) -> Result<WorkerOut> {
+/// Keeps the runner's barriers whole however a worker ends, a panic included: a worker that
+/// never reached the start or finish barrier would leave the runner waiting forever.
+struct Exit<'a, 'c> {
+    sh: &'a Shared<'c>,
+    started: bool,
+}
+
+impl Drop for Exit<'_, '_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.sh.stop.store(true, Ordering::Relaxed);
+        }
+        if !self.started {
+            self.sh.start.wait();
+        }
+        self.sh.exited.fetch_add(1, Ordering::Relaxed);
+        self.sh.finish.wait();
+    }
+}
+
+fn worker_loop(
+    sh: &Shared,
+    idx: usize,
+    file: Arc<std::fs::File>,
+    started: &mut bool,
+) -> Result<WorkerOut> {
     let cfg = sh.cfg;
     // `depth` logical requests in flight, each of `bpr` blocks; block `b` of request `r` reads
     // into slot (token) `r * bpr + b`.
@@ -192,6 +216,7 @@ fn worker_loop(sh: &Shared, idx: usize, file: Arc<std::fs::File>) -> Result<Work
     // set-up still reaches the barrier so the other threads are not left waiting.
     let engine = engine::open(cfg.engine, setup);
     sh.start.wait();
+    *started = true;
     let mut engine = engine?;
     let t0 = *sh
         .t0

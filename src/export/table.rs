@@ -94,6 +94,26 @@ pub fn run_report(d: &Document) -> String {
         format_ns(l.p9999_ns as f64),
         format_ns(l.max_ns as f64),
     );
+    if let (Some(sv), Some(h)) = (&r.service_latency, &r.handoff_latency) {
+        let _ = writeln!(
+            s,
+            "  split    read itself p50 {} p99 {}; hand-off p50 {} p99 {}",
+            format_ns(sv.p50_ns as f64),
+            format_ns(sv.p99_ns as f64),
+            format_ns(h.p50_ns as f64),
+            format_ns(h.p99_ns as f64)
+        );
+    }
+    if r.requests != r.ios {
+        let _ = writeln!(
+            s,
+            "  requests {} of {} blocks each, {:.0} requests/s (latency is per request)",
+            r.requests, c.blocks_per_request, r.requests_per_s
+        );
+    }
+    if !r.engine_features.is_empty() {
+        let _ = writeln!(s, "  features {}", r.engine_features.join(" "));
+    }
     let cpu = &r.cpu;
     let _ = write!(
         s,
