@@ -71,7 +71,12 @@ impl LoopDev {
         let o = run(&["prepare", backing.to_str().unwrap(), "--size", size]);
         assert!(o.status.success(), "prepare backing file: {}", stderr(&o));
         let o = Command::new("losetup")
-            .args(["--find", "--show", "--direct-io=on", backing.to_str().unwrap()])
+            .args([
+                "--find",
+                "--show",
+                "--direct-io=on",
+                backing.to_str().unwrap(),
+            ])
             .output()
             .expect("losetup (util-linux)");
         assert!(o.status.success(), "losetup: {}", stderr(&o));
