@@ -150,6 +150,10 @@ pub struct Uring {
     /// Slots per registered buffer (READ_FIXED's buf_index is token / this).
     slots_per_buf: u32,
     ring_fd_registered: bool,
+    /// DEFER_TASKRUN: completions are only posted by an enter with GETEVENTS, so submits ask for
+    /// them too (with min_complete 0, like fio): the next reap then usually finds them without a
+    /// system call of its own or a sleep.
+    getevents_on_submit: bool,
     /// Pushed since the last submit.
     queued: usize,
     /// Pushed and not yet reaped.
@@ -193,6 +197,7 @@ impl Uring {
             fixed_bufs: false,
             slots_per_buf: slots as u32,
             ring_fd_registered: false,
+            getevents_on_submit: flags.contains(&SetupFlag::DeferTaskrun),
             queued: 0,
             inflight: 0,
             features: Vec::new(),
@@ -315,11 +320,25 @@ impl Uring {
     }
 
     /// Submit what is queued and wait for `want` completions: one io_uring_enter (none with an
-    /// awake SQ poll thread and `want == 0`).
+    /// awake SQ poll thread and `want == 0`). With DEFER_TASKRUN a submit also carries GETEVENTS
+    /// (min_complete 0) so the kernel posts what has finished meanwhile.
     #[inline]
     fn enter(&mut self, want: usize) -> io::Result<usize> {
         self.sq.sync();
-        let r = self.submitter.submit_and_wait(want);
+        let r = if want == 0 && self.getevents_on_submit {
+            let to_submit = self.sq.len() as u32;
+            // SAFETY: no argument struct is passed, so the kernel reads no memory of ours.
+            unsafe {
+                self.submitter.enter::<libc::sigset_t>(
+                    to_submit,
+                    0,
+                    io_uring::EnterFlags::GETEVENTS.bits(),
+                    None,
+                )
+            }
+        } else {
+            self.submitter.submit_and_wait(want)
+        };
         if r.is_ok() {
             self.queued = 0;
         }
@@ -551,8 +570,13 @@ mod tests {
         std::thread::spawn(move || {
             let _ = tx.send(f());
         });
-        rx.recv_timeout(Duration::from_secs(secs))
-            .expect("timed out (or panicked): the engine hung")
+        match rx.recv_timeout(Duration::from_secs(secs)) {
+            Ok(t) => t,
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                panic!("the engine hung: no answer in {secs} s")
+            }
+            Err(_) => panic!("the test thread panicked (see above)"),
+        }
     }
 
     #[test]
@@ -774,6 +798,42 @@ mod tests {
             out.clear();
             assert_eq!(u.reap(1, &mut out).unwrap(), 1);
             assert_eq!(out[0], Completion::new(5, 4096));
+        });
+    }
+
+    #[test]
+    fn with_defer_taskrun_a_submit_posts_finished_completions() {
+        let dir = tempfile::tempdir_in(std::env::temp_dir()).unwrap();
+        let path = prepared(dir.path(), 8);
+        within(10, move || {
+            let mut u = open(&path, true, 4, EngineOptions::default()).unwrap();
+            assert!(u.features().contains(&"DEFER_TASKRUN".to_string()));
+            u.queue(Io {
+                token: 0,
+                offset: 0,
+                len: 4096,
+            })
+            .unwrap();
+            u.submit().unwrap();
+            // Long enough for a direct read to finish; its completion waits as deferred task work
+            // until the next enter with GETEVENTS: the next submit.
+            std::thread::sleep(Duration::from_millis(200));
+            u.queue(Io {
+                token: 1,
+                offset: 4096,
+                len: 4096,
+            })
+            .unwrap();
+            u.submit().unwrap();
+            let mut seen = Vec::new();
+            assert!(
+                u.drain(|c| seen.push(c)) >= 1,
+                "no completion posted by the submit"
+            );
+            assert_eq!(seen[0], Completion::new(0, 4096));
+            let left = 2 - seen.len();
+            let mut out = Vec::new();
+            assert_eq!(u.reap(left, &mut out).unwrap(), left);
         });
     }
 
