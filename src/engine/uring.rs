@@ -1,27 +1,972 @@
-//! `uring`: not written yet.
+//! `uring`: reads through io_uring (the `io-uring` crate), like fio's `io_uring` engine.
+//!
+//! One ring per worker thread, created on that thread. Options: a registered file (fixed-file
+//! SQEs), the buffer region registered once (READ_FIXED), a kernel SQ poll thread, polled
+//! completions. Unless `plain_setup`, the ring also asks for COOP_TASKRUN, SINGLE_ISSUER and
+//! DEFER_TASKRUN (never with SQPOLL, which the kernel refuses) and a registered ring fd; flags the
+//! kernel rejects with EINVAL are left out, one at a time, and [`Engine::features`] lists what was
+//! really used.
+//!
+//! The hot path allocates nothing: `queue` writes one SQE into the ring, `submit` makes at most one
+//! `io_uring_enter` per batch (none while an SQ poll thread is awake), and `reap` only enters the
+//! kernel when the completions already posted are not enough.
+//!
+//! `register_ring_fd` is remembered by the `Submitter` it was called on, so the engine keeps the
+//! `Submitter`, `SubmissionQueue` and `CompletionQueue` of one `IoUring::split()` for its whole
+//! life. They borrow the ring, which lives in a leaked `Box` freed by `Drop` after them.
 
-use super::{Completion, Engine, EngineSetup, Io};
+use super::{Completion, Engine, EngineOptions, EngineSetup, Io};
+use crate::buffer::BufferPool;
 use crate::error::{Error, Result};
+use io_uring::{CompletionQueue, IoUring, SubmissionQueue, Submitter, opcode, squeue, types};
+use std::fs::File;
+use std::io;
+use std::mem::ManuallyDrop;
+use std::os::fd::AsRawFd;
+use std::sync::Arc;
 
-pub struct Uring;
+/// The kernel refuses a registered buffer larger than 1 GiB; bigger regions are registered as
+/// several buffers (in one call), each holding whole slots.
+const MAX_REGISTERED_BUF: usize = 1 << 30;
 
-impl Uring {
-    pub fn new(_setup: EngineSetup) -> Result<Self> {
-        Err(Error::Engine("engine uring is not available yet".into()))
+/// Optional setup flags, in the order they are tried (DEFER_TASKRUN needs SINGLE_ISSUER).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum SetupFlag {
+    CoopTaskrun,
+    SingleIssuer,
+    DeferTaskrun,
+}
+
+impl SetupFlag {
+    fn name(self) -> &'static str {
+        match self {
+            SetupFlag::CoopTaskrun => "COOP_TASKRUN",
+            SetupFlag::SingleIssuer => "SINGLE_ISSUER",
+            SetupFlag::DeferTaskrun => "DEFER_TASKRUN",
+        }
     }
 }
 
+/// The optional flags to try for these options.
+fn wanted_flags(o: &EngineOptions) -> Vec<SetupFlag> {
+    if o.plain_setup {
+        return Vec::new();
+    }
+    let mut f = vec![SetupFlag::CoopTaskrun, SetupFlag::SingleIssuer];
+    // The kernel rejects DEFER_TASKRUN with SQPOLL (EINVAL): never ask.
+    if !o.sqpoll {
+        f.push(SetupFlag::DeferTaskrun);
+    }
+    f
+}
+
+/// Try `attempt` with every wanted optional flag. When the kernel answers EINVAL, find the flags it
+/// takes by adding them back one at a time (in order, skipping DEFER_TASKRUN without
+/// SINGLE_ISSUER) and leaving out each one it refuses, e.g. COOP_TASKRUN with SQPOLL on 6.18.
+/// Returns what `attempt` built and the flags it was built with.
+fn with_fallback<T>(
+    flags: Vec<SetupFlag>,
+    mut attempt: impl FnMut(&[SetupFlag]) -> io::Result<T>,
+) -> io::Result<(T, Vec<SetupFlag>)> {
+    let einval = |e: &io::Error| e.raw_os_error() == Some(libc::EINVAL);
+    match attempt(&flags) {
+        Ok(t) => return Ok((t, flags)),
+        Err(e) if einval(&e) && !flags.is_empty() => {}
+        Err(e) => return Err(e),
+    }
+    let mut kept = Vec::new();
+    // What `attempt` built with exactly `kept`, once anything succeeded.
+    let mut best = None;
+    for f in flags {
+        if f == SetupFlag::DeferTaskrun && !kept.contains(&SetupFlag::SingleIssuer) {
+            continue;
+        }
+        kept.push(f);
+        match attempt(&kept) {
+            Ok(t) => best = Some(t),
+            Err(e) if einval(&e) => {
+                kept.pop();
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    match best {
+        Some(t) => Ok((t, kept)),
+        None => attempt(&[]).map(|t| (t, Vec::new())),
+    }
+}
+
+fn build_ring(entries: u32, o: &EngineOptions, flags: &[SetupFlag]) -> io::Result<IoUring> {
+    let mut b = IoUring::builder();
+    if o.sqpoll {
+        b.setup_sqpoll(o.sqpoll_idle_ms);
+        if let Some(cpu) = o.sqpoll_cpu {
+            b.setup_sqpoll_cpu(cpu);
+        }
+    }
+    if o.iopoll {
+        b.setup_iopoll();
+    }
+    for f in flags {
+        match f {
+            SetupFlag::CoopTaskrun => b.setup_coop_taskrun(),
+            SetupFlag::SingleIssuer => b.setup_single_issuer(),
+            SetupFlag::DeferTaskrun => b.setup_defer_taskrun(),
+        };
+    }
+    b.build(entries)
+}
+
+fn errno_is(e: &io::Error, codes: &[i32]) -> bool {
+    e.raw_os_error().is_some_and(|c| codes.contains(&c))
+}
+
+/// Interrupted, or the kernel asks to reap before it takes more (CQ overflow, no request memory):
+/// nothing is lost, try again after draining the completion queue.
+fn transient(e: &io::Error) -> bool {
+    errno_is(e, &[libc::EINTR, libc::EBUSY, libc::EAGAIN])
+}
+
+fn memlock_limit() -> String {
+    match rustix::process::getrlimit(rustix::process::Resource::Memlock).current {
+        Some(b) => format!("{} KiB", b >> 10),
+        None => "unlimited".into(),
+    }
+}
+
+pub struct Uring {
+    // Declared (and dropped, in `Drop`) before the ring they borrow.
+    submitter: ManuallyDrop<Submitter<'static>>,
+    sq: ManuallyDrop<SubmissionQueue<'static, squeue::Entry>>,
+    cq: ManuallyDrop<CompletionQueue<'static>>,
+    /// From `Box::into_raw`; freed in `Drop`.
+    ring: *mut IoUring,
+    pool: BufferPool,
+    /// Keeps the descriptor the SQEs name (or that was registered) open.
+    _file: Arc<File>,
+    fd: i32,
+    fixed_files: bool,
+    fixed_bufs: bool,
+    /// Slots per registered buffer (READ_FIXED's buf_index is token / this).
+    slots_per_buf: u32,
+    ring_fd_registered: bool,
+    /// DEFER_TASKRUN: completions are only posted by an enter with GETEVENTS, so submits ask for
+    /// them too (with min_complete 0, like fio): the next reap then usually finds them without a
+    /// system call of its own or a sleep.
+    getevents_on_submit: bool,
+    /// Pushed since the last submit.
+    queued: usize,
+    /// Pushed and not yet reaped.
+    inflight: usize,
+    features: Vec<String>,
+}
+
+impl Uring {
+    pub fn new(setup: EngineSetup) -> Result<Self> {
+        Uring::with_max_registered_buf(setup, MAX_REGISTERED_BUF)
+    }
+
+    fn with_max_registered_buf(setup: EngineSetup, max_buf: usize) -> Result<Self> {
+        let o = setup.options.clone();
+        let slots = setup.pool.slots();
+        assert!(
+            setup.depth <= slots,
+            "depth {} > {slots} buffer slots",
+            setup.depth
+        );
+        let entries = setup.depth.max(1) as u32;
+        let (ring, flags) = with_fallback(wanted_flags(&o), |f| build_ring(entries, &o, f))
+            .map_err(|e| setup_error(entries, &o, e))?;
+        debug_assert!(ring.params().cq_entries() as usize >= setup.depth);
+
+        let raw = Box::into_raw(Box::new(ring));
+        // SAFETY: `raw` comes from `Box::into_raw` and is only freed in `Drop`, after the three
+        // parts split from it here (the only borrows of it) have been dropped.
+        let ring: &'static mut IoUring = unsafe { &mut *raw };
+        let (submitter, sq, cq) = ring.split();
+        let fd = setup.file.as_raw_fd();
+        let mut u = Uring {
+            submitter: ManuallyDrop::new(submitter),
+            sq: ManuallyDrop::new(sq),
+            cq: ManuallyDrop::new(cq),
+            ring: raw,
+            pool: setup.pool,
+            _file: setup.file,
+            fd,
+            fixed_files: false,
+            fixed_bufs: false,
+            slots_per_buf: slots as u32,
+            ring_fd_registered: false,
+            getevents_on_submit: flags.contains(&SetupFlag::DeferTaskrun),
+            queued: 0,
+            inflight: 0,
+            features: Vec::new(),
+        };
+        // From here on an early return drops `u`, which frees the ring.
+        if o.sqpoll {
+            u.features.push("SQPOLL".into());
+        }
+        if o.fixed_files {
+            u.submitter.register_files(&[u.fd]).map_err(|e| {
+                Error::Engine(format!(
+                    "io_uring: registering the file for --fixed-files failed: {e}; drop --fixed-files"
+                ))
+            })?;
+            u.fixed_files = true;
+            u.features.push("FIXED_FILES".into());
+        }
+        if o.fixed_bufs {
+            u.register_buffers(max_buf)?;
+            u.fixed_bufs = true;
+            u.features.push("FIXED_BUFFERS".into());
+        }
+        u.features
+            .extend(flags.iter().map(|f| f.name().to_string()));
+        if !o.plain_setup {
+            // Older kernels (< 5.18) lack it; the ring works the same without.
+            if u.submitter.register_ring_fd().is_ok() {
+                u.ring_fd_registered = true;
+                u.features.push("REGISTERED_RING_FD".into());
+            }
+        }
+        if o.iopoll {
+            u.features.push("IOPOLL".into());
+        }
+        Ok(u)
+    }
+
+    /// Register the pool's region once: one buffer, or several of whole slots when it is larger
+    /// than the kernel's limit for one buffer.
+    fn register_buffers(&mut self, max_buf: usize) -> Result<()> {
+        let slots = self.pool.slots();
+        let (base, len) = self.pool.region();
+        let stride = len / slots;
+        let per = (max_buf / stride).clamp(1, slots);
+        self.slots_per_buf = per as u32;
+        let iovecs: Vec<libc::iovec> = (0..slots)
+            .step_by(per)
+            .map(|first| libc::iovec {
+                // SAFETY: first < slots, so the offset stays inside the region.
+                iov_base: unsafe { base.add(first * stride) }.cast(),
+                iov_len: (per.min(slots - first)) * stride,
+            })
+            .collect();
+        // SAFETY: the iovecs cover the pool's allocation, which outlives the ring: `Drop` frees
+        // the ring before the pool (a field dropped after `Drop::drop`).
+        let r = unsafe { self.submitter.register_buffers(&iovecs) };
+        r.map_err(|e| {
+            let mib = len as f64 / (1u64 << 20) as f64;
+            if errno_is(&e, &[libc::ENOMEM, libc::EPERM]) {
+                Error::Engine(format!(
+                    "io_uring: registering {mib:.1} MiB of I/O buffers for --fixed-bufs failed: {e}. \
+                     Registered buffers are locked memory: without CAP_IPC_LOCK they count against \
+                     RLIMIT_MEMLOCK ({}, shared by all threads of the user). Raise it (`ulimit -l \
+                     unlimited`, LimitMEMLOCK=infinity for a service, memlock in \
+                     /etc/security/limits.conf), grant CAP_IPC_LOCK (root has it), lower --iodepth, --bs, \
+                     --blocks-per-request or --numjobs, or drop --fixed-bufs",
+                    memlock_limit()
+                ))
+            } else {
+                Error::Engine(format!(
+                    "io_uring: registering {mib:.1} MiB of I/O buffers for --fixed-bufs failed: {e}; drop --fixed-bufs"
+                ))
+            }
+        })
+    }
+
+    /// The SQE reading `io` into `buf`.
+    #[inline]
+    fn sqe(&self, io: Io, buf: *mut u8) -> squeue::Entry {
+        let (len, off) = (io.len, io.offset);
+        let e = match (self.fixed_files, self.fixed_bufs) {
+            (false, false) => opcode::Read::new(types::Fd(self.fd), buf, len)
+                .offset(off)
+                .build(),
+            (true, false) => opcode::Read::new(types::Fixed(0), buf, len)
+                .offset(off)
+                .build(),
+            (false, true) => {
+                opcode::ReadFixed::new(types::Fd(self.fd), buf, len, self.buf_index(io))
+                    .offset(off)
+                    .build()
+            }
+            (true, true) => opcode::ReadFixed::new(types::Fixed(0), buf, len, self.buf_index(io))
+                .offset(off)
+                .build(),
+        };
+        e.user_data(io.token as u64)
+    }
+
+    #[inline]
+    fn buf_index(&self, io: Io) -> u16 {
+        (io.token / self.slots_per_buf) as u16
+    }
+
+    /// Move every completion already posted to `f`, reclaiming its buffer. No system call.
+    #[inline]
+    fn drain(&mut self, mut f: impl FnMut(Completion)) -> usize {
+        self.cq.sync();
+        let mut n = 0;
+        for cqe in &mut *self.cq {
+            let token = cqe.user_data() as u32;
+            self.pool.reclaim(token as usize);
+            f(Completion::new(token, cqe.result() as i64));
+            n += 1;
+        }
+        // Publish the new head so the kernel can reuse the entries.
+        self.cq.sync();
+        self.inflight -= n;
+        n
+    }
+
+    /// Submit what is queued and wait for `want` completions: one io_uring_enter (none with an
+    /// awake SQ poll thread and `want == 0`). With DEFER_TASKRUN a submit also carries GETEVENTS
+    /// (min_complete 0) so the kernel posts what has finished meanwhile.
+    #[inline]
+    fn enter(&mut self, want: usize) -> io::Result<usize> {
+        self.sq.sync();
+        let r = if want == 0 && self.getevents_on_submit {
+            let to_submit = self.sq.len() as u32;
+            // SAFETY: no argument struct is passed, so the kernel reads no memory of ours.
+            unsafe {
+                self.submitter.enter::<libc::sigset_t>(
+                    to_submit,
+                    0,
+                    io_uring::EnterFlags::GETEVENTS.bits(),
+                    None,
+                )
+            }
+        } else {
+            self.submitter.submit_and_wait(want)
+        };
+        if r.is_ok() {
+            self.queued = 0;
+        }
+        r
+    }
+
+    /// Wait for every I/O still in flight. False if the kernel stopped answering.
+    fn wait_all(&mut self) -> bool {
+        while self.inflight > 0 {
+            match self.enter(1) {
+                Ok(_) => {}
+                Err(e) if transient(&e) => std::thread::yield_now(),
+                Err(_) => return false,
+            }
+            self.drain(|_| {});
+        }
+        true
+    }
+}
+
+fn setup_error(entries: u32, o: &EngineOptions, e: io::Error) -> Error {
+    let mut what = String::new();
+    if o.sqpoll {
+        what.push_str(" with SQPOLL");
+        if let Some(cpu) = o.sqpoll_cpu {
+            what.push_str(&format!(" on CPU {cpu}"));
+        }
+    }
+    if o.iopoll {
+        what.push_str(" with IOPOLL");
+    }
+    let hint = match e.raw_os_error() {
+        Some(libc::ENOSYS) => "; this kernel has no io_uring",
+        Some(libc::EPERM) => {
+            "; io_uring is disabled for this user (sysctl kernel.io_uring_disabled) or by a seccomp filter"
+        }
+        Some(libc::ENOMEM) => {
+            "; the ring's memory could not be locked (RLIMIT_MEMLOCK on kernels before 5.12): raise `ulimit -l` or lower --iodepth"
+        }
+        _ => "",
+    };
+    Error::Engine(format!(
+        "io_uring_setup({entries} entries{what}) failed: {e}{hint}"
+    ))
+}
+
+fn enter_error(what: &str, e: io::Error) -> Error {
+    Error::Engine(format!("io_uring_enter ({what}) failed: {e}"))
+}
+
 impl Engine for Uring {
-    fn queue(&mut self, _io: Io) -> Result<()> {
-        unreachable!()
+    #[inline]
+    fn queue(&mut self, io: Io) -> Result<()> {
+        debug_assert!(io.len as usize <= self.pool.slot_len());
+        if self.sq.is_full() {
+            // The cached head is stale: learn what the kernel has consumed since. Entries in the
+            // ring are in flight and `lend` below refuses a slot twice, so there is room then.
+            self.sq.sync();
+        }
+        let buf = self.pool.lend(io.token as usize);
+        let sqe = self.sqe(io, buf);
+        // SAFETY: the buffer is lent to the kernel until its completion is reaped (`drain`) and
+        // the pool outlives the ring; the descriptor stays open in `self._file`, and the
+        // registered buffer and file an SQE names were registered in `new`.
+        if unsafe { self.sq.push(&sqe) }.is_err() {
+            self.pool.reclaim(io.token as usize);
+            return Err(Error::Engine(format!(
+                "io_uring: submission queue full with {} I/Os in flight",
+                self.inflight
+            )));
+        }
+        self.queued += 1;
+        self.inflight += 1;
+        Ok(())
     }
+
+    #[inline]
     fn submit(&mut self) -> Result<usize> {
-        unreachable!()
+        let n = self.queued;
+        if n == 0 {
+            return Ok(0);
+        }
+        loop {
+            match self.enter(0) {
+                Ok(_) => return Ok(n),
+                Err(e) if errno_is(&e, &[libc::EINTR]) => {}
+                // Left in the SQ ring; the next reap enters the kernel again and submits them.
+                Err(e) if transient(&e) => return Ok(0),
+                Err(e) => return Err(enter_error("submit", e)),
+            }
+        }
     }
-    fn reap(&mut self, _min: usize, _out: &mut Vec<Completion>) -> Result<usize> {
-        unreachable!()
+
+    #[inline]
+    fn reap(&mut self, min: usize, out: &mut Vec<Completion>) -> Result<usize> {
+        let mut got = self.drain(|c| out.push(c));
+        // Never wait for more than is in flight: that would sleep forever.
+        while got < min && self.inflight > 0 {
+            let want = (min - got).min(self.inflight);
+            match self.enter(want) {
+                Ok(_) => {}
+                Err(e) if transient(&e) => {}
+                Err(e) => return Err(enter_error("wait", e)),
+            }
+            got += self.drain(|c| out.push(c));
+        }
+        Ok(got)
     }
-    fn buffer(&self, _token: u32, _len: usize) -> &[u8] {
-        unreachable!()
+
+    fn buffer(&self, token: u32, len: usize) -> &[u8] {
+        self.pool.slot(token as usize, len)
+    }
+
+    fn features(&self) -> Vec<String> {
+        self.features.clone()
+    }
+}
+
+impl Drop for Uring {
+    fn drop(&mut self) {
+        // The buffers are freed right after: first let the kernel finish writing into them.
+        if !self.wait_all() {
+            // The kernel may still write into the pool: leak it rather than free it.
+            std::mem::forget(std::mem::replace(&mut self.pool, BufferPool::new(1, 512)));
+        }
+        if self.ring_fd_registered {
+            let _ = self.submitter.unregister_ring_fd();
+        }
+        // SAFETY: the three parts are never used again, and they go before the ring they borrow.
+        unsafe {
+            ManuallyDrop::drop(&mut self.sq);
+            ManuallyDrop::drop(&mut self.cq);
+            ManuallyDrop::drop(&mut self.submitter);
+        }
+        // SAFETY: `ring` came from `Box::into_raw` in `new`, is freed only here, and nothing
+        // borrows it any more.
+        drop(unsafe { Box::from_raw(self.ring) });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::data;
+    use SetupFlag::*;
+    use std::os::unix::fs::FileExt;
+    use std::path::{Path, PathBuf};
+    use std::time::Duration;
+
+    const ID: u64 = 0x5eed_1234_abcd_0001;
+    const BS: usize = 4096;
+
+    /// A file of `blocks` verifiable 4 KiB sectors on the real disk (not tmpfs).
+    fn prepared(dir: &Path, blocks: usize) -> PathBuf {
+        let p = dir.join("data");
+        let mut buf = vec![0u8; blocks * BS];
+        data::fill(ID, 0, &mut buf);
+        std::fs::write(&p, &buf).unwrap();
+        p
+    }
+
+    fn open(path: &Path, direct: bool, slots: usize, options: EngineOptions) -> Result<Uring> {
+        open_with(path, direct, slots, options, MAX_REGISTERED_BUF)
+    }
+
+    fn open_with(
+        path: &Path,
+        direct: bool,
+        slots: usize,
+        options: EngineOptions,
+        max_buf: usize,
+    ) -> Result<Uring> {
+        let file = crate::target::open_read(path, direct).unwrap();
+        Uring::with_max_registered_buf(
+            EngineSetup {
+                file: Arc::new(file),
+                pool: BufferPool::new(slots, BS),
+                depth: slots,
+                direct,
+                options,
+            },
+            max_buf,
+        )
+    }
+
+    /// Keep every slot busy for `rounds` refills, checking every byte read; returns the reads.
+    fn read_verified(u: &mut Uring, slots: usize, blocks: u64, rounds: usize) -> usize {
+        let mut out = Vec::with_capacity(slots);
+        let mut at = vec![0u64; slots];
+        let mut next = 0u64;
+        let mut done = 0;
+        let mut free: Vec<u32> = (0..slots as u32).collect();
+        for round in 0..rounds {
+            for t in free.drain(..) {
+                at[t as usize] = (next * 7919 % blocks) * BS as u64;
+                next += 1;
+                u.queue(Io {
+                    token: t,
+                    offset: at[t as usize],
+                    len: BS as u32,
+                })
+                .unwrap();
+            }
+            u.submit().unwrap();
+            out.clear();
+            let min = if round + 1 == rounds { slots } else { 1 };
+            let n = u.reap(min, &mut out).unwrap();
+            assert_eq!(n, out.len());
+            assert!(n >= min, "reap({min}) returned {n}");
+            for c in &out {
+                assert_eq!(
+                    c.res, BS as i64,
+                    "token {} at {}",
+                    c.token, at[c.token as usize]
+                );
+                let m = data::verify(ID, at[c.token as usize], u.buffer(c.token, BS));
+                assert!(m.is_none(), "{m:?}");
+                free.push(c.token);
+                done += 1;
+            }
+        }
+        assert_eq!(u.inflight, 0);
+        done
+    }
+
+    /// Run `f` on its own thread (where its ring is created); fail instead of hanging.
+    fn within<T: Send + 'static>(secs: u64, f: impl FnOnce() -> T + Send + 'static) -> T {
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(f());
+        });
+        match rx.recv_timeout(Duration::from_secs(secs)) {
+            Ok(t) => t,
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                panic!("the engine hung: no answer in {secs} s")
+            }
+            Err(_) => panic!("the test thread panicked (see above)"),
+        }
+    }
+
+    #[test]
+    fn all_flags_are_wanted_but_never_defer_taskrun_with_sqpoll() {
+        let o = EngineOptions::default();
+        assert_eq!(wanted_flags(&o), [CoopTaskrun, SingleIssuer, DeferTaskrun]);
+        let sq = EngineOptions {
+            sqpoll: true,
+            ..EngineOptions::default()
+        };
+        assert_eq!(wanted_flags(&sq), [CoopTaskrun, SingleIssuer]);
+        let plain = EngineOptions {
+            plain_setup: true,
+            ..EngineOptions::default()
+        };
+        assert!(wanted_flags(&plain).is_empty());
+    }
+
+    fn einval() -> io::Error {
+        io::Error::from_raw_os_error(libc::EINVAL)
+    }
+
+    #[test]
+    fn fallback_keeps_every_flag_the_kernel_takes() {
+        // Everything taken: one attempt.
+        let mut tries = Vec::new();
+        let (_, got) = with_fallback(vec![CoopTaskrun, SingleIssuer, DeferTaskrun], |f| {
+            tries.push(f.to_vec());
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(got, [CoopTaskrun, SingleIssuer, DeferTaskrun]);
+        assert_eq!(tries.len(), 1);
+
+        // An old kernel without DEFER_TASKRUN.
+        let (_, got) = with_fallback(vec![CoopTaskrun, SingleIssuer, DeferTaskrun], |f| {
+            if f.contains(&DeferTaskrun) {
+                Err(einval())
+            } else {
+                Ok(())
+            }
+        })
+        .unwrap();
+        assert_eq!(got, [CoopTaskrun, SingleIssuer]);
+
+        // A refused flag in the middle leaves the others (SQPOLL + COOP_TASKRUN on 6.18).
+        let (_, got) = with_fallback(vec![CoopTaskrun, SingleIssuer], |f| {
+            if f.contains(&CoopTaskrun) {
+                Err(einval())
+            } else {
+                Ok(())
+            }
+        })
+        .unwrap();
+        assert_eq!(got, [SingleIssuer]);
+
+        // Without SINGLE_ISSUER, DEFER_TASKRUN is not even tried.
+        let mut tries = Vec::new();
+        let (_, got) = with_fallback(vec![CoopTaskrun, SingleIssuer, DeferTaskrun], |f| {
+            tries.push(f.to_vec());
+            if f.contains(&SingleIssuer) {
+                Err(einval())
+            } else {
+                Ok(())
+            }
+        })
+        .unwrap();
+        assert_eq!(got, [CoopTaskrun]);
+        assert!(tries.iter().skip(1).all(|t| !t.contains(&DeferTaskrun)));
+
+        // None taken: the plain ring.
+        let (_, got) = with_fallback(vec![CoopTaskrun, SingleIssuer], |f| {
+            if f.is_empty() { Ok(()) } else { Err(einval()) }
+        })
+        .unwrap();
+        assert!(got.is_empty());
+    }
+
+    #[test]
+    fn fallback_reports_other_errors_and_a_refused_plain_ring() {
+        let e = with_fallback(vec![CoopTaskrun], |_| -> io::Result<()> {
+            Err(io::Error::from_raw_os_error(libc::ENOMEM))
+        })
+        .unwrap_err();
+        assert_eq!(e.raw_os_error(), Some(libc::ENOMEM));
+        let e =
+            with_fallback(vec![CoopTaskrun], |_| -> io::Result<()> { Err(einval()) }).unwrap_err();
+        assert_eq!(e.raw_os_error(), Some(libc::EINVAL));
+        let e = with_fallback(Vec::new(), |_| -> io::Result<()> { Err(einval()) }).unwrap_err();
+        assert_eq!(e.raw_os_error(), Some(libc::EINVAL));
+    }
+
+    /// Every option reads the right bytes, direct and buffered, and reports the features this
+    /// kernel (6.18) takes: a missing one fails here.
+    #[test]
+    fn every_option_reads_the_right_bytes_with_the_features_it_reports() {
+        let dir = tempfile::tempdir_in(std::env::temp_dir()).unwrap();
+        let path = prepared(dir.path(), 256);
+        let full = [
+            "COOP_TASKRUN",
+            "SINGLE_ISSUER",
+            "DEFER_TASKRUN",
+            "REGISTERED_RING_FD",
+        ];
+        // 6.18 refuses COOP_TASKRUN with SQPOLL, and readlab never asks for DEFER_TASKRUN there.
+        let sqpoll = ["SQPOLL", "SINGLE_ISSUER", "REGISTERED_RING_FD"];
+        let o = |f: fn(&mut EngineOptions)| {
+            let mut o = EngineOptions {
+                sqpoll_idle_ms: 100,
+                ..EngineOptions::default()
+            };
+            f(&mut o);
+            o
+        };
+        let cases: Vec<(EngineOptions, Vec<&str>)> = vec![
+            (o(|_| {}), full.to_vec()),
+            (o(|o| o.plain_setup = true), vec![]),
+            (
+                o(|o| o.fixed_files = true),
+                [&["FIXED_FILES"][..], &full].concat(),
+            ),
+            (
+                o(|o| o.fixed_bufs = true),
+                [&["FIXED_BUFFERS"][..], &full].concat(),
+            ),
+            (
+                o(|o| {
+                    o.fixed_files = true;
+                    o.fixed_bufs = true;
+                    o.plain_setup = true
+                }),
+                vec!["FIXED_FILES", "FIXED_BUFFERS"],
+            ),
+            (o(|o| o.sqpoll = true), sqpoll.to_vec()),
+            (
+                o(|o| {
+                    o.sqpoll = true;
+                    o.sqpoll_cpu = Some(0);
+                    o.fixed_files = true;
+                    o.fixed_bufs = true
+                }),
+                vec![
+                    "SQPOLL",
+                    "FIXED_FILES",
+                    "FIXED_BUFFERS",
+                    "SINGLE_ISSUER",
+                    "REGISTERED_RING_FD",
+                ],
+            ),
+        ];
+        for (opts, want) in cases {
+            for direct in [true, false] {
+                let p = path.clone();
+                let o2 = opts.clone();
+                let (features, n) = within(20, move || {
+                    let mut u = open(&p, direct, 16, o2).unwrap();
+                    let n = read_verified(&mut u, 16, 256, 200);
+                    (u.features(), n)
+                });
+                assert_eq!(features, want, "{opts:?} direct={direct}");
+                assert!(n >= 200, "{n}");
+            }
+        }
+    }
+
+    #[test]
+    fn regions_larger_than_one_registration_use_several_buffers() {
+        let dir = tempfile::tempdir_in(std::env::temp_dir()).unwrap();
+        let path = prepared(dir.path(), 64);
+        within(20, move || {
+            let o = EngineOptions {
+                fixed_bufs: true,
+                fixed_files: true,
+                ..EngineOptions::default()
+            };
+            // 3 slots per registered buffer: tokens 0-2 use buffer 0, … 9 uses buffer 3. A wrong
+            // index would point outside its buffer and fail with EFAULT.
+            let mut u = open_with(&path, true, 10, o, 3 * BS + 100).unwrap();
+            assert_eq!(u.slots_per_buf, 3);
+            assert_eq!(
+                u.buf_index(Io {
+                    token: 9,
+                    offset: 0,
+                    len: 4096
+                }),
+                3
+            );
+            assert!(read_verified(&mut u, 10, 64, 50) >= 50);
+        });
+    }
+
+    #[test]
+    fn reap_never_waits_for_more_than_is_in_flight() {
+        let dir = tempfile::tempdir_in(std::env::temp_dir()).unwrap();
+        let path = prepared(dir.path(), 8);
+        within(10, move || {
+            let mut u = open(&path, true, 8, EngineOptions::default()).unwrap();
+            let mut out = Vec::new();
+            assert_eq!(u.reap(1, &mut out).unwrap(), 0);
+            for t in 0..2 {
+                u.queue(Io {
+                    token: t,
+                    offset: t as u64 * 4096,
+                    len: 4096,
+                })
+                .unwrap();
+            }
+            assert_eq!(u.submit().unwrap(), 2);
+            assert_eq!(u.submit().unwrap(), 0);
+            assert_eq!(u.reap(8, &mut out).unwrap(), 2);
+            assert_eq!(out.len(), 2);
+            // Queued but never submitted: reap submits them itself.
+            u.queue(Io {
+                token: 5,
+                offset: 0,
+                len: 4096,
+            })
+            .unwrap();
+            out.clear();
+            assert_eq!(u.reap(1, &mut out).unwrap(), 1);
+            assert_eq!(out[0], Completion::new(5, 4096));
+        });
+    }
+
+    #[test]
+    fn with_defer_taskrun_a_submit_posts_finished_completions() {
+        let dir = tempfile::tempdir_in(std::env::temp_dir()).unwrap();
+        let path = prepared(dir.path(), 8);
+        within(10, move || {
+            let mut u = open(&path, true, 4, EngineOptions::default()).unwrap();
+            assert!(u.features().contains(&"DEFER_TASKRUN".to_string()));
+            u.queue(Io {
+                token: 0,
+                offset: 0,
+                len: 4096,
+            })
+            .unwrap();
+            u.submit().unwrap();
+            // Long enough for a direct read to finish; its completion waits as deferred task work
+            // until the next enter with GETEVENTS: the next submit.
+            std::thread::sleep(Duration::from_millis(200));
+            u.queue(Io {
+                token: 1,
+                offset: 4096,
+                len: 4096,
+            })
+            .unwrap();
+            u.submit().unwrap();
+            let mut seen = Vec::new();
+            assert!(
+                u.drain(|c| seen.push(c)) >= 1,
+                "no completion posted by the submit"
+            );
+            assert_eq!(seen[0], Completion::new(0, 4096));
+            let left = 2 - seen.len();
+            let mut out = Vec::new();
+            assert_eq!(u.reap(left, &mut out).unwrap(), left);
+        });
+    }
+
+    #[test]
+    fn dropping_with_ios_in_flight_waits_for_them() {
+        let dir = tempfile::tempdir_in(std::env::temp_dir()).unwrap();
+        let path = prepared(dir.path(), 64);
+        within(10, move || {
+            for opts in [
+                EngineOptions::default(),
+                EngineOptions {
+                    sqpoll: true,
+                    fixed_bufs: true,
+                    ..EngineOptions::default()
+                },
+            ] {
+                let mut u = open(&path, true, 32, opts).unwrap();
+                for t in 0..32 {
+                    u.queue(Io {
+                        token: t,
+                        offset: t as u64 * 4096,
+                        len: 4096,
+                    })
+                    .unwrap();
+                }
+                u.submit().unwrap();
+                // Some queued but never submitted.
+                let mut u2 = open(&path, true, 4, EngineOptions::default()).unwrap();
+                u2.queue(Io {
+                    token: 0,
+                    offset: 0,
+                    len: 4096,
+                })
+                .unwrap();
+                assert!(u.wait_all());
+                assert_eq!(u.inflight, 0);
+                drop(u);
+                drop(u2);
+            }
+        });
+    }
+
+    /// IOPOLL on a device without poll queues: every read completes with an error, and reap hands
+    /// those completions back instead of spinning or hanging.
+    #[test]
+    fn iopoll_without_poll_queues_fails_each_read_without_hanging() {
+        let dir = tempfile::tempdir_in(std::env::temp_dir()).unwrap();
+        let path = prepared(dir.path(), 64);
+        let dev = crate::env::DeviceInfo::of(&path);
+        assert_eq!(
+            dev.io_poll,
+            Some(false),
+            "this test needs a temp dir on a device without poll queues: {dev:?}"
+        );
+        let res = within(10, move || {
+            let o = EngineOptions {
+                iopoll: true,
+                ..EngineOptions::default()
+            };
+            let mut u = open(&path, true, 16, o).unwrap();
+            assert!(u.features().contains(&"IOPOLL".to_string()));
+            let mut res = Vec::new();
+            let mut out = Vec::new();
+            for _ in 0..20 {
+                for t in 0..16 {
+                    u.queue(Io {
+                        token: t,
+                        offset: t as u64 * 4096,
+                        len: 4096,
+                    })
+                    .unwrap();
+                }
+                u.submit().unwrap();
+                let mut got = 0;
+                while got < 16 {
+                    out.clear();
+                    got += u.reap(1, &mut out).unwrap();
+                    res.extend(out.iter().map(|c| c.res));
+                }
+            }
+            res
+        });
+        assert_eq!(res.len(), 320);
+        assert!(
+            res.iter().all(|&r| r == -(libc::EOPNOTSUPP as i64)),
+            "{:?}",
+            &res[..8]
+        );
+    }
+
+    #[test]
+    fn a_bad_sqpoll_cpu_is_explained() {
+        let dir = tempfile::tempdir_in(std::env::temp_dir()).unwrap();
+        let path = prepared(dir.path(), 8);
+        let o = EngineOptions {
+            sqpoll: true,
+            sqpoll_cpu: Some(4095),
+            ..EngineOptions::default()
+        };
+        let e = within(10, move || {
+            open(&path, true, 4, o).err().map(|e| e.to_string())
+        });
+        let e = e.expect("SQPOLL on a CPU that does not exist must fail");
+        assert!(e.contains("SQPOLL on CPU 4095"), "{e}");
+    }
+
+    #[test]
+    fn reads_land_in_the_slot_of_their_token() {
+        // Slots are disjoint: two tokens reading different blocks see their own data.
+        let dir = tempfile::tempdir_in(std::env::temp_dir()).unwrap();
+        let path = prepared(dir.path(), 8);
+        let f = std::fs::File::open(&path).unwrap();
+        let mut expect = vec![0u8; BS];
+        f.read_exact_at(&mut expect, 3 * BS as u64).unwrap();
+        within(10, move || {
+            let mut u = open(&path, false, 4, EngineOptions::default()).unwrap();
+            u.queue(Io {
+                token: 2,
+                offset: 3 * BS as u64,
+                len: BS as u32,
+            })
+            .unwrap();
+            u.queue(Io {
+                token: 1,
+                offset: 0,
+                len: BS as u32,
+            })
+            .unwrap();
+            u.submit().unwrap();
+            let mut out = Vec::new();
+            u.reap(2, &mut out).unwrap();
+            assert_eq!(u.buffer(2, BS), &expect[..]);
+            assert_ne!(u.buffer(1, BS), &expect[..]);
+        });
     }
 }
