@@ -29,7 +29,8 @@ pub const POSIXAIO_ONE_PER_FD: &str = "glibc POSIX AIO runs one read at a time p
      deeper queues only line reads up behind each other (latency grows with --iodepth, IOPS does not); \
      use more --numjobs for parallelism";
 
-pub const SQPOLL_DEFER_TASKRUN: &str = "SQPOLL cannot be combined with DEFER_TASKRUN (the kernel rejects it with EINVAL); readlab sets up SQPOLL rings without it";
+pub const SQPOLL_DEFER_TASKRUN: &str = "SQPOLL cannot be combined with DEFER_TASKRUN (the kernel rejects it \
+     with EINVAL, and COOP_TASKRUN too on recent kernels); readlab sets up SQPOLL rings without them";
 
 /// Refusals and warnings for a run, decided before any I/O. Errors are bad input.
 pub fn check_run(cfg: &RunConfig, dev: &DeviceInfo) -> Result<Vec<String>, String> {

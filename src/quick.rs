@@ -50,11 +50,12 @@ pub fn plan(dir: &Path, runtime: Duration) -> Result<QuickPlan> {
             (MIN_SIZE * 4) >> 20
         )));
     }
-    let base = |engine, rw, bs, threads| RunConfig {
+    let base = |engine, rw, bs, threads, iodepth| RunConfig {
         engine,
         rw,
         bs,
         threads,
+        iodepth,
         runtime,
         ramp: Duration::from_secs(1),
         verify: engine != EngineKind::Null,
@@ -62,11 +63,13 @@ pub fn plan(dir: &Path, runtime: Duration) -> Result<QuickPlan> {
     };
     let many = (crate::env::cpus() * 2).max(2);
     let runs = vec![
-        base(EngineKind::Psync, Rw::Randread, 4096, 1),
-        base(EngineKind::Pvsync2, Rw::Randread, 4096, 1),
-        base(EngineKind::Psync, Rw::Randread, 4096, many),
-        base(EngineKind::Psync, Rw::Read, 1 << 20, 1),
-        base(EngineKind::Null, Rw::Randread, 4096, 1),
+        base(EngineKind::Psync, Rw::Randread, 4096, 1, 1),
+        base(EngineKind::Pvsync2, Rw::Randread, 4096, 1, 1),
+        base(EngineKind::Psync, Rw::Randread, 4096, many, 1),
+        base(EngineKind::Libaio, Rw::Randread, 4096, 1, 32),
+        base(EngineKind::Uring, Rw::Randread, 4096, 1, 32),
+        base(EngineKind::Psync, Rw::Read, 1 << 20, 1, 1),
+        base(EngineKind::Null, Rw::Randread, 4096, 1, 1),
     ];
     Ok(QuickPlan {
         scratch,

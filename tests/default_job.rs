@@ -17,6 +17,10 @@ fn bare_readlab_prepares_a_scratch_file_and_surveys_the_engines() {
     for label in [
         "psync",
         "pvsync2",
+        "libaio",
+        "uring",
+        "A32B1",
+        "U32B1",
         "null",
         "PT",
         "IOPS",
@@ -30,7 +34,7 @@ fn bare_readlab_prepares_a_scratch_file_and_surveys_the_engines() {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    assert_eq!(docs.len(), 5);
+    assert_eq!(docs.len(), 7);
     for doc in &docs {
         assert!(doc["result"]["ios"].as_u64().unwrap() > 0);
         assert_eq!(doc["result"]["errors"]["count"], 0);
