@@ -297,3 +297,59 @@ fn scheduler_study_switches_and_restores_even_after_sigint() {
         "scheduler not restored after SIGINT"
     );
 }
+
+#[test]
+fn queue_and_multiblock_quick_studies() {
+    let d = disk_dir();
+    let f = prepare(d.path(), "f", "64M");
+    let out = d.path().join("q");
+    let o = study(&[
+        "study",
+        "queue",
+        "--quick",
+        "--out",
+        out.to_str().unwrap(),
+        f.to_str().unwrap(),
+    ]);
+    assert!(
+        stdout(&o).contains("queue size × interface and threads"),
+        "{}",
+        stdout(&o)
+    );
+    let docs = check_outputs(&out, "queue", 16);
+    let labels: HashSet<String> = docs
+        .iter()
+        .map(|d| d["result"]["label"].as_str().unwrap().to_string())
+        .collect();
+    for l in ["A1B1", "A64B1", "U16B1T2", "U4B1"] {
+        assert!(labels.contains(l), "{l} missing from {labels:?}");
+    }
+    let out = d.path().join("m");
+    study(&[
+        "study",
+        "multiblock",
+        "--quick",
+        "--out",
+        out.to_str().unwrap(),
+        f.to_str().unwrap(),
+    ]);
+    let docs = check_outputs(&out, "multiblock", 12);
+    for d in &docs {
+        let r = &d["result"];
+        let n = d["config"]["blocks_per_request"].as_u64().unwrap();
+        assert_eq!(
+            r["ios"].as_u64().unwrap(),
+            n * r["requests"].as_u64().unwrap()
+        );
+    }
+    // Latency per request grows with the blocks in it for pread (one after another).
+    let p50 = |engine: &str, n: u64| {
+        docs.iter()
+            .find(|d| d["config"]["engine"] == engine && d["config"]["blocks_per_request"] == n)
+            .map(|d| d["result"]["latency"]["p50_ns"].as_f64().unwrap())
+            .unwrap()
+    };
+    assert!(p50("psync", 64) > 10.0 * p50("psync", 1));
+    // Submitted together, 64 blocks cost far less than 64 reads in a row.
+    assert!(p50("uring", 64) < p50("psync", 64));
+}

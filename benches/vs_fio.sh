@@ -1,0 +1,328 @@
+#!/usr/bin/env bash
+# vs_fio.sh — parity benchmark: readlab against fio on the same workloads and the same targets.
+#
+# A benchmark, not a test: it prints numbers and ratios, it never fails on them.
+# (benches/vs_fio_psync.sh is the single-workload version with a per-round table; this one covers
+# a matrix of targets × engines and prints one summary row per cell.)
+#
+# Usage:
+#   benches/vs_fio.sh
+#   TARGETS="c" WORKLOADS="uring uring-fixed" ROUNDS=5 benches/vs_fio.sh
+#
+# For every selected (target, workload) cell it runs, interleaved A B A B … for ROUNDS rounds
+# (A = readlab, B = fio), random 4 KiB reads ($BS), one thread ($NUMJOBS), RUNTIME measured after
+# RAMP of warm-up on both sides, readlab with a fresh random --seed each round:
+#   readlab run --engine E [--iodepth N] [engine flags] --rw randread --bs $BS --numjobs $NUMJOBS
+#               --runtime $RUNTIME --ramp $RAMP --direct|--buffered --seed <random>
+#               --output json -q TARGET
+#   fio --name=x --ioengine=E --iodepth=N [engine flags] --rw=randread --bs=$BS --numjobs=$NUMJOBS
+#       --direct=1 | --direct=0 --invalidate=0 --time_based --runtime=$RUNTIME --ramp_time=$RAMP
+#       --randrepeat=0 --norandommap --lat_percentiles=1 --group_reporting
+#       --filename=TARGET --output-format=json --output=FILE          (fio's stdout is never parsed)
+#
+# Workloads (WORKLOADS, space separated; default all):
+#   psync        readlab --engine psync --iodepth 1       fio --ioengine=psync --iodepth=1
+#   libaio       readlab --engine libaio --iodepth 32     fio --ioengine=libaio --iodepth=32
+#   uring        readlab --engine uring --iodepth 32      fio --ioengine=io_uring --iodepth=32
+#   uring-fixed  readlab --engine uring --iodepth 32 --fixed-files --fixed-bufs
+#                fio --ioengine=io_uring --iodepth=32 --registerfiles=1 --fixedbufs=1
+#   (QD is $QD for the three queued ones; default 32.)
+#
+# Targets (TARGETS, space separated; default "a b c"):
+#   a  loop device with direct I/O over a $SIZE file in /dev/shm (losetup --direct-io=on), read
+#      with O_DIRECT by both. Needs root. The block layer without a real device behind it.
+#   b  a $SIZE file on the disk filesystem under $DISK_DIR (default ${TMPDIR:-/tmp}), O_DIRECT.
+#   c  a $SIZE file in /dev/shm read through the page cache (readlab --buffered, fio --direct=0
+#      --invalidate=0): every read is a memory copy, so what is left is each tool's own cost per
+#      I/O. Note: buffered libaio is synchronous (io_submit does the copy), it is run anyway.
+#   Files are written with `readlab prepare --size $SIZE`; the loop device and every file are
+#   detached/removed at exit (also on Ctrl-C).
+#
+# Other settings (environment):
+#   ROUNDS    A B rounds per cell                      (default 3)
+#   RUNTIME   measured time per run, fio syntax        (default 5s)
+#   RAMP      warm-up per run, excluded by both        (default 1s)
+#   BS        block size                               (default 4k)
+#   QD        queue depth of libaio/uring workloads    (default 32)
+#   NUMJOBS   threads (readlab) / processes (fio)      (default 1)
+#   SIZE      size of every target file                (default 1G)
+#   SHM_DIR   where the /dev/shm files go              (default /dev/shm)
+#   DISK_DIR  where target b's file goes               (default ${TMPDIR:-/tmp})
+#   READLAB   readlab binary (default target/release/readlab, built with cargo if missing)
+#   FIO       fio binary                               (default fio)
+#   KEEP=1    keep the raw JSON of every run (directory printed at the end)
+#   QUIET=1   do not print the per-round lines and commands, only the final tables
+#
+# Output: while running, one line per round (both tools' IOPS, p50, p99 and the ratio); at the end
+#   1. the parity table, one row per (target, workload):
+#        readlab IOPS, fio IOPS (medians over rounds), IOPS ratio readlab/fio, p50 and p99 ratios
+#        readlab/fio (of the median percentiles), and the noise of fio's own rounds as min/max
+#        for IOPS, p50, p99 (1.000 = identical rounds) — the floor every ratio is read against;
+#   2. a detail table: absolute latencies in µs, CPU µs per I/O of each tool, readlab's own noise,
+#      and the per-round IOPS ratios.
+#   A latency ratio is marked "~" when it lies inside fio's own spread for that percentile (widened
+#   to fio's histogram resolution, 1/64 ≈ 1.6 %, since fio reports percentiles by bucket), "+" when
+#   readlab is higher (slower) beyond that, "-" when lower. An IOPS ratio is marked "!" when it is
+#   below 1.0 by more than fio's own IOPS spread.
+# Latency is total latency on both sides (readlab's only latency; fio's `lat`, with
+# --lat_percentiles=1), not fio's `clat`. fio's CPU per I/O is an estimate from its usr/sys
+# percentages × job runtime ÷ I/Os; readlab's is its process CPU per measured I/O.
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(cd "$here/.." && pwd)"
+
+TARGETS="${TARGETS:-a b c}"
+WORKLOADS="${WORKLOADS:-psync libaio uring uring-fixed}"
+ROUNDS="${ROUNDS:-3}"
+RUNTIME="${RUNTIME:-5s}"
+RAMP="${RAMP:-1s}"
+BS="${BS:-4k}"
+QD="${QD:-32}"
+NUMJOBS="${NUMJOBS:-1}"
+SIZE="${SIZE:-1G}"
+SHM_DIR="${SHM_DIR:-/dev/shm}"
+DISK_DIR="${DISK_DIR:-${TMPDIR:-/tmp}}"
+READLAB="${READLAB:-$root/target/release/readlab}"
+FIO="${FIO:-fio}"
+KEEP="${KEEP:-0}"
+QUIET="${QUIET:-0}"
+
+die() { echo "vs_fio.sh: $*" >&2; exit 2; }
+[[ "$ROUNDS" =~ ^[1-9][0-9]*$ ]] || die "ROUNDS must be a positive integer"
+[[ "$QD" =~ ^[1-9][0-9]*$ ]] || die "QD must be a positive integer"
+for t in $TARGETS; do [[ "$t" =~ ^[abc]$ ]] || die "unknown target '$t' (a, b, c)"; done
+for w in $WORKLOADS; do
+    case "$w" in psync | libaio | uring | uring-fixed) ;; *) die "unknown workload '$w' (psync libaio uring uring-fixed)" ;; esac
+done
+[[ -n "${TARGETS// /}" && -n "${WORKLOADS// /}" ]] || die "nothing selected"
+command -v python3 >/dev/null || die "python3 is needed to read the JSON"
+command -v "$FIO" >/dev/null || die "fio not found (apt-get install -y fio)"
+
+if [[ ! -x "$READLAB" ]]; then
+    echo "building readlab (release) ..." >&2
+    (cd "$root" && cargo build --release --quiet)
+fi
+
+# ---- scratch space and cleanup -------------------------------------------------------------
+work="$(mktemp -d "${TMPDIR:-/tmp}/readlab-vs-fio.XXXXXX")"
+shm_dir="" disk_dir="" loopdev=""
+cleanup() {
+    set +e
+    if [[ -n "$loopdev" ]]; then losetup -d "$loopdev" || echo "warning: could not detach $loopdev" >&2; fi
+    [[ -n "$shm_dir" ]] && rm -rf -- "$shm_dir"
+    [[ -n "$disk_dir" ]] && rm -rf -- "$disk_dir"
+    if [[ "$KEEP" == 1 ]]; then echo "raw JSON kept in $work" >&2; else rm -rf -- "$work"; fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+prepare_file() { # path
+    "$READLAB" prepare "$1" --size "$SIZE" >&2
+    sync -f -- "$1" 2>/dev/null || sync
+}
+
+# ---- targets: path, and the O_DIRECT / buffered switches of each tool -------------------------
+declare -A tpath tdesc
+setup_target() { # a|b|c
+    case "$1" in
+        a)
+            [[ $EUID -eq 0 ]] || die "target a needs root (losetup)"
+            [[ -n "$shm_dir" ]] || shm_dir="$(mktemp -d "$SHM_DIR/readlab-vs-fio.XXXXXX")"
+            prepare_file "$shm_dir/loop-backing.dat"
+            loopdev="$(losetup --find --show --direct-io=on "$shm_dir/loop-backing.dat")"
+            local dio; dio="$(cat "/sys/block/${loopdev#/dev/}/loop/dio" 2>/dev/null || echo '?')"
+            tpath[a]="$loopdev"
+            tdesc[a]="$loopdev (loop, dio=$dio) over $shm_dir/loop-backing.dat, O_DIRECT"
+            ;;
+        b)
+            disk_dir="$(mktemp -d "$DISK_DIR/readlab-vs-fio.XXXXXX")"
+            prepare_file "$disk_dir/disk.dat"
+            tpath[b]="$disk_dir/disk.dat"
+            local fs dev
+            fs="$(df --output=fstype -- "$disk_dir" | tail -n 1)"
+            dev="$(df --output=source -- "$disk_dir" | tail -n 1)"
+            [[ "$fs" == tmpfs ]] && echo "warning: DISK_DIR is on tmpfs; target b measures memory" >&2
+            tdesc[b]="${tpath[b]} ($fs on $dev), O_DIRECT"
+            ;;
+        c)
+            [[ -n "$shm_dir" ]] || shm_dir="$(mktemp -d "$SHM_DIR/readlab-vs-fio.XXXXXX")"
+            prepare_file "$shm_dir/buffered.dat"
+            tpath[c]="$shm_dir/buffered.dat"
+            local fs; fs="$(df --output=fstype -- "$shm_dir" | tail -n 1)"
+            [[ "$fs" == tmpfs ]] || cat -- "${tpath[c]}" >/dev/null # into the page cache
+            tdesc[c]="${tpath[c]} ($fs), buffered (page cache)"
+            ;;
+    esac
+}
+rl_mode() { [[ "$1" == c ]] && echo --buffered || echo --direct; }
+fio_mode() { [[ "$1" == c ]] && echo "--direct=0 --invalidate=0" || echo "--direct=1"; }
+
+# ---- workloads: each tool's engine arguments --------------------------------------------------
+rl_engine() {
+    case "$1" in
+        psync) echo "--engine psync --iodepth 1" ;;
+        libaio) echo "--engine libaio --iodepth $QD" ;;
+        uring) echo "--engine uring --iodepth $QD" ;;
+        uring-fixed) echo "--engine uring --iodepth $QD --fixed-files --fixed-bufs" ;;
+    esac
+}
+fio_engine() {
+    case "$1" in
+        psync) echo "--ioengine=psync --iodepth=1" ;;
+        libaio) echo "--ioengine=libaio --iodepth=$QD" ;;
+        uring) echo "--ioengine=io_uring --iodepth=$QD" ;;
+        uring-fixed) echo "--ioengine=io_uring --iodepth=$QD --registerfiles=1 --fixedbufs=1" ;;
+    esac
+}
+
+# Build each tool's command line into an array (no word splitting of paths).
+rl_cmd() { # target workload -> array RL (seed, output and target appended by the caller)
+    local eng; read -r -a eng <<<"$(rl_engine "$2")"
+    RL=("$READLAB" run "${eng[@]}" --rw randread --bs "$BS" --numjobs "$NUMJOBS"
+        --runtime "$RUNTIME" --ramp "$RAMP" "$(rl_mode "$1")")
+}
+fio_cmd() { # target workload out -> array FIOC
+    local eng mode; read -r -a eng <<<"$(fio_engine "$2")"; read -r -a mode <<<"$(fio_mode "$1")"
+    FIOC=("$FIO" --name=x "${eng[@]}" --rw=randread --bs="$BS" --numjobs="$NUMJOBS" "${mode[@]}"
+        --time_based --runtime="$RUNTIME" --ramp_time="$RAMP" --randrepeat=0 --norandommap
+        --lat_percentiles=1 --group_reporting --filename="${tpath[$1]}" --output-format=json
+        --output="$3")
+}
+
+# ---- report ----------------------------------------------------------------------------------
+# report round T W R   -> one line for that round
+# report summary       -> the final tables (cells listed in $work/cells, in run order)
+report() {
+    python3 - "$work" "$ROUNDS" "$@" <<'PY'
+import json, os, statistics, sys
+
+work, rounds, what = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+FIO_RES = 1.0 / 64  # fio's latency histogram: 64 buckets per power of two
+
+def load(path):
+    text = open(path).read()
+    return json.loads(text[text.index("{"):])  # tolerate anything printed before the JSON
+
+def readlab(t, w, r):
+    doc = load(os.path.join(work, f"{t}.{w}.readlab.{r}.json"))
+    d = doc["result"]
+    lat = d["latency"]
+    notes = list(d.get("warnings") or [])
+    if (d.get("errors") or {}).get("count"):
+        notes.append(f"{d['errors']['count']} errors")
+    return dict(iops=d["iops"], p50=lat["p50_ns"], p99=lat["p99_ns"], mean=lat["mean_ns"],
+                cpu=d.get("cpu_us_per_io"), notes=notes)
+
+def fio(t, w, r):
+    job = load(os.path.join(work, f"{t}.{w}.fio.{r}.json"))["jobs"][0]
+    rd = job["read"]
+    lat = rd["lat_ns"]
+    pct = lat.get("percentile") or {}
+    def p(q):
+        for k, v in pct.items():
+            if abs(float(k) - q) < 1e-6:
+                return v
+        return float("nan")
+    ios = rd.get("total_ios", 0)
+    rt_s = job.get("job_runtime", rd.get("runtime", 0)) / 1000.0
+    cpu = (job["usr_cpu"] + job["sys_cpu"]) / 100.0 * rt_s * 1e6 / ios if ios else float("nan")
+    notes = [f"fio error {job['error']}"] if job.get("error") else []
+    return dict(iops=rd["iops"], p50=p(50), p99=p(99), mean=lat["mean"], cpu=cpu, notes=notes)
+
+us = lambda ns: ns / 1000.0
+
+if what == "round":
+    t, w, r = sys.argv[4], sys.argv[5], int(sys.argv[6])
+    a, b = readlab(t, w, r), fio(t, w, r)
+    print(f"  {t} {w:<11} round {r}/{rounds}: readlab {a['iops']:>10,.0f} IOPS p50 {us(a['p50']):7.2f} "
+          f"p99 {us(a['p99']):8.2f} us | fio {b['iops']:>10,.0f} IOPS p50 {us(b['p50']):7.2f} "
+          f"p99 {us(b['p99']):8.2f} us | IOPS ratio {a['iops'] / b['iops']:.3f}", flush=True)
+    for n in a["notes"] + b["notes"]:
+        print(f"    note: {n}")
+    sys.exit(0)
+
+cells = [line.split() for line in open(os.path.join(work, "cells")) if line.strip()]
+med = lambda xs, k: statistics.median(x[k] for x in xs)
+spread = lambda xs, k: min(x[k] for x in xs) / max(x[k] for x in xs)
+
+rows = []
+for t, w in cells:
+    A = [readlab(t, w, r) for r in range(1, rounds + 1)]
+    B = [fio(t, w, r) for r in range(1, rounds + 1)]
+    rows.append((t, w, A, B))
+
+def lat_mark(ratio, fio_spread):
+    band = max(1.0 / fio_spread - 1.0, FIO_RES)  # fio's own max/min - 1, at least one bucket
+    if ratio > 1.0 + band:
+        return "+"
+    if ratio < 1.0 / (1.0 + band):
+        return "-"
+    return "~"
+
+print(f"parity (medians of {rounds} round(s); ratios are readlab/fio; noise = fio's own rounds, min/max)")
+print(f"  {'target':<6} {'workload':<11} {'readlab IOPS':>12} {'fio IOPS':>12} {'IOPS':>7}  "
+      f"{'p50':>7}  {'p99':>7}   {'fio noise: IOPS':>15} {'p50':>6} {'p99':>6}")
+for t, w, A, B in rows:
+    ra, fb = med(A, "iops"), med(B, "iops")
+    ir = ra / fb
+    p50r = med(A, "p50") / med(B, "p50")
+    p99r = med(A, "p99") / med(B, "p99")
+    si, s50, s99 = spread(B, "iops"), spread(B, "p50"), spread(B, "p99")
+    imark = "!" if ir < si else " "
+    print(f"  {t:<6} {w:<11} {ra:>12,.0f} {fb:>12,.0f} {ir:>6.3f}{imark} "
+          f"{p50r:>6.3f}{lat_mark(p50r, s50)} {p99r:>6.3f}{lat_mark(p99r, s99)}   "
+          f"{si:>15.3f} {s50:>6.3f} {s99:>6.3f}")
+print("  marks: IOPS '!' = below 1.0 by more than fio's own IOPS spread; latency '~' = within fio's")
+print("  own spread (at least 1/64, fio's bucket width), '+' = readlab slower beyond it, '-' = faster")
+print()
+print("detail (medians; latencies in us; CPU us per I/O, fio's estimated)")
+print(f"  {'target':<6} {'workload':<11} {'rl p50':>8} {'fio p50':>8} {'rl p99':>8} {'fio p99':>8} "
+      f"{'rl cpu':>7} {'fio cpu':>7}  {'rl noise: IOPS':>14} {'p50':>6} {'p99':>6}  per-round IOPS ratios")
+for t, w, A, B in rows:
+    cpus = [x["cpu"] for x in A if x["cpu"] is not None]
+    rc = f"{statistics.median(cpus):7.3f}" if cpus else f"{'-':>7}"
+    ratios = " ".join(f"{a['iops'] / b['iops']:.3f}" for a, b in zip(A, B))
+    print(f"  {t:<6} {w:<11} {us(med(A, 'p50')):>8.2f} {us(med(B, 'p50')):>8.2f} "
+          f"{us(med(A, 'p99')):>8.2f} {us(med(B, 'p99')):>8.2f} {rc} {med(B, 'cpu'):>7.3f}  "
+          f"{spread(A, 'iops'):>14.3f} {spread(A, 'p50'):>6.3f} {spread(A, 'p99'):>6.3f}  {ratios}")
+notes = sorted({f"{t} {w}: {n}" for t, w, A, B in rows for x in A + B for n in x["notes"]})
+if notes:
+    print()
+    print("notes from the runs:")
+    for n in notes:
+        print(f"  {n}")
+PY
+}
+
+# ---- run ---------------------------------------------------------------------------------------
+for t in $TARGETS; do setup_target "$t"; done
+
+echo "readlab vs fio: randread bs=$BS numjobs=$NUMJOBS qd=$QD runtime=$RUNTIME ramp=$RAMP rounds=$ROUNDS"
+echo "$(uname -sr); $(nproc) CPUs; $("$FIO" --version); readlab $("$READLAB" --version 2>/dev/null | awk '{print $NF}')"
+for t in $TARGETS; do echo "target $t: ${tdesc[$t]}"; done
+echo
+
+: >"$work/cells"
+for t in $TARGETS; do
+    for w in $WORKLOADS; do
+        echo "$t $w" >>"$work/cells"
+        rl_cmd "$t" "$w"
+        if [[ "$QUIET" != 1 ]]; then
+            fio_cmd "$t" "$w" "$work/$t.$w.fio.R.json"
+            echo "cell $t/$w"
+            echo "  # ${RL[*]} --seed <random> --output json -q ${tpath[$t]}"
+            echo "  # ${FIOC[*]}"
+        fi
+        for ((r = 1; r <= ROUNDS; r++)); do
+            seed=$((RANDOM * 32768 + RANDOM))
+            "${RL[@]}" --seed "$seed" --output json -q "${tpath[$t]}" >"$work/$t.$w.readlab.$r.json"
+            fio_cmd "$t" "$w" "$work/$t.$w.fio.$r.json"
+            "${FIOC[@]}" >/dev/null
+            [[ "$QUIET" == 1 ]] || report round "$t" "$w" "$r"
+        done
+    done
+done
+[[ "$QUIET" == 1 ]] || echo
+report summary
