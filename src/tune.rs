@@ -459,7 +459,12 @@ pub fn tune(opts: &TuneOptions, obs: &dyn TuneObserver) -> Result<TuneReport> {
             .iter()
             .find(|(g, _)| *g == opts.goal)
             .map(|(_, c)| c.clone());
-        let trade_offs = match &pick {
+        // Trade-offs compare first measurements with first measurements (the frontier's), not
+        // the finalists' interleaved medians with single runs.
+        let trade_offs = match pick
+            .as_ref()
+            .and_then(|p| frontier.iter().find(|c| c.config == p.config))
+        {
             Some(p) => frontier
                 .iter()
                 .filter(|c| c.config != p.config)
