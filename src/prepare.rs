@@ -7,7 +7,7 @@ use crate::error::{Error, Result};
 use crate::target::{self, TargetKind};
 use std::fs::OpenOptions;
 use std::io::ErrorKind;
-use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 
@@ -51,16 +51,7 @@ fn check_overwrite(cfg: &PrepareConfig) -> Result<Option<TargetKind>> {
         }
         Err(e) => return Err(Error::io(&cfg.path, "cannot inspect", e)),
     };
-    let kind = if meta.file_type().is_block_device() {
-        TargetKind::Block
-    } else if meta.is_file() {
-        TargetKind::File
-    } else {
-        return Err(Error::invalid(format!(
-            "{}: not a regular file or block device",
-            cfg.path.display()
-        )));
-    };
+    let kind = TargetKind::of(&meta, &cfg.path)?;
     if cfg.overwrite {
         return Ok(Some(kind));
     }

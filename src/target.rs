@@ -17,6 +17,22 @@ pub enum TargetKind {
     Block,
 }
 
+impl TargetKind {
+    /// A regular file or a block device; anything else cannot be a target.
+    pub fn of(meta: &std::fs::Metadata, path: &Path) -> Result<TargetKind> {
+        if meta.file_type().is_block_device() {
+            Ok(TargetKind::Block)
+        } else if meta.is_file() {
+            Ok(TargetKind::File)
+        } else {
+            Err(Error::invalid(format!(
+                "{}: not a regular file or block device",
+                path.display()
+            )))
+        }
+    }
+}
+
 /// Facts about a target found before any I/O is measured.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Target {
@@ -71,16 +87,7 @@ impl Target {
     /// Inspect a target without measuring anything. Fails with a clear message if it cannot be read.
     pub fn inspect(path: &Path) -> Result<Target> {
         let meta = std::fs::metadata(path).map_err(|e| open_error(path, e))?;
-        let kind = if meta.file_type().is_block_device() {
-            TargetKind::Block
-        } else if meta.is_file() {
-            TargetKind::File
-        } else {
-            return Err(Error::invalid(format!(
-                "{}: not a regular file or block device",
-                path.display()
-            )));
-        };
+        let kind = TargetKind::of(&meta, path)?;
         let file = open_read(path, false)?;
         let size = size_of(&file, path)?;
         let (mut off_align, mut mem_align) = (0u64, 0u64);

@@ -110,24 +110,10 @@ fn libaio_reads_and_verifies_a_loop_device() {
     check_all_cases(&dev.dev);
 }
 
-fn flip_byte(path: &str, offset: u64) {
-    use std::os::unix::fs::FileExt;
-    let f = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open(path)
-        .unwrap();
-    let mut b = [0u8; 1];
-    f.read_exact_at(&mut b, offset).unwrap();
-    b[0] ^= 0x5a;
-    f.write_all_at(&b, offset).unwrap();
-    f.sync_all().unwrap();
-}
-
 /// A flipped byte makes a verifying libaio run exit 1 and name the byte's offset.
 fn flipped_byte_is_caught(target: &str) {
     let offset = (5 << 20) + 1234u64;
-    flip_byte(target, offset);
+    flip_byte(std::path::Path::new(target), offset);
     for extra in [
         &["--iodepth", "8", "--offset", "5m", "--size", "64k"][..],
         &[

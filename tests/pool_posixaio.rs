@@ -243,20 +243,6 @@ fn posixaio_verifies_a_loop_device() {
     on_loop_device("posixaio", POSIXAIO_CASES);
 }
 
-fn flip_byte(path: &std::path::Path, offset: u64) {
-    use std::os::unix::fs::FileExt;
-    let f = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open(path)
-        .unwrap();
-    let mut b = [0u8; 1];
-    f.read_exact_at(&mut b, offset).unwrap();
-    b[0] ^= 0x5a;
-    f.write_all_at(&b, offset).unwrap();
-    f.sync_all().unwrap();
-}
-
 #[test]
 fn a_flipped_byte_fails_the_run_with_its_offset() {
     let d = disk_dir();

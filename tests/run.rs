@@ -177,20 +177,6 @@ fn ramp_is_excluded_from_the_window() {
     assert!(timeline.len() <= 2, "{timeline:?}");
 }
 
-fn flip_byte(path: &std::path::Path, offset: u64) {
-    use std::os::unix::fs::FileExt;
-    let f = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open(path)
-        .unwrap();
-    let mut b = [0u8; 1];
-    f.read_exact_at(&mut b, offset).unwrap();
-    b[0] ^= 0x5a;
-    f.write_all_at(&b, offset).unwrap();
-    f.sync_all().unwrap();
-}
-
 #[test]
 fn a_flipped_byte_is_reported_with_its_offset() {
     let d = disk_dir();

@@ -172,19 +172,7 @@ fn a_flipped_byte_is_caught() {
     let d = disk_dir();
     let f = prepare(d.path(), "f", "16M");
     let target = (5 << 20) + 1234u64;
-    {
-        use std::os::unix::fs::FileExt;
-        let file = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .open(&f)
-            .unwrap();
-        let mut b = [0u8; 1];
-        file.read_exact_at(&mut b, target).unwrap();
-        b[0] ^= 0x5a;
-        file.write_all_at(&b, target).unwrap();
-        file.sync_all().unwrap();
-    }
+    flip_byte(&f, target);
     for extra in [
         &["--iodepth", "8"][..],
         &["--iodepth", "8", "--fixed-bufs", "--fixed-files"],

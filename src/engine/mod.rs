@@ -222,3 +222,16 @@ pub fn open(kind: EngineKind, setup: EngineSetup) -> Result<Box<dyn Engine>> {
         EngineKind::Posixaio => Box::new(posixaio::PosixAio::new(setup)?),
     })
 }
+
+/// A temporary file of `blocks` blocks of `bs` bytes, block `b` filled with byte `b`: engine unit
+/// tests read it and check each buffer landed in the right slot.
+#[cfg(test)]
+pub(crate) fn test_file(blocks: usize, bs: usize) -> tempfile::NamedTempFile {
+    use std::io::Write;
+    let mut f = tempfile::NamedTempFile::new().unwrap();
+    for b in 0..blocks {
+        f.write_all(&vec![b as u8; bs]).unwrap();
+    }
+    f.flush().unwrap();
+    f
+}

@@ -202,19 +202,12 @@ mod tests {
     use super::*;
     use crate::buffer::BufferPool;
     use crate::engine::EngineOptions;
-    use std::io::Write;
     use std::sync::Arc;
 
     const BS: usize = 4096;
 
-    /// A file of `blocks` blocks, block `b` filled with byte `b`.
     fn file(blocks: usize) -> tempfile::NamedTempFile {
-        let mut f = tempfile::NamedTempFile::new().unwrap();
-        for b in 0..blocks {
-            f.write_all(&[b as u8; BS]).unwrap();
-        }
-        f.flush().unwrap();
-        f
+        crate::engine::test_file(blocks, BS)
     }
 
     fn open(f: File, slots: usize, threads: Option<usize>) -> Pool {

@@ -288,18 +288,11 @@ impl Drop for PosixAio {
 mod tests {
     use super::*;
     use crate::engine::EngineOptions;
-    use std::io::Write;
 
     const BS: usize = 4096;
 
-    /// A file of `blocks` blocks, block `b` filled with byte `b`.
     fn file(blocks: usize) -> tempfile::NamedTempFile {
-        let mut f = tempfile::NamedTempFile::new().unwrap();
-        for b in 0..blocks {
-            f.write_all(&[b as u8; BS]).unwrap();
-        }
-        f.flush().unwrap();
-        f
+        crate::engine::test_file(blocks, BS)
     }
 
     fn open(f: File, slots: usize) -> PosixAio {

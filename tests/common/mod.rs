@@ -45,6 +45,21 @@ pub fn json(o: &Output) -> serde_json::Value {
     })
 }
 
+/// Corrupt one byte of a file (or device) in place, durably.
+pub fn flip_byte(path: &Path, offset: u64) {
+    use std::os::unix::fs::FileExt;
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(path)
+        .unwrap();
+    let mut b = [0u8; 1];
+    f.read_exact_at(&mut b, offset).unwrap();
+    b[0] ^= 0x5a;
+    f.write_all_at(&b, offset).unwrap();
+    f.sync_all().unwrap();
+}
+
 pub fn is_root() -> bool {
     rustix::process::geteuid().is_root()
 }
