@@ -76,6 +76,11 @@ impl CpuUsage {
     pub fn process_total_s(&self) -> f64 {
         self.app.total_s + self.sqpoll.total_s + self.io_worker.total_s
     }
+
+    /// CPU of this process's threads of every kind (kernel helpers included), % of one core.
+    pub fn threads_pct_of_core(&self) -> f64 {
+        self.app.pct_of_core + self.sqpoll.pct_of_core + self.io_worker.pct_of_core
+    }
 }
 
 fn ticks_per_s() -> f64 {

@@ -71,7 +71,6 @@ pub struct Candidate {
 impl Candidate {
     fn of(doc: &Document) -> Candidate {
         let r = &doc.result;
-        let c = &r.cpu;
         Candidate {
             config: doc.config.clone(),
             label: r.label.clone(),
@@ -79,7 +78,7 @@ impl Candidate {
             mb_s: r.mb_s,
             p999_ns: r.latency.p999_ns,
             p50_ns: r.latency.p50_ns,
-            cpu_cores: (c.app.pct_of_core + c.sqpoll.pct_of_core + c.io_worker.pct_of_core) / 100.0,
+            cpu_cores: r.cpu.threads_pct_of_core() / 100.0,
         }
     }
 

@@ -46,7 +46,7 @@ impl Exporter for TableExporter {
                 format_ns(l.p99_ns as f64),
                 format_ns(l.p999_ns as f64),
                 format_ns(l.max_ns as f64),
-                r.cpu.app.pct_of_core + r.cpu.sqpoll.pct_of_core + r.cpu.io_worker.pct_of_core,
+                r.cpu.threads_pct_of_core(),
                 r.cpu_us_per_io,
             );
         }

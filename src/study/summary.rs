@@ -110,16 +110,10 @@ impl Metric {
             Metric::P99 => format_ns(l.p99_ns as f64),
             Metric::P999 => format_ns(l.p999_ns as f64),
             Metric::Max => format_ns(l.max_ns as f64),
-            Metric::Cpu => format!("{:.0}", cpu_pct(d)),
+            Metric::Cpu => format!("{:.0}", d.result.cpu.threads_pct_of_core()),
             Metric::SqPollCpu => format!("{:.0}", r.cpu.sqpoll.pct_of_core),
         }
     }
-}
-
-/// CPU of every thread of the process, kernel helpers included, as % of one core.
-fn cpu_pct(d: &Document) -> f64 {
-    let c = &d.result.cpu;
-    c.app.pct_of_core + c.sqpoll.pct_of_core + c.io_worker.pct_of_core
 }
 
 struct Table {
@@ -294,7 +288,7 @@ fn point_lines(docs: &[&Document]) -> String {
             format_ns(r.latency.p50_ns as f64),
             format_ns(r.latency.p99_ns as f64),
             format_ns(r.latency.p999_ns as f64),
-            cpu_pct(d),
+            d.result.cpu.threads_pct_of_core(),
             r.ended_by
         );
     }
