@@ -45,6 +45,26 @@ enum Command {
     Info(InfoArgs),
     /// Run one of the report's experiments (or all) on a target; resumable, with a summary table.
     Study(StudyArgs),
+    /// Turn study results, run documents and fio JSON into one HTML page of charts (or CSV/Markdown/JSON tables).
+    Report(ReportArgs),
+}
+
+#[derive(Args, Debug)]
+struct ReportArgs {
+    /// Results directories (a study's --out), results.jsonl files or `readlab run --json` documents.
+    inputs: Vec<PathBuf>,
+    /// fio output (--output-format=json or json+) to put beside readlab's points; repeatable.
+    #[arg(long)]
+    fio: Vec<PathBuf>,
+    /// Output file, or - for standard output (default: report.<format>).
+    #[arg(short = 'o', long = "out")]
+    out: Option<PathBuf>,
+    /// html (self-contained page with charts), csv, md or json (the tables).
+    #[arg(long, default_value = "html")]
+    format: String,
+    /// Also write every chart as PNG into this directory.
+    #[arg(long)]
+    png: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]
@@ -616,6 +636,39 @@ fn cmd_study(a: &StudyArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+fn cmd_report(a: &ReportArgs) -> anyhow::Result<ExitCode> {
+    let format = crate::report::ReportFormat::parse(&a.format)?;
+    let report = crate::report::load(&a.inputs, &a.fio)?;
+    for n in &report.notes {
+        eprintln!("readlab: note: {n}");
+    }
+    let text = export::report_exporter(format).render(&report)?;
+    let out = a
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(format!("report.{}", format.extension())));
+    if out.as_os_str() == "-" {
+        print!("{text}");
+    } else {
+        export::write_file(&out, &text)?;
+        eprintln!(
+            "readlab: wrote {} ({} points, {} sections)",
+            out.display(),
+            report.points.len(),
+            report.sections.len()
+        );
+    }
+    if let Some(dir) = &a.png {
+        let files = crate::report::write_pngs(&report, dir)?;
+        eprintln!(
+            "readlab: wrote {} PNG charts to {}",
+            files.len(),
+            dir.display()
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
 fn cmd_info(a: &InfoArgs) -> anyhow::Result<ExitCode> {
     let report = crate::probe::probe(&a.target)?;
     match a.output {
@@ -695,6 +748,7 @@ pub fn main() -> ExitCode {
         Some(Command::Run(a)) => cmd_run(a),
         Some(Command::Info(a)) => cmd_info(a),
         Some(Command::Study(a)) => cmd_study(a),
+        Some(Command::Report(a)) => cmd_report(a),
     };
     match res {
         Ok(code) => code,
