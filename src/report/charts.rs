@@ -459,9 +459,10 @@ pub fn section_charts(report: &Report, s: &Section) -> Vec<Chart> {
                 let mut offset = p.offset as f64;
                 let mut points = Vec::new();
                 for t in &p.timeline {
-                    offset += (t.ios * p.bs) as f64;
+                    offset += t.ios as f64 * p.bs as f64;
                     points.push((offset, t.mib_s * 1.048_576));
                 }
+                let points = thin(&points, MAX_LINE_POINTS);
                 let n = series.len();
                 series.push(LineSeries {
                     name: namer.name(p, if p.direct { "direct" } else { "buffered" }),
@@ -878,7 +879,8 @@ pub fn all_charts(report: &Report) -> Vec<Chart> {
     if let Some(i) = report.timeline_point() {
         let p = &report.points[i];
         let t = |f: &dyn Fn(&crate::stats::TimelinePoint) -> f64| -> Vec<(f64, f64)> {
-            p.timeline.iter().map(|tp| (tp.t_s, f(tp))).collect()
+            let v: Vec<(f64, f64)> = p.timeline.iter().map(|tp| (tp.t_s, f(tp))).collect();
+            thin(&v, MAX_LINE_POINTS)
         };
         let x = Axis {
             desc: "time since measuring began (s)".into(),
@@ -932,6 +934,24 @@ pub fn all_charts(report: &Report) -> Vec<Chart> {
         out.push(c);
     }
     out
+}
+
+/// Lines longer than this (a day-long scan has 86 400 seconds) are thinned for drawing.
+const MAX_LINE_POINTS: usize = 1500;
+
+/// At most about `max` points: consecutive runs averaged, each placed at its last x.
+pub fn thin(points: &[(f64, f64)], max: usize) -> Vec<(f64, f64)> {
+    if points.len() <= max || max == 0 {
+        return points.to_vec();
+    }
+    let chunk = points.len().div_ceil(max);
+    points
+        .chunks(chunk)
+        .map(|c| {
+            let y = c.iter().map(|p| p.1).sum::<f64>() / c.len() as f64;
+            (c[c.len() - 1].0, y)
+        })
+        .collect()
 }
 
 /// A histogram as a CDF on the tail-stretched scale: (latency ns, −log10(1 − F)), F the fraction
@@ -993,6 +1013,17 @@ pub fn charts_by_section(report: &Report) -> BTreeMap<String, Vec<Chart>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn long_lines_are_thinned() {
+        let v: Vec<(f64, f64)> = (0..10_000).map(|i| (i as f64, (i % 2) as f64)).collect();
+        let t = thin(&v, 1500);
+        assert!(t.len() <= 1500 && t.len() > 1000, "{}", t.len());
+        assert_eq!(t.last().unwrap().0, 9999.0);
+        assert!(t.iter().all(|p| (p.1 - 0.5).abs() < 0.2));
+        assert_eq!(thin(&v[..3], 1500), &v[..3]);
+        assert!(thin(&[], 10).is_empty());
+    }
 
     #[test]
     fn names_say_what_differs() {

@@ -571,7 +571,7 @@ fn with_legend<DB: DrawingBackend>(
         .max()
         .unwrap_or(0)
         .max(extra);
-    let lw = widest.min(w * 34 / 100).max(60);
+    let lw = widest.min(w * 34 / 100).max(60).min(w / 2);
     let (plot, legend) = area.split_horizontally(w - lw);
     Ok((plot, Some(legend)))
 }
@@ -1252,9 +1252,15 @@ pub fn svg(c: &Chart) -> Result<String> {
 
 /// The chart as a PNG file, title and caption included.
 pub fn png(c: &Chart, path: &Path) -> Result<()> {
-    let root = BitMapBackend::new(path, (c.width, c.height)).into_drawing_area();
-    draw(c, &root, true).map_err(|e| chart_error(c, e))?;
-    root.present().map_err(|e| chart_error(c, e.to_string()))
+    let drawn = {
+        let root = BitMapBackend::new(path, (c.width, c.height)).into_drawing_area();
+        draw(c, &root, true).and_then(|()| root.present().map_err(fail))
+    };
+    drawn.map_err(|e| {
+        // No half-drawn picture is left behind.
+        let _ = std::fs::remove_file(path);
+        chart_error(c, e)
+    })
 }
 
 #[cfg(test)]
