@@ -143,7 +143,10 @@ impl Point {
                 date: e.date.clone(),
                 tool: format!("readlab {}", e.readlab_version),
             },
-            note: (r.ended_by != "runtime").then(|| format!("ended by {}", r.ended_by)),
+            // Runs end by their runtime, an I/O limit (scans) or stability; anything else
+            // (an interrupted run) is worth a word.
+            note: (!matches!(r.ended_by.as_str(), "runtime" | "io-limit" | "stable"))
+                .then(|| format!("ended by {}", r.ended_by)),
         }
     }
 
@@ -251,7 +254,16 @@ fn load_results(path: &Path, report: &mut Report) -> Result<()> {
                 crate::result::SCHEMA
             ));
         }
-        report.points.push(Point::from_document(d, &origin));
+        let p = Point::from_document(d, &origin);
+        if let Some(n) = &p.note {
+            report.notes.push(format!(
+                "{origin}: {} ({} {}): {n}",
+                p.label,
+                p.engine,
+                crate::size::format_size(p.bs)
+            ));
+        }
+        report.points.push(p);
     }
     Ok(())
 }
@@ -262,6 +274,15 @@ fn load_fio_text(text: &str, origin: &str, report: &mut Report) -> Result<()> {
         report.notes.push(format!("{origin}: no fio jobs"));
     }
     report.notes.extend(imported.notes);
+    if imported
+        .points
+        .iter()
+        .any(|p| p.note.as_deref().is_some_and(|n| n.starts_with("fio clat")))
+    {
+        report.notes.push(format!(
+            "{origin}: fio printed completion-latency (clat) percentiles only; readlab measures from submission (fio's lat): run fio with --lat_percentiles=1 to compare like with like"
+        ));
+    }
     report.points.extend(imported.points);
     Ok(())
 }
