@@ -47,6 +47,8 @@ enum Command {
     Study(StudyArgs),
     /// Find the best interface, threads, queue size, batch and features for a target, within a budget.
     Tune(TuneArgs),
+    /// Turn study results, run documents and fio JSON into one HTML page of charts (or CSV/Markdown/JSON tables).
+    Report(ReportArgs),
 }
 
 #[derive(Copy, Clone, Debug, ValueEnum)]
@@ -84,6 +86,24 @@ struct TuneArgs {
     /// Do not verify the data read.
     #[arg(long)]
     no_verify: bool,
+}
+
+#[derive(Args, Debug)]
+struct ReportArgs {
+    /// Results directories (a study's --out), results.jsonl files or `readlab run --json` documents.
+    inputs: Vec<PathBuf>,
+    /// fio output (--output-format=json or json+) to put beside readlab's points; repeatable.
+    #[arg(long)]
+    fio: Vec<PathBuf>,
+    /// Output file, or - for standard output (default: report.<format>).
+    #[arg(short = 'o', long = "out")]
+    out: Option<PathBuf>,
+    /// html (self-contained page with charts), csv, md or json (the tables).
+    #[arg(long, default_value = "html")]
+    format: String,
+    /// Also write every chart as PNG into this directory.
+    #[arg(long)]
+    png: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]
@@ -845,6 +865,39 @@ fn cmd_tune(a: &TuneArgs) -> anyhow::Result<ExitCode> {
     Ok(exit)
 }
 
+fn cmd_report(a: &ReportArgs) -> anyhow::Result<ExitCode> {
+    let format = crate::report::ReportFormat::parse(&a.format)?;
+    let report = crate::report::load(&a.inputs, &a.fio)?;
+    for n in &report.notes {
+        eprintln!("readlab: note: {n}");
+    }
+    let text = export::report_exporter(format).render(&report)?;
+    let out = a
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(format!("report.{}", format.extension())));
+    if out.as_os_str() == "-" {
+        print!("{text}");
+    } else {
+        export::write_file(&out, &text)?;
+        eprintln!(
+            "readlab: wrote {} ({} points, {} sections)",
+            out.display(),
+            report.points.len(),
+            report.sections.len()
+        );
+    }
+    if let Some(dir) = &a.png {
+        let files = crate::report::write_pngs(&report, dir)?;
+        eprintln!(
+            "readlab: wrote {} PNG charts to {}",
+            files.len(),
+            dir.display()
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
 fn cmd_info(a: &InfoArgs) -> anyhow::Result<ExitCode> {
     let report = crate::probe::probe(&a.target)?;
     match a.output {
@@ -925,6 +978,7 @@ pub fn main() -> ExitCode {
         Some(Command::Info(a)) => cmd_info(a),
         Some(Command::Study(a)) => cmd_study(a),
         Some(Command::Tune(a)) => cmd_tune(a),
+        Some(Command::Report(a)) => cmd_report(a),
     };
     match res {
         Ok(code) => code,

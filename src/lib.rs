@@ -15,6 +15,7 @@ pub mod export;
 pub mod prepare;
 pub mod probe;
 pub mod quick;
+pub mod report;
 pub mod result;
 pub mod runner;
 pub mod size;

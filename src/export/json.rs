@@ -37,3 +37,40 @@ impl Exporter for JsonLinesExporter {
         Ok(out)
     }
 }
+
+/// The report's tables as one JSON document: raw numbers (ns, bytes), one object per table.
+pub struct ReportJsonExporter;
+
+impl super::ReportExporter for ReportJsonExporter {
+    fn render(&self, report: &crate::report::Report) -> Result<String> {
+        use crate::report::tables::{COLUMNS, tables};
+        let tables: Vec<serde_json::Value> = tables(report)
+            .into_iter()
+            .map(|t| {
+                serde_json::json!({
+                    "id": t.id,
+                    "title": t.title,
+                    "caption": t.caption,
+                    "columns": COLUMNS.iter().map(|c| c.key).collect::<Vec<_>>(),
+                    "rows": t
+                        .rows
+                        .iter()
+                        .map(|r| r.iter().map(|v| v.json()).collect::<Vec<_>>())
+                        .collect::<Vec<_>>(),
+                })
+            })
+            .collect();
+        let doc = serde_json::json!({
+            "schema": "readlab.report/1",
+            "inputs": report.inputs,
+            "notes": report.notes,
+            "tables": tables,
+        });
+        serde_json::to_string_pretty(&doc)
+            .map(|mut s| {
+                s.push('\n');
+                s
+            })
+            .map_err(|e| Error::Engine(format!("cannot serialise the report: {e}")))
+    }
+}

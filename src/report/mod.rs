@@ -1,0 +1,109 @@
+//! `readlab report`: study results, `readlab run --json` documents and fio JSON turned into one
+//! self-contained HTML page with the report's charts, or into the same tables as CSV, Markdown or
+//! JSON, and optionally every chart as PNG.
+//!
+//! [`model`] reads the inputs and works out sections and the Pareto frontier, [`fio`] imports
+//! fio's JSON, [`charts`] describes each figure as data, [`draw`] draws it with plotters,
+//! [`tables`] lays out the tables and [`html`] writes the page. The output formats themselves
+//! are exporters in `crate::export`.
+
+pub mod charts;
+pub mod draw;
+pub mod fio;
+pub mod html;
+pub mod model;
+pub mod pareto;
+pub mod tables;
+
+pub use model::{Point, Report, Section, Source, load};
+
+use crate::error::{Error, Result};
+use crate::study::StudyName;
+use std::path::{Path, PathBuf};
+
+/// The title of the all-experiments section.
+pub const ALL_TITLE: &str = "All experiments";
+
+/// The heading of a study's section, with the report section it follows.
+pub fn section_title(s: StudyName) -> &'static str {
+    match s {
+        StudyName::Latency => "Single-read latency (§4)",
+        StudyName::Scan => "Whole-target read (§5.1)",
+        StudyName::Stream => "Sequential and random reading, one thread (§5.2–5.3)",
+        StudyName::Threads => "Reading from several threads (§6)",
+        StudyName::Queue => "Asynchronous reading: queue size (§8.2, §9.1)",
+        StudyName::Batch => "Asynchronous reading: batch size (§8.2, §9.1)",
+        StudyName::Multiblock => "Several blocks per request (§7.2)",
+        StudyName::UringFeatures => "io_uring features (§10)",
+        StudyName::Scheduler => "I/O schedulers (§6.2)",
+        StudyName::All => ALL_TITLE,
+    }
+}
+
+/// What `readlab report --format` writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReportFormat {
+    Html,
+    Csv,
+    Markdown,
+    Json,
+}
+
+impl ReportFormat {
+    pub fn parse(s: &str) -> Result<ReportFormat> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "html" => Ok(ReportFormat::Html),
+            "csv" => Ok(ReportFormat::Csv),
+            "md" | "markdown" => Ok(ReportFormat::Markdown),
+            "json" => Ok(ReportFormat::Json),
+            _ => Err(Error::invalid(format!(
+                "unknown report format '{s}'; use html, csv, md or json"
+            ))),
+        }
+    }
+
+    /// The file name extension (and default output name `report.<ext>`).
+    pub fn extension(self) -> &'static str {
+        match self {
+            ReportFormat::Html => "html",
+            ReportFormat::Csv => "csv",
+            ReportFormat::Markdown => "md",
+            ReportFormat::Json => "json",
+        }
+    }
+}
+
+/// Write every chart of the report as `DIR/NN-<chart id>.png`; returns the files written.
+pub fn write_pngs(report: &Report, dir: &Path) -> Result<Vec<PathBuf>> {
+    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, "cannot create", e))?;
+    let mut files = Vec::new();
+    for (n, c) in charts::every_chart(report).iter().enumerate() {
+        let name: String =
+            c.id.chars()
+                .map(|ch| {
+                    if ch.is_ascii_alphanumeric() || ch == '-' {
+                        ch
+                    } else {
+                        '_'
+                    }
+                })
+                .collect();
+        let path = dir.join(format!("{:02}-{name}.png", n + 1));
+        draw::png(c, &path)?;
+        files.push(path);
+    }
+    Ok(files)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats() {
+        assert_eq!(ReportFormat::parse("MD").unwrap(), ReportFormat::Markdown);
+        assert_eq!(ReportFormat::parse("csv").unwrap().extension(), "csv");
+        let e = ReportFormat::parse("pdf").unwrap_err();
+        assert!(e.is_bad_input() && e.to_string().contains("html, csv, md or json"));
+    }
+}

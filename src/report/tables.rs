@@ -1,0 +1,313 @@
+//! The report's tables as data: one per study section and one of all experiments, every point
+//! with every percentile. Each output format (CSV, Markdown, JSON, HTML) prints these same tables.
+
+use super::model::{Point, Report, caption};
+use crate::size::{format_ns, format_size};
+
+/// One cell, kept typed so each format can print it its own way.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value {
+    Text(String),
+    Int(u64),
+    /// A number and the decimals worth printing.
+    Num(f64, usize),
+    /// Bytes (block sizes): raw in CSV/JSON, `4K` for people.
+    Bytes(u64),
+    /// Nanoseconds: raw in CSV/JSON, `12.3us` for people.
+    Ns(f64),
+    Flag(bool),
+    Empty,
+}
+
+impl Value {
+    /// For machines: plain numbers, no units.
+    pub fn raw(&self) -> String {
+        match self {
+            Value::Text(s) => s.clone(),
+            Value::Int(v) | Value::Bytes(v) => v.to_string(),
+            Value::Num(v, d) => format!("{v:.d$}"),
+            Value::Ns(v) => {
+                if v.fract() == 0.0 {
+                    format!("{v:.0}")
+                } else {
+                    format!("{v:.1}")
+                }
+            }
+            Value::Flag(b) => if *b { "yes" } else { "no" }.into(),
+            Value::Empty => String::new(),
+        }
+    }
+
+    /// For people: sizes and latencies with units.
+    pub fn human(&self) -> String {
+        match self {
+            Value::Bytes(v) => format_size(*v),
+            Value::Ns(v) => format_ns(*v),
+            other => other.raw(),
+        }
+    }
+
+    /// As a JSON value.
+    pub fn json(&self) -> serde_json::Value {
+        match self {
+            Value::Text(s) => s.clone().into(),
+            Value::Int(v) | Value::Bytes(v) => (*v).into(),
+            Value::Num(v, _) | Value::Ns(v) if v.is_finite() => (*v).into(),
+            Value::Flag(b) => (*b).into(),
+            _ => serde_json::Value::Null,
+        }
+    }
+}
+
+/// A column: its machine name and its header for people.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Column {
+    pub key: &'static str,
+    pub header: &'static str,
+    /// Shown to people in the table itself; otherwise the table's caption says it (target,
+    /// kernel, date).
+    pub human: bool,
+    /// Describes the configuration: when every row of a table has the same value, tables for
+    /// people say it once above the table instead of in every row.
+    pub foldable: bool,
+}
+
+const fn col(key: &'static str, header: &'static str) -> Column {
+    Column {
+        key,
+        header,
+        human: true,
+        foldable: true,
+    }
+}
+
+const fn metric(key: &'static str, header: &'static str) -> Column {
+    Column {
+        key,
+        header,
+        human: true,
+        foldable: false,
+    }
+}
+
+const fn caption_col(key: &'static str, header: &'static str) -> Column {
+    Column {
+        key,
+        header,
+        human: false,
+        foldable: false,
+    }
+}
+
+/// Every column of every table, in order.
+pub const COLUMNS: &[Column] = &[
+    caption_col("source", "source"),
+    metric("label", "label"),
+    col("study", "study"),
+    col("scheduler", "scheduler"),
+    col("engine", "engine"),
+    col("access", "access"),
+    col("bs_bytes", "block"),
+    col("threads", "threads"),
+    col("iodepth", "queue"),
+    col("batch", "batch"),
+    col("blocks_per_request", "blocks/req"),
+    col("direct", "direct"),
+    col("seconds", "s"),
+    metric("ios", "I/Os"),
+    metric("iops", "IOPS"),
+    metric("mb_s", "MB/s"),
+    metric("cpu_pct_of_core", "CPU %"),
+    metric("lat_min_ns", "min"),
+    metric("lat_mean_ns", "avg"),
+    metric("lat_p50_ns", "p50"),
+    metric("lat_p90_ns", "p90"),
+    metric("lat_p99_ns", "p99"),
+    metric("lat_p99_9_ns", "p99.9"),
+    metric("lat_p99_99_ns", "p99.99"),
+    metric("lat_max_ns", "max"),
+    metric("pareto", "Pareto"),
+    col("input", "input"),
+    caption_col("target", "target"),
+    caption_col("kernel", "kernel"),
+    caption_col("date", "date"),
+];
+
+/// The cells of one point, in [`COLUMNS`] order.
+pub fn row(p: &Point, on_frontier: bool) -> Vec<Value> {
+    let l = &p.latency;
+    let text = |s: &str| {
+        if s.is_empty() {
+            Value::Empty
+        } else {
+            Value::Text(s.to_string())
+        }
+    };
+    vec![
+        text(p.source.name()),
+        text(&p.label),
+        text(p.study.as_deref().unwrap_or("")),
+        text(p.scheduler.as_deref().unwrap_or("")),
+        text(&p.engine),
+        text(p.access()),
+        Value::Bytes(p.bs),
+        Value::Int(p.threads as u64),
+        Value::Int(p.iodepth as u64),
+        Value::Int(p.batch as u64),
+        Value::Int(p.blocks_per_request as u64),
+        Value::Flag(p.direct),
+        Value::Num(p.seconds, 2),
+        Value::Int(p.ios),
+        Value::Num(p.iops, 0),
+        Value::Num(p.mb_s, 1),
+        Value::Num(p.cpu_pct, 1),
+        Value::Ns(l.min_ns as f64),
+        Value::Ns(l.mean_ns.round()),
+        Value::Ns(l.p50_ns as f64),
+        Value::Ns(l.p90_ns as f64),
+        Value::Ns(l.p99_ns as f64),
+        Value::Ns(l.p999_ns as f64),
+        Value::Ns(l.p9999_ns as f64),
+        Value::Ns(l.max_ns as f64),
+        Value::Flag(on_frontier),
+        text(&super::model::origin_name(&p.origin)),
+        text(&p.env.target),
+        text(&p.env.kernel),
+        text(&p.env.date),
+    ]
+}
+
+/// One table of the report.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Table {
+    /// `latency`, `threads`, …, or `all`.
+    pub id: String,
+    pub title: String,
+    /// Target, kernel and date of the points in it.
+    pub caption: String,
+    pub rows: Vec<Vec<Value>>,
+}
+
+/// How people see a table: the columns shown, and the configuration every row shares (said
+/// once, as `header value` pairs). Columns empty in every row are left out; tables of one row
+/// show every other column.
+pub fn human_layout(t: &Table) -> (Vec<usize>, Vec<(&'static str, String)>) {
+    let mut shown = Vec::new();
+    let mut shared = Vec::new();
+    for (k, c) in COLUMNS.iter().enumerate() {
+        if !c.human {
+            continue;
+        }
+        // Rows without a value (fio points have no study) do not keep a column apart.
+        let mut values = t
+            .rows
+            .iter()
+            .filter_map(|r| r.get(k))
+            .filter(|v| **v != Value::Empty);
+        let first = values.next();
+        let same = t.rows.len() > 1 && values.all(|v| Some(v) == first);
+        if c.foldable && first.is_none() {
+            // Empty in every row: nothing to say.
+        } else if c.foldable && same {
+            if let Some(v) = first {
+                shared.push((c.header, v.human()));
+            }
+        } else {
+            shown.push(k);
+        }
+    }
+    (shown, shared)
+}
+
+/// The tables of a report: one per section, then all experiments.
+pub fn tables(report: &Report) -> Vec<Table> {
+    let frontier = |i: usize| report.frontier.contains(&i);
+    let mut out = Vec::new();
+    for s in &report.sections {
+        let pts = report.section_points(s);
+        out.push(Table {
+            id: s.study.name().to_string(),
+            title: super::section_title(s.study).to_string(),
+            caption: caption(&pts),
+            rows: s
+                .points
+                .iter()
+                .filter_map(|&i| Some(row(report.points.get(i)?, frontier(i))))
+                .collect(),
+        });
+    }
+    if !report.points.is_empty() {
+        let all: Vec<&Point> = report.points.iter().collect();
+        out.push(Table {
+            id: "all".into(),
+            title: super::ALL_TITLE.into(),
+            caption: caption(&all),
+            rows: report
+                .points
+                .iter()
+                .enumerate()
+                .map(|(i, p)| row(p, frontier(i)))
+                .collect(),
+        });
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_match_the_columns() {
+        let p = crate::report::model::tests::point("P", 4096, 10.0, 100.0);
+        let r = row(&p, true);
+        assert_eq!(r.len(), COLUMNS.len());
+        let get = |k: &str| &r[COLUMNS.iter().position(|c| c.key == k).unwrap()];
+        assert_eq!(get("lat_p99_9_ns").raw(), "100000");
+        assert_eq!(get("lat_p99_9_ns").human(), "100.0us");
+        assert_eq!(get("bs_bytes").human(), "4K");
+        assert_eq!(get("pareto").raw(), "yes");
+        assert_eq!(get("scheduler"), &Value::Empty);
+        assert_eq!(get("direct").human(), "yes");
+        assert_eq!(Value::Num(f64::NAN, 1).json(), serde_json::Value::Null);
+    }
+
+    #[test]
+    fn people_see_shared_configuration_once() {
+        let a = crate::report::model::tests::point("P", 4096, 10.0, 100.0);
+        let mut b = a.clone();
+        b.threads = 2;
+        b.label = "PT2".into();
+        let t = Table {
+            id: "x".into(),
+            title: "x".into(),
+            caption: String::new(),
+            rows: vec![row(&a, false), row(&b, true)],
+        };
+        let (shown, shared) = human_layout(&t);
+        let shown: Vec<&str> = shown.iter().map(|&k| COLUMNS[k].key).collect();
+        assert!(
+            shown.contains(&"threads")
+                && shown.contains(&"label")
+                && shown.contains(&"lat_p99_9_ns")
+        );
+        assert!(!shown.contains(&"engine") && !shown.contains(&"target"));
+        assert!(
+            !shown.contains(&"scheduler"),
+            "a column empty in every row is left out"
+        );
+        assert!(shared.contains(&("engine", "psync".to_string())));
+        assert!(shared.contains(&("block", "4K".to_string())));
+        // A metric equal in every row is still shown.
+        assert!(shown.contains(&"lat_min_ns"));
+        let one = Table {
+            rows: vec![row(&a, false)],
+            ..t
+        };
+        // The test point has neither study nor scheduler: those two columns are left out.
+        assert_eq!(
+            human_layout(&one).0.len(),
+            COLUMNS.iter().filter(|c| c.human).count() - 2
+        );
+    }
+}
