@@ -66,7 +66,12 @@
 #   below 1.0 by more than fio's own IOPS spread.
 # Latency is total latency on both sides (readlab's only latency; fio's `lat`, with
 # --lat_percentiles=1), not fio's `clat`. fio's CPU per I/O is an estimate from its usr/sys
-# percentages × job runtime ÷ I/Os; readlab's is its process CPU per measured I/O.
+# percentages × job runtime ÷ I/Os and covers only fio's job thread (fio uses RUSAGE_THREAD); readlab's
+# is split into its own threads and the kernel io-wq / SQPOLL threads working for it (buffered
+# io_uring reads on tmpfs are punted to io-wq, so that part is large on target c).
+#
+# REPORT=DIR re-prints the final tables from a directory kept with KEEP=1 (runs nothing; ROUNDS
+# must match the kept run).
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -112,7 +117,7 @@ cleanup() {
     if [[ -n "$loopdev" ]]; then losetup -d "$loopdev" || echo "warning: could not detach $loopdev" >&2; fi
     [[ -n "$shm_dir" ]] && rm -rf -- "$shm_dir"
     [[ -n "$disk_dir" ]] && rm -rf -- "$disk_dir"
-    if [[ "$KEEP" == 1 ]]; then echo "raw JSON kept in $work" >&2; else rm -rf -- "$work"; fi
+    if [[ -n "${REPORT:-}" ]]; then :; elif [[ "$KEEP" == 1 ]]; then echo "raw JSON kept in $work" >&2; else rm -rf -- "$work"; fi
 }
 trap cleanup EXIT
 trap 'exit 130' INT
@@ -212,8 +217,12 @@ def readlab(t, w, r):
     notes = list(d.get("warnings") or [])
     if (d.get("errors") or {}).get("count"):
         notes.append(f"{d['errors']['count']} errors")
+    cpu = d.get("cpu") or {}
+    per_io = lambda *keys: (sum((cpu.get(k) or {}).get("total_s", 0.0) for k in keys) * 1e6 / d["ios"]
+                            if cpu and d.get("ios") else None)
+    # app: readlab's own threads (comparable to fio's job-thread rusage); wq: io-wq + SQPOLL threads
     return dict(iops=d["iops"], p50=lat["p50_ns"], p99=lat["p99_ns"], mean=lat["mean_ns"],
-                cpu=d.get("cpu_us_per_io"), notes=notes)
+                cpu=per_io("app"), wq=per_io("io_worker", "sqpoll"), notes=notes)
 
 def fio(t, w, r):
     job = load(os.path.join(work, f"{t}.{w}.fio.{r}.json"))["jobs"][0]
@@ -277,15 +286,19 @@ for t, w, A, B in rows:
 print("  marks: IOPS '!' = below 1.0 by more than fio's own IOPS spread; latency '~' = within fio's")
 print("  own spread (at least 1/64, fio's bucket width), '+' = readlab slower beyond it, '-' = faster")
 print()
-print("detail (medians; latencies in us; CPU us per I/O, fio's estimated)")
+print("detail (medians; latencies in us; CPU us per I/O: rl cpu = readlab's own threads, fio cpu =")
+print("fio's job thread (estimated from its usr/sys %), rl io-wq = kernel io-wq/SQPOLL threads working")
+print("for readlab, which fio's rusage (RUSAGE_THREAD) leaves out on its side)")
 print(f"  {'target':<6} {'workload':<11} {'rl p50':>8} {'fio p50':>8} {'rl p99':>8} {'fio p99':>8} "
-      f"{'rl cpu':>7} {'fio cpu':>7}  {'rl noise: IOPS':>14} {'p50':>6} {'p99':>6}  per-round IOPS ratios")
+      f"{'rl cpu':>7} {'fio cpu':>7} {'rl io-wq':>8}  {'rl noise: IOPS':>14} {'p50':>6} {'p99':>6}  per-round IOPS ratios")
+def medopt(xs, k):
+    v = [x[k] for x in xs if x[k] is not None]
+    return f"{statistics.median(v):.3f}" if v else "-"
 for t, w, A, B in rows:
-    cpus = [x["cpu"] for x in A if x["cpu"] is not None]
-    rc = f"{statistics.median(cpus):7.3f}" if cpus else f"{'-':>7}"
     ratios = " ".join(f"{a['iops'] / b['iops']:.3f}" for a, b in zip(A, B))
     print(f"  {t:<6} {w:<11} {us(med(A, 'p50')):>8.2f} {us(med(B, 'p50')):>8.2f} "
-          f"{us(med(A, 'p99')):>8.2f} {us(med(B, 'p99')):>8.2f} {rc} {med(B, 'cpu'):>7.3f}  "
+          f"{us(med(A, 'p99')):>8.2f} {us(med(B, 'p99')):>8.2f} {medopt(A, 'cpu'):>7} {med(B, 'cpu'):>7.3f} "
+          f"{medopt(A, 'wq'):>8}  "
           f"{spread(A, 'iops'):>14.3f} {spread(A, 'p50'):>6.3f} {spread(A, 'p99'):>6.3f}  {ratios}")
 notes = sorted({f"{t} {w}: {n}" for t, w, A, B in rows for x in A + B for n in x["notes"]})
 if notes:
@@ -297,6 +310,11 @@ PY
 }
 
 # ---- run ---------------------------------------------------------------------------------------
+if [[ -n "${REPORT:-}" ]]; then
+    rm -rf -- "$work"; work="$REPORT"; KEEP=1
+    report summary
+    exit 0
+fi
 for t in $TARGETS; do setup_target "$t"; done
 
 echo "readlab vs fio: randread bs=$BS numjobs=$NUMJOBS qd=$QD runtime=$RUNTIME ramp=$RAMP rounds=$ROUNDS"
