@@ -395,8 +395,16 @@ impl Engine for Uring {
         debug_assert!(io.len as usize <= self.pool.slot_len());
         if self.sq.is_full() {
             // The cached head is stale: learn what the kernel has consumed since. Entries in the
-            // ring are in flight and `lend` below refuses a slot twice, so there is room then.
+            // ring are in flight and `lend` below refuses a slot twice, so there is room then —
+            // except under SQPOLL, whose thread can post a batch's completions before it
+            // publishes the new SQ head: wait for it (IORING_ENTER_SQ_WAIT), boundedly.
             self.sq.sync();
+            let mut tries = 0;
+            while self.sq.is_full() && tries < 10_000 {
+                let _ = self.submitter.squeue_wait();
+                self.sq.sync();
+                tries += 1;
+            }
         }
         let buf = self.pool.lend(io.token as usize);
         let sqe = self.sqe(io, buf);
