@@ -10,6 +10,9 @@
 #      5 s) and prints: tuner wall time / grid wall time, and pick IOPS / grid-best IOPS (medians).
 # Goal stated by the project: within 5 % of the grid's best in at most 15 % of its time.
 #
+# GRID_ext4 / GRID_loop="SECONDS IOPS ARGS…" reuse a grid measured earlier (as printed on its "grid:"
+# line) instead of running it again; the final comparison is re-measured interleaved either way.
+#
 # Targets (TARGETS="ext4 loop"): ext4 = a prepared 1 GiB file under ${TMPDIR:-/tmp};
 # loop = a loop device with --direct-io=on over a prepared 1 GiB file in /dev/shm (needs root).
 set -euo pipefail
@@ -60,7 +63,12 @@ median() { python3 -c 'import sys,statistics; print(statistics.median(float(x) f
 run_target() {
     local name="$1" t="$2"
     echo "== $name: $t"
-    read -r grid_s grid_best grid_args < <(grid "$t")
+    local reuse="GRID_$name"
+    if [ -n "${!reuse:-}" ]; then
+        read -r grid_s grid_best grid_args <<< "${!reuse}"
+    else
+        read -r grid_s grid_best grid_args < <(grid "$t")
+    fi
     echo "grid: ${grid_s}s, best $grid_best IOPS with: $grid_args"
     local start end out="$work/tune-$name"
     start=$(date +%s.%N)

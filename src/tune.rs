@@ -137,6 +137,10 @@ pub fn trade_off(from: &Candidate, to: &Candidate) -> String {
     )
 }
 
+fn double(v: usize) -> usize {
+    v * 2
+}
+
 /// The tuner's answer for one block size.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Recommendation {
@@ -242,16 +246,21 @@ impl Search<'_> {
             && self.opts.cpu_max.is_none_or(|m| c.cpu_cores <= m)
     }
 
-    /// Grow `knob` geometrically from `start` while throughput rises by more than 5 % and the
-    /// latency constraint holds; returns the best point seen.
+    /// Grow `knob` geometrically from `start` while throughput rises by more than 5 % over the
+    /// best so far (starting from `baseline`, the point the knob is grown from) and the latency
+    /// constraint holds. One flat step is forgiven, since a single short point is noisy; two in
+    /// a row end the climb. Returns the best point seen.
     fn grow(
         &mut self,
         base: &RunConfig,
         set: fn(&mut RunConfig, usize),
         start: usize,
         max: usize,
+        next: fn(usize) -> usize,
+        baseline: Option<Candidate>,
     ) -> Option<Candidate> {
-        let mut best: Option<Candidate> = None;
+        let mut best = baseline;
+        let mut flat = 0;
         let mut v = start;
         while v <= max {
             let mut cfg = base.clone();
@@ -265,10 +274,11 @@ impl Search<'_> {
             if best.as_ref().is_none_or(|b| c.iops > b.iops) {
                 best = Some(c.clone());
             }
-            if !rising || over_latency {
+            flat = if rising { 0 } else { flat + 1 };
+            if flat >= 2 || over_latency {
                 break;
             }
-            v *= 2;
+            v = next(v);
         }
         best
     }
@@ -278,11 +288,18 @@ impl Search<'_> {
         let base = self.base(engine, bs);
         if !engine.capabilities().asynchronous {
             self.obs.phase(&format!("{}: threads", engine.name()));
-            self.grow(&base, |c, v| c.threads = v, 1, (4 * cores).min(256));
+            self.grow(
+                &base,
+                |c, v| c.threads = v,
+                1,
+                (4 * cores).min(256),
+                double,
+                None,
+            );
             return;
         }
         self.obs.phase(&format!("{}: queue size", engine.name()));
-        let Some(best) = self.grow(&base, |c, v| c.iodepth = v, 1, 256) else {
+        let Some(best) = self.grow(&base, |c, v| c.iodepth = v, 1, 256, double, None) else {
             return;
         };
         // Refine between the powers of two around the best queue size.
@@ -295,17 +312,23 @@ impl Search<'_> {
             }
         }
         let best = self.best_of(engine, bs).unwrap_or(best);
+        // A few submitting threads, one at a time as the report did (T2, T3), from T1.
         self.obs.phase(&format!("{}: threads", engine.name()));
-        let mut b = best.config.clone();
-        b.threads = 1;
+        let b = best.config.clone();
         let best = self
-            .grow(&b, |c, v| c.threads = v, 1, cores.max(2) + 1)
+            .grow(
+                &b,
+                |c, v| c.threads = v,
+                2,
+                cores.max(2) + 1,
+                |t| t + 1,
+                Some(best.clone()),
+            )
             .unwrap_or(best);
         self.obs.phase(&format!("{}: batch", engine.name()));
-        let mut b = best.config.clone();
-        b.batch = 1;
+        let b = best.config.clone();
         let qs = b.iodepth;
-        self.grow(&b, |c, v| c.batch = v, 2, qs);
+        self.grow(&b, |c, v| c.batch = v, 2, qs, double, Some(best.clone()));
         if engine == EngineKind::Uring {
             self.obs.phase("uring: fixed files, fixed buffers, SQ poll");
             let best = self.best_of(engine, bs).unwrap_or(best);
@@ -439,12 +462,12 @@ pub fn tune(opts: &TuneOptions, obs: &dyn TuneObserver) -> Result<TuneReport> {
             .collect();
         let feasible: Vec<Candidate> = mine.iter().filter(|c| s.ok(c)).cloned().collect();
         let frontier = pareto(&feasible);
-        // Finalists: the best point of each goal, re-measured together.
+        // Finalists: the best point of each goal and the next-fastest frontier points (a single
+        // short measurement may have flattered or wronged them), re-measured together.
         let mut finalists: Vec<Candidate> = Vec::new();
-        for g in Goal::ALL {
-            if let Some(c) = choose(&frontier, g)
-                && !finalists.iter().any(|f| f.config == c.config)
-            {
+        let by_goal = Goal::ALL.iter().filter_map(|&g| choose(&frontier, g));
+        for c in by_goal.chain(frontier.iter().take(3).cloned()) {
+            if finalists.len() < 5 && !finalists.iter().any(|f| f.config == c.config) {
                 finalists.push(c);
             }
         }
