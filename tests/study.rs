@@ -161,6 +161,29 @@ fn sigint_after(child: &mut Child, results: &Path, points: usize, limit: Duratio
     .unwrap();
 }
 
+/// Start a study, SIGINT it once `points` points are stored, and check it exits 130.
+fn interrupt_study(args: &[&str], out: &Path, points: usize) {
+    let mut child = bin()
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    sigint_after(
+        &mut child,
+        &out.join("results.jsonl"),
+        points,
+        Duration::from_secs(60),
+    );
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
 #[test]
 fn sigint_then_resume_loses_and_duplicates_nothing() {
     let d = disk_dir();
@@ -176,25 +199,7 @@ fn sigint_then_resume_loses_and_duplicates_nothing() {
         out.to_str().unwrap(),
         f.to_str().unwrap(),
     ];
-    let mut child = bin()
-        .args(args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    sigint_after(
-        &mut child,
-        &out.join("results.jsonl"),
-        2,
-        Duration::from_secs(60),
-    );
-    let o = child.wait_with_output().unwrap();
-    assert_eq!(
-        o.status.code(),
-        Some(130),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    interrupt_study(&args, &out, 2);
     let partial = lines(&out.join("results.jsonl"));
     assert!(
         partial.len() >= 2 && partial.len() < 8,
@@ -263,8 +268,8 @@ fn scheduler_study_switches_and_restores_even_after_sigint() {
 
     // Interrupted halfway, it still puts the original back.
     let out = d.path().join("s2");
-    let mut child = bin()
-        .args([
+    interrupt_study(
+        &[
             "study",
             "scheduler",
             "--quick",
@@ -273,23 +278,9 @@ fn scheduler_study_switches_and_restores_even_after_sigint() {
             "--out",
             out.to_str().unwrap(),
             &lo.dev,
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    sigint_after(
-        &mut child,
-        &out.join("results.jsonl"),
+        ],
+        &out,
         3,
-        Duration::from_secs(60),
-    );
-    let o = child.wait_with_output().unwrap();
-    assert_eq!(
-        o.status.code(),
-        Some(130),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
     );
     assert_eq!(
         scheduler_of(&lo.dev),
