@@ -140,12 +140,7 @@ fn flipped_byte_is_caught(target: &str) {
         ];
         args.extend_from_slice(extra);
         let o = run(&args);
-        assert_eq!(o.status.code(), Some(1), "{extra:?}: {}", stderr(&o));
-        assert!(
-            stderr(&o).contains(&format!("offset {offset}")),
-            "{extra:?}: {}",
-            stderr(&o)
-        );
+        assert_mismatch_reported(&o, offset);
         let doc = json(&o);
         let v = &doc["result"]["verify"];
         assert!(v["mismatches"].as_u64().unwrap() > 0, "{extra:?}: {v}");

@@ -60,6 +60,16 @@ pub fn flip_byte(path: &Path, offset: u64) {
     f.sync_all().unwrap();
 }
 
+/// The run failed (exit 1) and its error output names the offset of the corrupted byte.
+pub fn assert_mismatch_reported(o: &Output, offset: u64) {
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(o));
+    assert!(
+        stderr(o).contains(&format!("offset {offset}")),
+        "no offset {offset} in: {}",
+        stderr(o)
+    );
+}
+
 pub fn is_root() -> bool {
     rustix::process::geteuid().is_root()
 }
