@@ -167,22 +167,35 @@ pub fn cpus() -> usize {
         .unwrap_or(1)
 }
 
+/// The filesystem a file target lives on; None for block devices.
+pub fn filesystem(target: &Target) -> Option<String> {
+    match target.kind {
+        TargetKind::File => filesystem_of(&target.path),
+        TargetKind::Block => None,
+    }
+}
+
+/// The running kernel's release, as `uname -r` prints it.
+pub fn kernel() -> String {
+    rustix::system::uname()
+        .release()
+        .to_string_lossy()
+        .into_owned()
+}
+
 impl Environment {
     pub fn capture(target: &Target) -> Environment {
         let u = rustix::system::uname();
         Environment {
             readlab_version: env!("CARGO_PKG_VERSION").into(),
             hostname: u.nodename().to_string_lossy().into_owned(),
-            kernel: u.release().to_string_lossy().into_owned(),
+            kernel: kernel(),
             cpu_model: cpu_model(),
             cpus: cpus(),
             memory_bytes: memory_bytes(),
             date: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
             target: target.clone(),
-            filesystem: match target.kind {
-                TargetKind::File => filesystem_of(&target.path),
-                TargetKind::Block => None,
-            },
+            filesystem: filesystem(target),
             device: DeviceInfo::of(&target.path),
         }
     }

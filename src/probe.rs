@@ -238,10 +238,7 @@ pub fn probe(path: &std::path::Path) -> crate::error::Result<Report> {
                 .map(|e| e.to_string())
                 .unwrap_or_else(|| "permission denied".into());
             return Ok(Report {
-                kernel: rustix::system::uname()
-                    .release()
-                    .to_string_lossy()
-                    .into_owned(),
+                kernel: crate::env::kernel(),
                 filesystem: None,
                 target: t,
                 device: dev,
@@ -387,11 +384,11 @@ pub fn probe(path: &std::path::Path) -> crate::error::Result<Report> {
         features: Vec::new(),
         detail: SQPOLL_DEFER_TASKRUN.into(),
     });
-    let env_fs = crate::env::Environment::capture(&t);
+    // The whole environment (cpuinfo, meminfo, sysfs again) is not needed here, only these two.
     Ok(Report {
         access: None,
-        filesystem: env_fs.filesystem,
-        kernel: env_fs.kernel,
+        filesystem: crate::env::filesystem(&t),
+        kernel: crate::env::kernel(),
         target: t,
         device: dev,
         checks,

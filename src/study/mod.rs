@@ -10,7 +10,6 @@ pub use plan::{Point, StudyName, Timing};
 pub use scheduler::SchedulerGuard;
 pub use summary::summarize;
 
-use crate::config::RunConfig;
 use crate::error::{Error, Result};
 use crate::result::Document;
 use crate::runner::{self, Observer};
@@ -154,9 +153,4 @@ pub fn default_out(target: &Path) -> PathBuf {
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "target".into());
     PathBuf::from(format!("readlab-study-{name}"))
-}
-
-/// Run configs of a study, for listing (used by tests and `--dry-run`).
-pub fn configs(points: &[Point]) -> Vec<&RunConfig> {
-    points.iter().map(|p| &p.cfg).collect()
 }

@@ -71,13 +71,6 @@ impl SchedulerGuard {
         std::fs::write(&self.path, name)
             .map_err(|e| Error::io(&self.path, "cannot switch the scheduler", e))
     }
-
-    /// The scheduler the device uses right now.
-    pub fn current(&self) -> Option<String> {
-        std::fs::read_to_string(&self.path)
-            .ok()
-            .and_then(|t| parse(&t).1)
-    }
 }
 
 impl Drop for SchedulerGuard {
