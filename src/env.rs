@@ -184,7 +184,8 @@ pub fn kernel() -> String {
 }
 
 impl Environment {
-    pub fn capture(target: &Target) -> Environment {
+    /// The environment of a run on `target`, whose device facts the caller already read.
+    pub fn capture(target: &Target, device: DeviceInfo) -> Environment {
         let u = rustix::system::uname();
         Environment {
             readlab_version: env!("CARGO_PKG_VERSION").into(),
@@ -196,7 +197,7 @@ impl Environment {
             date: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
             target: target.clone(),
             filesystem: filesystem(target),
-            device: DeviceInfo::of(&target.path),
+            device,
         }
     }
 }

@@ -527,13 +527,21 @@ fn record_mismatch(v: &mut VerifySummary, m: Mismatch) {
     }
 }
 
-/// Check a configuration against its target; nothing is read yet. Returns the target, the range
-/// to read and the probe's warnings for this configuration.
-pub fn prepare_run(cfg: &RunConfig) -> Result<(Target, Range, Vec<String>)> {
+/// What `prepare_run` found out about a run before any I/O.
+pub struct Prepared {
+    pub target: Target,
+    pub device: crate::env::DeviceInfo,
+    pub range: Range,
+    /// The probe's warnings for this configuration.
+    pub warnings: Vec<String>,
+}
+
+/// Check a configuration against its target; nothing is read yet.
+pub fn prepare_run(cfg: &RunConfig) -> Result<Prepared> {
     let target = Target::inspect(&cfg.target)?;
     let range = cfg.validate(&target)?;
-    let warnings = crate::probe::check_run(cfg, &crate::env::DeviceInfo::of(&target.path))
-        .map_err(Error::InvalidArgument)?;
+    let device = crate::env::DeviceInfo::of(&target.path);
+    let warnings = crate::probe::check_run(cfg, &device).map_err(Error::InvalidArgument)?;
     if cfg.verify {
         let last = range.offset + range.len - 1;
         let last_sector = last - last % data::SECTOR as u64;
@@ -545,12 +553,22 @@ pub fn prepare_run(cfg: &RunConfig) -> Result<(Target, Range, Vec<String>)> {
             )));
         }
     }
-    Ok((target, range, warnings))
+    Ok(Prepared {
+        target,
+        device,
+        range,
+        warnings,
+    })
 }
 
 /// Run one workload and return its document. Bad input fails before any I/O.
 pub fn run(cfg: &RunConfig, observer: &dyn Observer) -> Result<Document> {
-    let (target, range, mut warnings) = prepare_run(cfg)?;
+    let Prepared {
+        target,
+        device,
+        range,
+        mut warnings,
+    } = prepare_run(cfg)?;
     let does_io = cfg.engine.capabilities().does_io;
     let mut files = Vec::with_capacity(cfg.threads);
     for _ in 0..cfg.threads {
@@ -570,7 +588,7 @@ pub fn run(cfg: &RunConfig, observer: &dyn Observer) -> Result<Document> {
         }
         files.push(Arc::new(f));
     }
-    let environment = Environment::capture(&target);
+    let environment = Environment::capture(&target, device);
     let timer_ns = clock::timer_cost_ns();
 
     let shared = Shared {
