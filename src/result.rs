@@ -78,8 +78,8 @@ pub struct RunResult {
     pub open_loop: Option<OpenLoopSummary>,
     pub errors: ErrorSummary,
     pub verify: Option<VerifySummary>,
-    /// Why the run ended: "runtime" or "interrupted".
-    pub ended_by: String,
+    /// Why the run ended.
+    pub ended_by: EndedBy,
     pub warnings: Vec<String>,
     /// Merged latency histogram (HdrHistogram V2, deflate, base64); merge it with others later.
     pub histogram: String,
@@ -89,6 +89,39 @@ impl RunResult {
     /// True when the run saw an I/O error or a verification mismatch.
     pub fn failed(&self) -> bool {
         self.errors.count > 0 || self.verify.as_ref().is_some_and(|v| v.mismatches > 0)
+    }
+}
+
+/// Why a run ended. Stored as the strings readlab has always written: `"runtime"`, `"stable"`,
+/// `"io-limit"`, `"interrupted"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum EndedBy {
+    /// The planned runtime elapsed (or every worker finished its work on its own).
+    Runtime,
+    /// Per-second IOPS settled before the runtime (`--stop-when-stable`).
+    Stable,
+    /// Every worker issued its `--io-limit` bytes before the runtime.
+    IoLimit,
+    /// The observer cancelled the run (Ctrl-C); its figures cover only part of the window.
+    Interrupted,
+}
+
+impl EndedBy {
+    /// The stored name, as in the JSON documents.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EndedBy::Runtime => "runtime",
+            EndedBy::Stable => "stable",
+            EndedBy::IoLimit => "io-limit",
+            EndedBy::Interrupted => "interrupted",
+        }
+    }
+}
+
+impl std::fmt::Display for EndedBy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 
@@ -127,4 +160,24 @@ pub struct Document {
     pub config: RunConfig,
     pub environment: Environment,
     pub result: RunResult,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::EndedBy;
+
+    #[test]
+    fn ended_by_keeps_its_stored_names() {
+        for (e, name) in [
+            (EndedBy::Runtime, "runtime"),
+            (EndedBy::Stable, "stable"),
+            (EndedBy::IoLimit, "io-limit"),
+            (EndedBy::Interrupted, "interrupted"),
+        ] {
+            let json = serde_json::to_string(&e).unwrap();
+            assert_eq!(json, format!("\"{name}\""));
+            assert_eq!(e.to_string(), name);
+            assert_eq!(serde_json::from_str::<EndedBy>(&json).unwrap(), e);
+        }
+    }
 }

@@ -225,7 +225,7 @@ impl Search<'_> {
                 return None;
             }
         };
-        if doc.result.ended_by == "interrupted" || doc.result.ios == 0 {
+        if doc.result.ended_by == crate::result::EndedBy::Interrupted || doc.result.ios == 0 {
             return None;
         }
         doc.study = Some(StudyTag {
@@ -376,7 +376,7 @@ impl Search<'_> {
                     break;
                 }
                 if let Ok(doc) = runner::run(&cfg, self.obs)
-                    && doc.result.ended_by != "interrupted"
+                    && doc.result.ended_by != crate::result::EndedBy::Interrupted
                 {
                     runs[i].push(Candidate::of(&doc));
                 }

@@ -4,6 +4,8 @@
 //! Synchronous interfaces implement the tiny [`SyncRead`] trait; [`SyncEngine`] adapts them. Each
 //! engine lives in its own file; its [`Capabilities`] are plain data.
 
+#[cfg(test)]
+pub(crate) mod fake;
 mod libaio;
 mod null;
 mod pool;

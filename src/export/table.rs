@@ -168,7 +168,7 @@ pub fn run_report(d: &Document) -> String {
             );
         }
     }
-    if r.ended_by != "runtime" {
+    if r.ended_by != crate::result::EndedBy::Runtime {
         let _ = writeln!(s, "  ended    {}", r.ended_by);
     }
     s

@@ -134,7 +134,7 @@ pub(crate) fn run_points(
                 continue;
             }
         };
-        if doc.result.ended_by == "interrupted" {
+        if doc.result.ended_by == crate::result::EndedBy::Interrupted {
             // The point in flight is the only thing lost.
             return Ok((measured, skipped, true));
         }

@@ -1,0 +1,151 @@
+//! The workers' outputs merged into one [`RunResult`]: latency per request from the per-second
+//! intervals (which also make the timeline), errors and mismatches in offset order, service and
+//! hand-off times, open-loop figures, CPU per I/O and the clock's own cost.
+
+use super::Ended;
+use super::checks::{self, KEEP_FIRST};
+use super::schedule::OpenLoopStats;
+use super::worker::WorkerOut;
+use crate::config::RunConfig;
+use crate::error::Result;
+use crate::result::{ErrorSummary, OpenLoopSummary, RunResult, TimerInfo, VerifySummary};
+use crate::stats::{self, Recorder, TimelinePoint};
+use std::collections::BTreeMap;
+
+/// Open-loop figures summed over workers.
+#[derive(Default)]
+struct OpenLoopTotals {
+    delay: Recorder,
+    late: u64,
+    /// Sum of each worker's largest backlog, in requests.
+    max_backlog: f64,
+    final_backlog: f64,
+}
+
+impl OpenLoopTotals {
+    fn add(&mut self, ol: &OpenLoopStats) {
+        self.delay.merge(&ol.delay);
+        self.late += ol.late;
+        self.max_backlog += ol.max_lag.as_nanos() as f64 * ol.per_thread_rate / 1e9;
+        self.final_backlog += ol.final_backlog;
+    }
+}
+
+/// Merge what the workers handed back (the first worker's error, if any, is the run's) with the
+/// window's intervals, CPU and ending into the run's figures.
+pub(super) fn result(
+    cfg: &RunConfig,
+    outs: Vec<Result<WorkerOut>>,
+    intervals: &BTreeMap<u64, Recorder>,
+    ended: Ended,
+    timer_ns: f64,
+    mut warnings: Vec<String>,
+) -> Result<RunResult> {
+    let Ended {
+        cpu,
+        window,
+        ended_by,
+    } = ended;
+    let mut lat = Recorder::default();
+    let mut errors = ErrorSummary::default();
+    let mut verify = VerifySummary::default();
+    let (mut service, mut handoff) = (Recorder::default(), Recorder::default());
+    let mut features = Vec::new();
+    let (mut clock_reads, mut ios_all) = (0u64, 0u64);
+    let mut open: Option<OpenLoopTotals> = None;
+    for o in outs {
+        let o = o?;
+        service.merge(&o.service);
+        if let Some(ol) = &o.open_loop {
+            open.get_or_insert_with(OpenLoopTotals::default).add(ol);
+        }
+        clock_reads += o.clock_reads;
+        ios_all += o.ios_all;
+        handoff.merge(&o.handoff);
+        if features.is_empty() {
+            features = o.features;
+        }
+        errors.count += o.errors.count;
+        errors.eagain += o.errors.eagain;
+        errors.first.extend(o.errors.first);
+        verify.checked_ios += o.verify.checked_ios;
+        verify.mismatches += o.verify.mismatches;
+        verify.first.extend(o.verify.first);
+    }
+    errors.first.sort_by_key(|e| e.offset);
+    errors.first.truncate(KEEP_FIRST);
+    verify.first.sort_by_key(|m| m.offset);
+    verify.first.truncate(KEEP_FIRST);
+
+    let mut timeline = Vec::with_capacity(intervals.len());
+    let bpr = cfg.blocks_per_request as u64;
+    for (sec, rec) in intervals {
+        lat.merge(rec);
+        let t_end = ((sec + 1) as f64).min(window.max(1e-9));
+        let len = (t_end - *sec as f64).max(1e-9);
+        timeline.push(TimelinePoint {
+            t_s: t_end,
+            ios: rec.count * bpr,
+            iops: (rec.count * bpr) as f64 / len,
+            mib_s: rec.bytes as f64 / len / (1u64 << 20) as f64,
+            p50_ns: rec.percentile(50.0),
+            p99_ns: rec.percentile(99.0),
+            max_ns: rec.max,
+        });
+    }
+
+    let secs = window.max(1e-9);
+    let total_cpu = cpu.process_total_s();
+    let requests = lat.count;
+    let ios = requests * bpr;
+    let reads_per_io = if ios > 0 {
+        clock_reads as f64 / (ios_all.max(1)) as f64
+    } else {
+        2.0
+    };
+    checks::after_run(&errors, ios, &mut warnings);
+    Ok(RunResult {
+        label: cfg.label(),
+        seconds: window,
+        ios,
+        requests,
+        bytes: lat.bytes,
+        iops: ios as f64 / secs,
+        requests_per_s: requests as f64 / secs,
+        mb_s: lat.bytes as f64 / secs / 1e6,
+        mib_s: lat.bytes as f64 / secs / (1u64 << 20) as f64,
+        latency: lat.summary(),
+        timeline,
+        cpu_us_per_io: if ios > 0 {
+            total_cpu * 1e6 / ios as f64
+        } else {
+            0.0
+        },
+        cpu,
+        timer: TimerInfo {
+            ns_per_clock_read: timer_ns,
+            clock_reads_per_io: reads_per_io,
+            overhead_ns_per_io: reads_per_io * timer_ns,
+        },
+        service_latency: (service.count > 0).then(|| service.summary()),
+        handoff_latency: (handoff.count > 0).then(|| handoff.summary()),
+        engine_features: features,
+        open_loop: match (open, cfg.rate) {
+            (Some(o), Some(rate)) => Some(OpenLoopSummary {
+                target_iops: rate.iops,
+                achieved_iops: requests as f64 / secs,
+                issue_delay: o.delay.summary(),
+                late: o.late,
+                late_pct: 100.0 * o.late as f64 / o.delay.count.max(1) as f64,
+                max_backlog: o.max_backlog,
+                final_backlog: o.final_backlog,
+            }),
+            _ => None,
+        },
+        errors,
+        verify: cfg.verify.then_some(verify),
+        ended_by,
+        warnings,
+        histogram: stats::encode_histogram(&lat.hist),
+    })
+}

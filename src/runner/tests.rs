@@ -1,0 +1,383 @@
+//! The runner driven by the scripted fake engine: counts, latencies, errors, verification, stop
+//! conditions and the open-loop schedule, each checked against what the script makes happen.
+//! Timing bounds are generous: the machine running the tests may be busy.
+
+use super::{EngineFactory, Observer, Silent, Tick, run_with};
+use crate::config::{Arrivals, Rate, RunConfig, Rw};
+use crate::data;
+use crate::engine::fake::{Act, Fake, Script, Which};
+use crate::engine::{Engine, EngineKind, EngineSetup};
+use crate::error::{Error, Result};
+use crate::result::{EndedBy, RunResult};
+use crate::stability::StopRule;
+use std::io::Write;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+const BS: u64 = 4096;
+const FILE_ID: u64 = 0x5eed_f00d;
+const MS: Duration = Duration::from_millis(1);
+
+/// A target of `blocks` 4 KiB blocks in readlab's prepared format, so runs can verify it.
+fn prepared(blocks: u64) -> tempfile::NamedTempFile {
+    let mut f = tempfile::NamedTempFile::new().unwrap();
+    let mut buf = vec![0u8; (blocks * BS) as usize];
+    data::fill(FILE_ID, 0, &mut buf);
+    f.write_all(&buf).unwrap();
+    f.flush().unwrap();
+    f
+}
+
+/// A buffered, verified, sequential run of one thread; `iodepth` > 1 needs an asynchronous kind.
+fn config(target: &tempfile::NamedTempFile, iodepth: usize) -> RunConfig {
+    RunConfig {
+        engine: if iodepth > 1 {
+            EngineKind::Uring
+        } else {
+            EngineKind::Psync
+        },
+        iodepth,
+        direct: false,
+        verify: true,
+        rw: Rw::Read,
+        runtime: Duration::from_secs(10),
+        ..RunConfig::new(target.path())
+    }
+}
+
+fn factory(script: Script) -> impl Fn(usize, EngineSetup) -> Result<Box<dyn Engine>> + Sync {
+    move |_, setup| Ok(Box::new(Fake::new(setup, script.clone())))
+}
+
+fn run_script(cfg: &RunConfig, script: Script) -> Result<RunResult> {
+    run_with(cfg, &Silent, &factory(script)).map(|d| d.result)
+}
+
+#[test]
+fn every_io_and_byte_is_counted_and_verified() {
+    let f = prepared(64);
+    let mut cfg = config(&f, 4);
+    cfg.threads = 2;
+    cfg.blocks_per_request = 2;
+    cfg.io_limit = Some(16 * BS); // 8 requests of 2 blocks per thread
+    let r = run_script(&cfg, Script::new()).unwrap();
+    assert_eq!(r.ended_by, EndedBy::IoLimit);
+    assert_eq!((r.requests, r.ios, r.bytes), (16, 32, 32 * BS));
+    assert_eq!(r.latency.count, 16);
+    assert_eq!(r.timeline.iter().map(|p| p.ios).sum::<u64>(), 32);
+    let v = r.verify.as_ref().expect("verified run");
+    assert_eq!((v.checked_ios, v.mismatches), (32, 0));
+    assert_eq!(r.errors.count, 0);
+    assert!(!r.failed());
+    assert_eq!(r.engine_features, ["fake"]);
+    assert!(r.service_latency.is_none() && r.handoff_latency.is_none());
+}
+
+#[test]
+fn each_worker_gets_its_own_engine() {
+    let f = prepared(64);
+    let mut cfg = config(&f, 1);
+    cfg.threads = 3;
+    cfg.io_limit = Some(4 * BS);
+    let seen = Mutex::new(Vec::new());
+    let open = |i: usize, setup: EngineSetup| -> Result<Box<dyn Engine>> {
+        seen.lock().unwrap().push(i);
+        Ok(Box::new(Fake::new(setup, Script::new())))
+    };
+    let r = run_with(&cfg, &Silent, &open).unwrap().result;
+    assert_eq!(r.ios, 12);
+    let mut seen = seen.into_inner().unwrap();
+    seen.sort();
+    assert_eq!(seen, [0, 1, 2]);
+}
+
+#[test]
+fn latency_is_the_scripted_service_time() {
+    let f = prepared(64);
+    let mut cfg = config(&f, 1);
+    cfg.runtime = Duration::from_millis(600);
+    let service = 3 * MS;
+    let r = run_script(&cfg, Script::new().delay(service).report_service()).unwrap();
+    assert_eq!(r.ended_by, EndedBy::Runtime);
+    let l = &r.latency;
+    assert!(l.min_ns >= service.as_nanos() as u64, "{l:?}");
+    assert!(l.p50_ns < (service + 20 * MS).as_nanos() as u64, "{l:?}");
+    // At most one I/O per service time, and not far fewer.
+    assert!((20..=200).contains(&r.ios), "{} I/Os", r.ios);
+    // The engine's own service time is recorded as given; hand-off is the rest.
+    let s = r.service_latency.as_ref().expect("service time reported");
+    let want = service.as_nanos() as f64;
+    assert!((s.p50_ns as f64 - want).abs() < want * 0.01, "{s:?}");
+    let h = r.handoff_latency.as_ref().expect("hand-off derived");
+    assert_eq!(h.count, s.count);
+    assert!(h.p50_ns < (20 * MS).as_nanos() as u64, "{h:?}");
+}
+
+#[test]
+fn latency_counts_each_request_from_its_own_submission() {
+    let f = prepared(64);
+    let mut cfg = config(&f, 4);
+    cfg.io_limit = Some(8 * BS);
+    // The first read is slow and overtaken by the three queued with it.
+    let slow = 60 * MS;
+    let script = Script::new().delay(MS).on(Which::Seq(0), Act::Delay(slow));
+    let r = run_script(&cfg, script).unwrap();
+    assert_eq!(r.ios, 8);
+    let l = &r.latency;
+    assert!(l.max_ns >= slow.as_nanos() as u64, "{l:?}");
+    assert!(l.p50_ns < (slow / 2).as_nanos() as u64, "{l:?}");
+    assert!(l.min_ns >= MS.as_nanos() as u64, "{l:?}");
+}
+
+#[test]
+fn errors_and_short_reads_are_counted_with_their_offsets() {
+    let f = prepared(64);
+    let mut cfg = config(&f, 1);
+    cfg.io_limit = Some(16 * BS); // one pass over blocks 0..16
+    let script = Script::new()
+        .on(Which::Offset(5 * BS), Act::Short(100))
+        .on(Which::Offset(3 * BS), Act::Errno(libc::EIO));
+    let r = run_script(&cfg, script).unwrap();
+    assert_eq!(r.errors.count, 2);
+    let first: Vec<_> = r
+        .errors
+        .first
+        .iter()
+        .map(|e| (e.offset, e.len, e.errno, e.message.as_str()))
+        .collect();
+    assert_eq!(
+        first,
+        [
+            (3 * BS, BS, libc::EIO, "Input/output error (os error 5)"),
+            (5 * BS, BS, 0, "short read: 100 of 4096 bytes"),
+        ]
+    );
+    // Failed requests are counted as errors, not as measured I/Os.
+    assert_eq!(r.ios, 14);
+    assert_eq!(r.verify.as_ref().unwrap().checked_ios, 14);
+    assert!(r.failed());
+    assert!(r.warnings.is_empty(), "{:?}", r.warnings);
+}
+
+#[test]
+fn a_worker_whose_first_reads_all_fail_stops_the_run() {
+    let f = prepared(64);
+    let cfg = config(&f, 1);
+    let t = Instant::now();
+    let e = run_script(&cfg, Script::new().on(Which::All, Act::Errno(libc::EIO))).unwrap_err();
+    assert!(matches!(e, Error::Engine(_)), "{e:?}");
+    assert_eq!(
+        e.to_string(),
+        "every read failed (256 of 256), first at offset 0: Input/output error (os error 5)"
+    );
+    assert!(
+        t.elapsed() < Duration::from_secs(5),
+        "ran {:?}",
+        t.elapsed()
+    );
+}
+
+#[test]
+fn one_good_read_keeps_a_failing_run_going() {
+    let f = prepared(64);
+    let mut cfg = config(&f, 1);
+    cfg.runtime = Duration::from_millis(300);
+    let script = Script::new().on(Which::Seqs(1..u64::MAX), Act::Errno(libc::EIO));
+    let r = run_script(&cfg, script).unwrap();
+    assert_eq!(r.ended_by, EndedBy::Runtime);
+    assert!(r.errors.count > 256, "{} errors", r.errors.count);
+    assert_eq!(r.errors.first.len(), 16);
+    assert_eq!(r.ios, 1);
+}
+
+#[test]
+fn a_run_whose_few_reads_all_failed_says_so() {
+    let f = prepared(64);
+    let mut cfg = config(&f, 1);
+    cfg.io_limit = Some(10 * BS);
+    let r = run_script(&cfg, Script::new().on(Which::All, Act::Errno(libc::EIO))).unwrap();
+    assert_eq!((r.ios, r.errors.count), (0, 10));
+    assert_eq!(
+        r.warnings,
+        ["every read failed; first at offset 0: Input/output error (os error 5)"]
+    );
+}
+
+#[test]
+fn a_corrupted_byte_is_reported_at_its_offset() {
+    let f = prepared(64);
+    let mut cfg = config(&f, 1);
+    cfg.io_limit = Some(16 * BS);
+    let r = run_script(
+        &cfg,
+        Script::new().on(Which::Offset(2 * BS), Act::Corrupt(100)),
+    )
+    .unwrap();
+    let v = r.verify.as_ref().unwrap();
+    assert_eq!((v.checked_ios, v.mismatches), (16, 1));
+    assert_eq!(
+        (v.first[0].offset, v.first[0].sector),
+        (2 * BS + 100, 2 * BS)
+    );
+    assert_eq!(r.errors.count, 0);
+    assert!(r.failed());
+    // Without --verify nothing is checked.
+    cfg.verify = false;
+    let r = run_script(
+        &cfg,
+        Script::new().on(Which::Offset(2 * BS), Act::Corrupt(100)),
+    )
+    .unwrap();
+    assert!(r.verify.is_none() && !r.failed());
+}
+
+#[test]
+fn the_runtime_ends_the_window() {
+    let f = prepared(64);
+    let mut cfg = config(&f, 2);
+    cfg.rw = Rw::Randread;
+    cfg.runtime = Duration::from_millis(400);
+    let t = Instant::now();
+    let r = run_script(&cfg, Script::new().delay(MS)).unwrap();
+    assert_eq!(r.ended_by, EndedBy::Runtime);
+    assert!((0.39..=0.4).contains(&r.seconds), "{}", r.seconds);
+    assert!(t.elapsed() < Duration::from_secs(5));
+    assert!(r.ios > 0);
+}
+
+/// Cancels the run at its `n`-th tick and counts the ticks it saw.
+struct CancelAt(usize, AtomicUsize);
+
+impl Observer for CancelAt {
+    fn tick(&self, _: &Tick) {
+        self.1.fetch_add(1, Ordering::Relaxed);
+    }
+    fn cancelled(&self) -> bool {
+        self.1.load(Ordering::Relaxed) >= self.0
+    }
+}
+
+#[test]
+fn an_observer_that_cancels_interrupts_the_run() {
+    let f = prepared(64);
+    let cfg = config(&f, 1);
+    let obs = CancelAt(2, AtomicUsize::new(0));
+    let t = Instant::now();
+    let r = run_with(&cfg, &obs, &factory(Script::new().delay(MS)))
+        .unwrap()
+        .result;
+    assert_eq!(r.ended_by, EndedBy::Interrupted);
+    assert!(
+        t.elapsed() < Duration::from_secs(5),
+        "ran {:?}",
+        t.elapsed()
+    );
+    assert!(
+        r.seconds < 5.0 && r.ios > 0,
+        "{} s, {} I/Os",
+        r.seconds,
+        r.ios
+    );
+    // Two progress ticks, then the drain tick.
+    assert_eq!(obs.1.load(Ordering::Relaxed), 3);
+}
+
+#[test]
+fn a_steady_run_stops_when_stable() {
+    let f = prepared(64);
+    let mut cfg = config(&f, 1);
+    cfg.stop_when_stable = Some(StopRule {
+        window: 3,
+        band: 0.9,
+        min_runtime: Duration::from_secs(1),
+    });
+    let r = run_script(&cfg, Script::new().delay(MS)).unwrap();
+    assert_eq!(r.ended_by, EndedBy::Stable);
+    assert!((2.5..8.0).contains(&r.seconds), "{} s", r.seconds);
+}
+
+#[test]
+fn the_ramp_is_left_out_of_every_figure() {
+    let f = prepared(64);
+    let mut cfg = config(&f, 1);
+    cfg.ramp = Duration::from_millis(400);
+    cfg.runtime = Duration::from_millis(400);
+    // The first reads, all inside the ramp, are slow; the measured ones are fast.
+    let slow = 30 * MS;
+    let script = Script::new()
+        .delay(MS)
+        .on(Which::Seqs(0..3), Act::Delay(slow));
+    let r = run_script(&cfg, script).unwrap();
+    assert!(r.ios > 0);
+    assert!(r.latency.max_ns < slow.as_nanos() as u64, "{:?}", r.latency);
+    assert!((0.39..=0.4).contains(&r.seconds), "{}", r.seconds);
+    assert!(r.timeline.iter().all(|p| p.t_s <= 0.4), "{:?}", r.timeline);
+}
+
+#[test]
+fn an_engine_that_cannot_start_fails_the_run() {
+    let f = prepared(64);
+    let mut cfg = config(&f, 1);
+    cfg.threads = 2;
+    let open = |i: usize, setup: EngineSetup| -> Result<Box<dyn Engine>> {
+        if i == 1 {
+            return Err(Error::Engine("no engine here".into()));
+        }
+        Ok(Box::new(Fake::new(setup, Script::new().delay(MS))))
+    };
+    let t = Instant::now();
+    let e = run_with(&cfg, &Silent, &open as &EngineFactory).unwrap_err();
+    assert_eq!(e.to_string(), "no engine here");
+    assert!(
+        t.elapsed() < Duration::from_secs(5),
+        "ran {:?}",
+        t.elapsed()
+    );
+}
+
+fn open_loop(iops: f64, service: Duration) -> RunResult {
+    let f = prepared(64);
+    let mut cfg = config(&f, 1);
+    cfg.rw = Rw::Randread;
+    cfg.runtime = Duration::from_secs(1);
+    cfg.rate = Some(Rate {
+        iops,
+        arrivals: Arrivals::Fixed,
+    });
+    run_script(&cfg, Script::new().delay(service)).unwrap()
+}
+
+#[test]
+fn open_loop_below_capacity_keeps_its_schedule() {
+    let r = open_loop(200.0, MS);
+    let o = r.open_loop.as_ref().expect("open-loop figures");
+    assert_eq!(o.target_iops, 200.0);
+    assert!((150.0..=205.0).contains(&o.achieved_iops), "{o:?}");
+    assert!(o.late_pct < 50.0, "{o:?}");
+    assert!(o.final_backlog < 5.0 && o.max_backlog < 20.0, "{o:?}");
+    assert!(r.latency.min_ns >= MS.as_nanos() as u64);
+    assert!(
+        r.latency.p50_ns < (20 * MS).as_nanos() as u64,
+        "{:?}",
+        r.latency
+    );
+}
+
+#[test]
+fn open_loop_above_capacity_counts_late_issues_and_the_backlog() {
+    // 1000 requests per second due, 100 per second possible.
+    let r = open_loop(1000.0, 10 * MS);
+    let o = r.open_loop.as_ref().expect("open-loop figures");
+    assert!(o.achieved_iops <= 101.0, "{o:?}");
+    assert!(o.late > 0 && o.late_pct > 80.0, "{o:?}");
+    assert!(o.final_backlog > 500.0, "{o:?}");
+    assert!(o.max_backlog > 500.0, "{o:?}");
+    // Latency counts from the due time, so the backlog shows in it.
+    assert!(
+        r.latency.p50_ns > (100 * MS).as_nanos() as u64,
+        "{:?}",
+        r.latency
+    );
+    assert!(r.open_loop.is_some() && r.ended_by == EndedBy::Runtime);
+}

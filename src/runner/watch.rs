@@ -1,0 +1,141 @@
+//! The runner's own thread while the workers run: it releases them, samples progress for the
+//! [`Observer`] a few times per second, takes the CPU snapshots at the edges of the measured
+//! window, and decides when and why the run ends (runtime, stability, cancel, workers done).
+
+use super::{Ended, Observer, Phase, Shared, Tick};
+use crate::config::RunConfig;
+use crate::cpu::CpuSnapshot;
+use crate::result::EndedBy;
+use crate::stability::Tracker;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+/// What the runner's thread saw, up to the moment the workers were released from the finish
+/// barrier.
+pub(super) struct Watched {
+    ramp_end: Instant,
+    end: Instant,
+    /// Taken when the ramp ended (None if the run stopped during the ramp).
+    cpu_start: Option<CpuSnapshot>,
+    cpu_end: CpuSnapshot,
+    stopped_at: Instant,
+    interrupted: bool,
+    stable: bool,
+}
+
+/// Start the workers and watch them until the run ends; returns once every worker has passed the
+/// finish barrier (their threads may still be returning).
+pub(super) fn watch(shared: &Shared, observer: &dyn Observer) -> Watched {
+    let cfg = shared.cfg;
+    let t0 = Instant::now();
+    shared.t0.set(t0).expect("t0 set once");
+    shared.start.wait();
+
+    let planned = cfg.ramp + cfg.runtime;
+    let ramp_end = t0 + cfg.ramp;
+    let end = ramp_end + cfg.runtime;
+    let mut cpu_start = (cfg.ramp.is_zero()).then(CpuSnapshot::take);
+    let mut interrupted = false;
+    let mut stable = false;
+    let mut last = (t0, 0u64);
+    let period = Duration::from_millis(200);
+    let mut tracker = cfg.stop_when_stable.map(Tracker::new);
+    let mut next_second = (ramp_end + Duration::from_secs(1), shared.total_done());
+    loop {
+        let now = Instant::now();
+        let next = if cpu_start.is_none() { ramp_end } else { end };
+        let mut wake = (last.0 + period).min(next);
+        if tracker.is_some() {
+            wake = wake.min(next_second.0);
+        }
+        if wake > now {
+            std::thread::sleep(wake - now);
+        }
+        let now = Instant::now();
+        if cpu_start.is_none() && now >= ramp_end {
+            cpu_start = Some(CpuSnapshot::take());
+            next_second = (now + Duration::from_secs(1), shared.total_done());
+        }
+        if let Some(t) = &mut tracker
+            && now >= next_second.0
+        {
+            let done = shared.total_done();
+            let started = next_second.0 - Duration::from_secs(1);
+            t.push((done - next_second.1) as f64 / now.duration_since(started).as_secs_f64());
+            next_second = (now + Duration::from_secs(1), done);
+            if t.stable(now.duration_since(ramp_end)) {
+                stable = true;
+                break;
+            }
+        }
+        if now >= end {
+            break;
+        }
+        let ios = shared.total_done();
+        let dt = now.duration_since(last.0).as_secs_f64().max(1e-9);
+        observer.tick(&Tick {
+            phase: if now < ramp_end {
+                Phase::Ramp
+            } else {
+                Phase::Measure
+            },
+            elapsed: now - t0,
+            planned,
+            ios,
+            recent_iops: (ios - last.1) as f64 / dt,
+        });
+        last = (now, ios);
+        if observer.cancelled() || shared.exited.load(Ordering::Relaxed) == cfg.threads {
+            interrupted = observer.cancelled();
+            break;
+        }
+    }
+    let cpu_end = CpuSnapshot::take();
+    shared.stop.store(true, Ordering::Relaxed);
+    let stopped_at = Instant::now();
+    shared.finish.wait();
+    let ios = shared.total_done();
+    observer.tick(&Tick {
+        phase: Phase::Drain,
+        elapsed: stopped_at - t0,
+        planned,
+        ios,
+        recent_iops: 0.0,
+    });
+    Watched {
+        ramp_end,
+        end,
+        cpu_start,
+        cpu_end,
+        stopped_at,
+        interrupted,
+        stable,
+    }
+}
+
+impl Watched {
+    /// The window's CPU, length and reason for ending; called once the workers have been joined.
+    pub(super) fn finish(self, cfg: &RunConfig) -> Ended {
+        let start = self.cpu_start.unwrap_or_else(CpuSnapshot::take);
+        let cpu = start.usage_until(&self.cpu_end);
+        let window = self
+            .stopped_at
+            .min(self.end)
+            .saturating_duration_since(self.ramp_end)
+            .as_secs_f64();
+        let ended_by = if self.interrupted {
+            EndedBy::Interrupted
+        } else if self.stable {
+            EndedBy::Stable
+        } else if cfg.io_limit.is_some() && self.stopped_at < self.end {
+            EndedBy::IoLimit
+        } else {
+            EndedBy::Runtime
+        };
+        Ended {
+            cpu,
+            window,
+            ended_by,
+        }
+    }
+}

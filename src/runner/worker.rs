@@ -1,0 +1,346 @@
+//! One worker thread: its own engine and offsets, the closed loop (queue a batch, submit, reap),
+//! the timestamps of every request, and the accounting of every completion: errors, short reads,
+//! verification, latency per one-second interval of the measured window.
+
+use super::checks::{self, record_error, record_mismatch};
+use super::schedule::{OpenLoopStats, Schedule};
+use super::{EngineFactory, Shared};
+use crate::buffer::BufferPool;
+use crate::config::{Range, RunConfig, Rw};
+use crate::data;
+use crate::engine::{Completion, Engine, EngineSetup, Io};
+use crate::error::Result;
+use crate::result::{ErrorSummary, VerifySummary};
+use crate::stats::Recorder;
+use rand::rngs::Xoshiro256PlusPlus;
+use rand::{RngExt, SeedableRng};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+
+/// Random or sequential offsets for one worker.
+pub(super) struct Offsets {
+    rw: Rw,
+    bs: u64,
+    base: u64,
+    blocks: u64,
+    next: u64,
+    rng: Xoshiro256PlusPlus,
+}
+
+impl Offsets {
+    fn new(cfg: &RunConfig, range: &Range, worker: usize) -> Offsets {
+        let (base, blocks) = match cfg.rw {
+            Rw::Randread => (range.offset, range.blocks),
+            Rw::Read => {
+                let per = range.blocks / cfg.threads as u64;
+                (range.offset + worker as u64 * per * cfg.bs, per)
+            }
+        };
+        let seed = cfg
+            .seed
+            .wrapping_add((worker as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+        Offsets {
+            rw: cfg.rw,
+            bs: cfg.bs,
+            base,
+            blocks,
+            next: 0,
+            rng: Xoshiro256PlusPlus::seed_from_u64(seed),
+        }
+    }
+
+    #[inline]
+    fn next(&mut self) -> u64 {
+        let block = match self.rw {
+            Rw::Randread => self.rng.random_range(0..self.blocks),
+            Rw::Read => {
+                let b = self.next;
+                self.next = if b + 1 == self.blocks { 0 } else { b + 1 };
+                b
+            }
+        };
+        self.base + block * self.bs
+    }
+}
+
+/// The request slots of one worker: `depth` logical requests, each of `bpr` blocks; block `b` of
+/// request `r` reads into slot (token) `r * bpr + b`.
+pub(super) struct Requests {
+    pub(super) bpr: usize,
+    bs: u32,
+    offsets: Offsets,
+    /// Request slots free to start.
+    pub(super) free: Vec<u32>,
+    /// Block I/Os submitted and not yet reaped.
+    pub(super) inflight: usize,
+    /// Requests this worker may still start under `--io-limit`.
+    pub(super) budget: Option<u64>,
+    issued: Vec<Instant>,
+    remaining: Vec<usize>,
+    failed: Vec<bool>,
+    at: Vec<u64>,
+}
+
+impl Requests {
+    fn new(cfg: &RunConfig, range: &Range, worker: usize, t0: Instant) -> Requests {
+        let (depth, bpr) = (cfg.iodepth, cfg.blocks_per_request);
+        let request_bytes = cfg.bs * bpr as u64;
+        Requests {
+            bpr,
+            bs: cfg.bs as u32,
+            offsets: Offsets::new(cfg, range, worker),
+            free: (0..depth as u32).rev().collect(),
+            inflight: 0,
+            budget: cfg.io_limit.map(|b| b.div_ceil(request_bytes)),
+            issued: vec![t0; depth],
+            remaining: vec![0; depth],
+            failed: vec![false; depth],
+            at: vec![0; depth * bpr],
+        }
+    }
+
+    /// Queue one logical request (all its blocks) into free request slot `r`; its latency counts
+    /// from `at_time`.
+    pub(super) fn start(
+        &mut self,
+        r: usize,
+        at_time: Instant,
+        engine: &mut dyn Engine,
+    ) -> Result<()> {
+        self.issued[r] = at_time;
+        self.remaining[r] = self.bpr;
+        self.failed[r] = false;
+        for b in 0..self.bpr {
+            let token = (r * self.bpr + b) as u32;
+            let offset = self.offsets.next();
+            self.at[token as usize] = offset;
+            engine.queue(Io {
+                token,
+                offset,
+                len: self.bs,
+            })?;
+        }
+        Ok(())
+    }
+}
+
+/// What one worker hands back.
+#[derive(Default)]
+pub(super) struct WorkerOut {
+    /// Read time alone and hand-off time (total − read) per block, for engines that report it.
+    pub(super) service: Recorder,
+    pub(super) handoff: Recorder,
+    pub(super) features: Vec<String>,
+    pub(super) open_loop: Option<OpenLoopStats>,
+    /// Clock reads and completed block I/Os over the whole run, for the timer-cost figure.
+    pub(super) clock_reads: u64,
+    pub(super) ios_all: u64,
+    pub(super) errors: ErrorSummary,
+    pub(super) verify: VerifySummary,
+}
+
+/// One worker thread: its I/O loop, then the finish barrier whatever happened.
+pub(super) fn worker(
+    sh: &Shared,
+    idx: usize,
+    file: Arc<std::fs::File>,
+    open: &EngineFactory,
+) -> Result<WorkerOut> {
+    let mut guard = Exit { sh, started: false };
+    let r = worker_loop(sh, idx, file, open, &mut guard.started);
+    if r.is_err() {
+        sh.stop.store(true, Ordering::Relaxed);
+    }
+    r
+}
+
+/// Keeps the runner's barriers whole however a worker ends, a panic included: a worker that
+/// never reached the start or finish barrier would leave the runner waiting forever.
+struct Exit<'a, 'c> {
+    sh: &'a Shared<'c>,
+    started: bool,
+}
+
+impl Drop for Exit<'_, '_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.sh.stop.store(true, Ordering::Relaxed);
+        }
+        if !self.started {
+            self.sh.start.wait();
+        }
+        self.sh.exited.fetch_add(1, Ordering::Relaxed);
+        self.sh.finish.wait();
+    }
+}
+
+fn worker_loop(
+    sh: &Shared,
+    idx: usize,
+    file: Arc<std::fs::File>,
+    open: &EngineFactory,
+    started: &mut bool,
+) -> Result<WorkerOut> {
+    let cfg = sh.cfg;
+    let depth = cfg.iodepth;
+    let bpr = cfg.blocks_per_request;
+    let bs = cfg.bs as u32;
+    let setup = EngineSetup {
+        file,
+        pool: BufferPool::new(depth * bpr, cfg.bs as usize),
+        depth: depth * bpr,
+        direct: cfg.direct,
+        options: cfg.options.clone(),
+    };
+    // Engines are created before the start barrier so set-up cost is never measured; a failed
+    // set-up still reaches the barrier so the other threads are not left waiting.
+    let engine = open(idx, setup);
+    sh.start.wait();
+    *started = true;
+    let mut engine = engine?;
+    let t0 = *sh
+        .t0
+        .get()
+        .expect("t0 set before the start barrier is released");
+    let ramp_end = t0 + cfg.ramp;
+    let end = ramp_end + cfg.runtime;
+
+    let mut out = WorkerOut {
+        features: engine.features(),
+        ..WorkerOut::default()
+    };
+    let mut req = Requests::new(cfg, &sh.range, idx, t0);
+    let mut comps: Vec<Completion> = Vec::with_capacity(depth * bpr);
+    let batch = cfg.batch;
+    let mut interval = Recorder::default();
+    let mut second = 0u64;
+    let mut now = Instant::now();
+    let mut stopping = false;
+    let mut succeeded = false;
+    let counter = &sh.done[idx].0;
+
+    // Open loop: requests are due on a schedule; their latency counts from the due time.
+    let mut schedule = cfg
+        .rate
+        .map(|rate| Schedule::new(rate, cfg.threads, cfg.seed ^ idx as u64, t0));
+
+    loop {
+        if !stopping && (now >= end || sh.stop.load(Ordering::Relaxed) || req.budget == Some(0)) {
+            stopping = true;
+        }
+        let mut wait_for = cfg.complete_min.min(req.inflight);
+        match (&mut schedule, stopping) {
+            (_, true) => {}
+            (None, false) => {
+                while req.free.len() >= batch && req.budget.is_none_or(|b| b >= batch as u64) {
+                    if let Some(b) = &mut req.budget {
+                        *b -= batch as u64;
+                    }
+                    let ts = Instant::now();
+                    for _ in 0..batch {
+                        let r = req.free.pop().expect("free requests checked") as usize;
+                        req.start(r, ts, engine.as_mut())?;
+                    }
+                    engine.submit()?;
+                    out.clock_reads += 1;
+                    req.inflight += batch * bpr;
+                }
+                wait_for = cfg.complete_min.min(req.inflight);
+            }
+            (Some(s), false) => {
+                out.clock_reads += 1;
+                match s.issue_due(&mut req, engine.as_mut(), ramp_end, cfg.complete_min)? {
+                    Some(n) => wait_for = n,
+                    None => {
+                        s.sleep_until_due(end);
+                        now = Instant::now();
+                        continue;
+                    }
+                }
+            }
+        }
+        if req.inflight == 0 {
+            break;
+        }
+        comps.clear();
+        engine.reap(wait_for, &mut comps)?;
+        now = Instant::now();
+        if comps.is_empty() {
+            continue;
+        }
+        out.clock_reads += 1;
+        out.ios_all += comps.len() as u64;
+        req.inflight -= comps.len();
+        counter.fetch_add(comps.len() as u64, Ordering::Relaxed);
+        let in_window = now >= ramp_end && now <= end;
+        for c in &comps {
+            let t = c.token as usize;
+            let r = t / bpr;
+            let offset = req.at[t];
+            req.remaining[r] -= 1;
+            if c.res < 0 {
+                let errno = (-c.res) as i32;
+                req.failed[r] = true;
+                if errno == libc::EAGAIN && cfg.options.nowait {
+                    out.errors.eagain += 1;
+                } else {
+                    record_error(&mut out.errors, offset, bs as u64, errno, None);
+                }
+            } else if (c.res as u64) < bs as u64 {
+                req.failed[r] = true;
+                let msg = format!("short read: {} of {} bytes", c.res, bs);
+                record_error(&mut out.errors, offset, bs as u64, 0, Some(msg));
+            } else {
+                succeeded = true;
+                if let Some(id) = sh.file_id {
+                    out.verify.checked_ios += 1;
+                    if let Some(m) = data::verify(id, offset, engine.buffer(c.token, bs as usize)) {
+                        record_mismatch(&mut out.verify, m);
+                    }
+                }
+                if in_window && c.service_ns > 0 {
+                    let total = now.duration_since(req.issued[r]).as_nanos() as u64;
+                    out.service.record(c.service_ns, 0);
+                    if bpr == 1 {
+                        out.handoff.record(total.saturating_sub(c.service_ns), 0);
+                    }
+                }
+            }
+            if req.remaining[r] > 0 {
+                continue;
+            }
+            req.free.push(r as u32);
+            if in_window && !req.failed[r] {
+                let ns = now.duration_since(req.issued[r]).as_nanos() as u64;
+                let s = now.duration_since(ramp_end).as_secs();
+                if s != second {
+                    sh.flush_interval(second, &mut interval);
+                    second = s;
+                }
+                interval.record(ns, bs as u64 * bpr as u64);
+            }
+        }
+        if let Some(e) = checks::every_read_failed(&out.errors, succeeded, cfg) {
+            sh.flush_interval(second, &mut interval);
+            drain(engine.as_mut(), req.inflight, &mut comps);
+            return Err(e);
+        }
+    }
+    sh.flush_interval(second, &mut interval);
+    if let Some(s) = schedule {
+        out.open_loop = Some(s.finish(end));
+    }
+    Ok(out)
+}
+
+/// Wait for the I/Os still in flight so their buffers are not freed under the kernel.
+fn drain(engine: &mut dyn Engine, mut inflight: usize, comps: &mut Vec<Completion>) {
+    while inflight > 0 {
+        comps.clear();
+        match engine.reap(1, comps) {
+            Ok(_) => inflight = inflight.saturating_sub(comps.len()),
+            Err(_) => break,
+        }
+    }
+}
