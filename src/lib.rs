@@ -12,6 +12,8 @@ pub mod engine;
 pub mod env;
 pub mod error;
 pub mod export;
+pub mod fsio;
+pub mod pareto;
 pub mod prepare;
 pub mod probe;
 pub mod quick;
