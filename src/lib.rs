@@ -25,7 +25,9 @@ pub mod stability;
 pub mod stats;
 pub mod store;
 pub mod study;
+pub mod table;
 pub mod target;
 pub mod tune;
+pub mod units;
 
 pub use error::{Error, Result};
