@@ -152,7 +152,9 @@ impl Table {
         };
         let mut out = line(&mut self.columns.iter().map(|c| c.header.as_str()));
         for r in &self.rows {
-            out.push_str(&line(&mut (0..self.columns.len()).map(|k| Self::cell(r, k))));
+            out.push_str(&line(
+                &mut (0..self.columns.len()).map(|k| Self::cell(r, k)),
+            ));
         }
         out
     }
@@ -193,7 +195,9 @@ impl Table {
         };
         let mut out = line(&mut self.columns.iter().map(|c| c.header.as_str()));
         for r in &self.rows {
-            out.push_str(&line(&mut (0..self.columns.len()).map(|k| Self::cell(r, k))));
+            out.push_str(&line(
+                &mut (0..self.columns.len()).map(|k| Self::cell(r, k)),
+            ));
         }
         out
     }
@@ -285,10 +289,7 @@ mod tests {
         assert_eq!(csv_field("a,b"), "\"a,b\"");
         assert_eq!(csv_field("say \"x\""), "\"say \"\"x\"\"\"");
         assert_eq!(csv_field("plain"), "plain");
-        assert_eq!(
-            sample().csv(),
-            "name,MB/s\r\na|b,12.5\r\nlong name,\r\n"
-        );
+        assert_eq!(sample().csv(), "name,MB/s\r\na|b,12.5\r\nlong name,\r\n");
     }
 
     #[test]
@@ -305,6 +306,65 @@ mod tests {
         assert_eq!(
             html_escape("<a href=\"x\">&'"),
             "&lt;a href=&quot;x&quot;&gt;&amp;&#39;"
+        );
+    }
+
+    /// The study summaries' and the tuner's Markdown tables, as they print them today.
+    #[test]
+    fn summaries_and_the_tune_table_fit() {
+        let mut pivot = Table::new(vec![
+            Column::left(""),
+            Column::right("4K MB/s"),
+            Column::right("4K p99.9"),
+        ]);
+        pivot.push(["1", "10.0", "–"]);
+        assert_eq!(
+            pivot.markdown(),
+            "| | 4K MB/s | 4K p99.9 |\n|---|---:|---:|\n| 1 | 10.0 | – |\n"
+        );
+        let scan = Table::new(vec![Column::right("offset"), Column::right("MB/s")]);
+        assert_eq!(scan.markdown(), "| offset | MB/s |\n|---:|---:|\n");
+        let points = Table::new(
+            ["label", "workload"]
+                .map(Column::left)
+                .into_iter()
+                .chain(["MB/s", "IOPS", "p50", "p99", "p99.9", "CPU %"].map(Column::right))
+                .chain([Column::left("ended")])
+                .collect(),
+        );
+        assert_eq!(
+            points.markdown(),
+            "| label | workload | MB/s | IOPS | p50 | p99 | p99.9 | CPU % | ended |\n|---|---|---:|---:|---:|---:|---:|---:|---|\n"
+        );
+        let mut tune = Table::new(
+            ["goal", "target", "engine"]
+                .map(Column::left)
+                .into_iter()
+                .chain(["threads", "queue size", "batch"].map(Column::right))
+                .chain([Column::left("features")])
+                .chain(["MB/s", "IOPS", "p99.9", "CPU (cores)"].map(Column::right))
+                .chain([Column::left("label")])
+                .collect(),
+        );
+        tune.push([
+            "throughput (recommended)",
+            "f",
+            "uring",
+            "1",
+            "32",
+            "4",
+            "-",
+            "500.0",
+            "122070",
+            "1.22ms",
+            "0.95",
+            "U32B4",
+        ]);
+        assert_eq!(
+            tune.markdown(),
+            "| goal | target | engine | threads | queue size | batch | features | MB/s | IOPS | p99.9 | CPU (cores) | label |\n\
+             |---|---|---|---:|---:|---:|---|---:|---:|---:|---:|---|\n\
+             | throughput (recommended) | f | uring | 1 | 32 | 4 | - | 500.0 | 122070 | 1.22ms | 0.95 | U32B4 |\n"
         );
     }
 }

@@ -199,20 +199,19 @@ fn paths(toks: &[Tok], me: &[String], files: &BTreeMap<Vec<String>, PathBuf>) ->
                     end += 1;
                 }
                 let mut found = Vec::new();
-                use_tree(&toks[k + 1..end], &mut Vec::new(), &mut found);
+                use_tree(&toks[k + 1..end], &[], &mut found);
                 for p in found {
-                    if let Some(abs) = absolute(&p, &here, files, true) {
+                    if let Some(abs) = absolute(&p, &here, files) {
                         out.push(abs);
                     }
                 }
                 k = end + 1;
                 continue;
             }
-            Tok::Ident(w)
+            Tok::Ident(_)
                 if toks.get(k + 1) == Some(&Tok::Path)
                     && toks.get(k.wrapping_sub(1)) != Some(&Tok::Path) =>
             {
-                let _ = w;
                 let mut p = Vec::new();
                 let mut j = k;
                 while let Some(s) = ident(j) {
@@ -222,7 +221,7 @@ fn paths(toks: &[Tok], me: &[String], files: &BTreeMap<Vec<String>, PathBuf>) ->
                     }
                     j += 2;
                 }
-                if let Some(abs) = absolute(&p, &here, files, false) {
+                if let Some(abs) = absolute(&p, &here, files) {
                     out.push(abs);
                 }
                 k = j + 1;
@@ -236,9 +235,9 @@ fn paths(toks: &[Tok], me: &[String], files: &BTreeMap<Vec<String>, PathBuf>) ->
 }
 
 /// Every path of a `use` tree (`a::{b, c::{d, self}}` → a::b, a::c::d, a::c).
-fn use_tree(t: &[Tok], prefix: &mut Vec<String>, out: &mut Vec<Vec<String>>) {
+fn use_tree(t: &[Tok], prefix: &[String], out: &mut Vec<Vec<String>>) {
     let mut k = 0;
-    let mut seg = prefix.clone();
+    let mut seg = prefix.to_vec();
     while k < t.len() {
         match &t[k] {
             Tok::Ident(s) if s == "as" => {
@@ -260,12 +259,12 @@ fn use_tree(t: &[Tok], prefix: &mut Vec<String>, out: &mut Vec<Vec<String>>) {
                         Tok::Punct('}') => {
                             d -= 1;
                             if d == 0 {
-                                use_tree(&t[start..j], &mut seg.clone(), out);
+                                use_tree(&t[start..j], &seg, out);
                                 break;
                             }
                         }
                         Tok::Punct(',') if d == 1 => {
-                            use_tree(&t[start..j], &mut seg.clone(), out);
+                            use_tree(&t[start..j], &seg, out);
                             start = j + 1;
                         }
                         _ => {}
@@ -286,12 +285,11 @@ fn use_tree(t: &[Tok], prefix: &mut Vec<String>, out: &mut Vec<Vec<String>>) {
 
 /// A path as seen from module `here`, made absolute; None when it leaves the crate (std, serde…).
 /// Relative paths count only when they start with a child module of `here` (`charts::f` in
-/// `report/mod.rs`); in `use`, edition 2018 paths may also start with such a name.
+/// `report/mod.rs`, or `use model::Point` there).
 fn absolute(
     p: &[String],
     here: &[String],
     files: &BTreeMap<Vec<String>, PathBuf>,
-    _in_use: bool,
 ) -> Option<Vec<String>> {
     let first = p.first()?;
     let mut base: Vec<String>;

@@ -178,3 +178,45 @@ pub fn run_report(d: &Document) -> String {
     }
     s
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_run_table_reads_as_fixed_width_columns() {
+        let text = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/results-small.jsonl"
+        ))
+        .unwrap();
+        let docs: Vec<Document> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        // The widths the table has always had, as `format!` would pad them.
+        let mut want = format!(
+            "{:<8} {:<26} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>7} {:>8}\n",
+            "label", "workload", "IOPS", "MiB/s", "p50", "p99", "p99.9", "max", "CPU%", "us/IO"
+        );
+        for d in &docs {
+            let (r, l) = (&d.result, &d.result.latency);
+            let ns = |v: u64| format_ns(v as f64, Style::Table);
+            want.push_str(&format!(
+                "{:<8} {:<26} {:>10.0} {:>9.1} {:>9} {:>9} {:>9} {:>9} {:>7.1} {:>8.2}\n",
+                r.label,
+                workload(d),
+                r.iops,
+                r.mib_s,
+                ns(l.p50_ns),
+                ns(l.p99_ns),
+                ns(l.p999_ns),
+                ns(l.max_ns),
+                r.cpu.threads_pct_of_core(),
+                r.cpu_us_per_io,
+            ));
+        }
+        assert!(docs.len() > 5);
+        assert_eq!(TableExporter.render(&docs).unwrap(), want);
+    }
+}

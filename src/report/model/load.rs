@@ -72,7 +72,7 @@ fn load_results(path: &Path, report: &mut Report) -> Result<()> {
                 "{origin}: {} ({} {}): {n}",
                 p.label,
                 p.engine,
-                crate::size::format_size(p.bs)
+                crate::units::format_bytes(p.bs as f64, crate::units::Style::Table)
             ));
         }
         report.points.push(p);
