@@ -530,7 +530,7 @@ fn cmd_run(a: &RunArgs) -> anyhow::Result<ExitCode> {
     print_warnings(&doc);
     let docs = std::slice::from_ref(&doc);
     if let Some(path) = &a.json {
-        export::write_file(path, &JsonExporter.render(docs)?)?;
+        crate::fsio::write_file(path, &JsonExporter.render(docs)?)?;
     }
     match a.output {
         OutputArg::Json => print!("{}", JsonExporter.render(docs)?),
@@ -822,7 +822,7 @@ fn cmd_tune(a: &TuneArgs) -> anyhow::Result<ExitCode> {
                     "profile-{}.json",
                     format_size(rec.bs).to_lowercase()
                 ));
-                export::write_file(&path, &serde_json::to_string_pretty(&profile)?)?;
+                crate::fsio::write_file(&path, &serde_json::to_string_pretty(&profile)?)?;
                 println!(
                     "  profile: {} (replay: readlab run --profile {})",
                     path.display(),
@@ -879,7 +879,7 @@ fn cmd_report(a: &ReportArgs) -> anyhow::Result<ExitCode> {
     if out.as_os_str() == "-" {
         print!("{text}");
     } else {
-        export::write_file(&out, &text)?;
+        crate::fsio::write_file(&out, &text)?;
         eprintln!(
             "readlab: wrote {} ({} points, {} sections)",
             out.display(),

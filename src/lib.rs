@@ -12,6 +12,8 @@ pub mod engine;
 pub mod env;
 pub mod error;
 pub mod export;
+pub mod fsio;
+pub mod pareto;
 pub mod prepare;
 pub mod probe;
 pub mod quick;
@@ -23,7 +25,9 @@ pub mod stability;
 pub mod stats;
 pub mod store;
 pub mod study;
+pub mod table;
 pub mod target;
 pub mod tune;
+pub mod units;
 
 pub use error::{Error, Result};

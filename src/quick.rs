@@ -4,7 +4,7 @@
 use crate::config::{RunConfig, Rw};
 use crate::engine::EngineKind;
 use crate::error::{Error, Result};
-use crate::export::{self, Exporter, JsonLinesExporter};
+use crate::export::{Exporter, JsonLinesExporter};
 use crate::prepare::{self, PrepareConfig, PrepareObserver, Prepared};
 use crate::result::Document;
 use crate::runner::{self, Observer};
@@ -102,7 +102,7 @@ pub fn execute(plan: &QuickPlan, obs: &dyn QuickObserver) -> Result<Vec<Document
         let doc = runner::run(cfg, obs)?;
         obs.finished(&doc);
         docs.push(doc);
-        export::write_file(&plan.results, &JsonLinesExporter.render(&docs)?)?;
+        crate::fsio::write_file(&plan.results, &JsonLinesExporter.render(&docs)?)?;
         if obs.cancelled() {
             break;
         }

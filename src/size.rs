@@ -1,4 +1,5 @@
-//! Human sizes and durations ("4k", "1m", "5s") parsed with fio's binary meaning and printed back.
+//! Human sizes and durations ("4k", "1m", "5s") parsed with fio's binary meaning; `crate::units`
+//! prints them back.
 
 use crate::error::{Error, Result};
 use std::time::Duration;
@@ -37,32 +38,16 @@ pub fn parse_duration(s: &str) -> Result<Duration> {
     })
 }
 
-/// Format a byte count with binary units, the way the report labels block sizes (4K, 256K, 1M).
+/// A block size as the report names it (`4K`, `256K`, `1M`): [`crate::units::format_bytes`] in
+/// table style. Kept for callers not yet moved to `crate::units` (cli, study summaries, charts).
 pub fn format_size(bytes: u64) -> String {
-    const UNITS: [&str; 5] = ["", "K", "M", "G", "T"];
-    let mut v = bytes;
-    let mut i = 0;
-    while v >= 1024 && v.is_multiple_of(1024) && i < UNITS.len() - 1 {
-        v /= 1024;
-        i += 1;
-    }
-    if i == 0 && bytes >= 1024 {
-        return format!("{:.1}K", bytes as f64 / 1024.0);
-    }
-    format!("{v}{}", UNITS[i])
+    crate::units::format_bytes(bytes as f64, crate::units::Style::Table)
 }
 
-/// Format nanoseconds as a short latency with a unit (ns, us, ms, s).
+/// A latency for tables and the terminal (`12.3us`): [`crate::units::format_ns`] in table style.
+/// Kept for callers not yet moved to `crate::units` (cli, study summaries).
 pub fn format_ns(ns: f64) -> String {
-    if ns < 1_000.0 {
-        format!("{ns:.0}ns")
-    } else if ns < 1_000_000.0 {
-        format!("{:.1}us", ns / 1e3)
-    } else if ns < 1_000_000_000.0 {
-        format!("{:.2}ms", ns / 1e6)
-    } else {
-        format!("{:.2}s", ns / 1e9)
-    }
+    crate::units::format_ns(ns, crate::units::Style::Table)
 }
 
 #[cfg(test)]

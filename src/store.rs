@@ -66,7 +66,7 @@ impl Store {
                 clean.push_str(&serde_json::to_string(d).expect("documents serialise"));
                 clean.push('\n');
             }
-            crate::export::write_file(&path, &clean)?;
+            crate::fsio::write_file(&path, &clean)?;
         }
         let file = OpenOptions::new()
             .create(true)

@@ -82,20 +82,19 @@ impl Candidate {
         }
     }
 
-    /// `self` is at least as good as `o` everywhere and better somewhere.
-    fn dominates(&self, o: &Candidate) -> bool {
-        let ge = self.iops >= o.iops && self.p999_ns <= o.p999_ns && self.cpu_cores <= o.cpu_cores;
-        let gt = self.iops > o.iops || self.p999_ns < o.p999_ns || self.cpu_cores < o.cpu_cores;
-        ge && gt
+    /// What the frontier compares: IOPS (higher is better), p99.9 and CPU (lower is better).
+    fn objectives(&self) -> [f64; 3] {
+        [self.iops, self.p999_ns as f64, self.cpu_cores]
     }
 }
 
 /// The points no other point beats on throughput, p99.9 and CPU at once.
 pub fn pareto(points: &[Candidate]) -> Vec<Candidate> {
-    let mut front: Vec<Candidate> = points
-        .iter()
-        .filter(|p| !points.iter().any(|q| q.dominates(p)))
-        .cloned()
+    use crate::pareto::Better::{Higher, Lower};
+    let objectives: Vec<[f64; 3]> = points.iter().map(Candidate::objectives).collect();
+    let mut front: Vec<Candidate> = crate::pareto::frontier(&objectives, &[Higher, Lower, Lower])
+        .into_iter()
+        .map(|i| points[i].clone())
         .collect();
     front.sort_by(|a, b| b.iops.total_cmp(&a.iops));
     front

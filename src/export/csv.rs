@@ -4,51 +4,20 @@
 use super::ReportExporter;
 use crate::error::Result;
 use crate::report::Report;
-use crate::report::tables::{COLUMNS, tables};
+use crate::report::tables::for_machines;
 
 /// The report's tables as one CSV file.
 pub struct CsvExporter;
 
-fn field(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
-}
-
 impl ReportExporter for CsvExporter {
     fn render(&self, report: &Report) -> Result<String> {
-        let mut out = String::from("table");
-        for c in COLUMNS {
-            out.push(',');
-            out.push_str(c.key);
-        }
-        out.push_str("\r\n");
-        for t in tables(report) {
-            for r in &t.rows {
-                out.push_str(&field(&t.id));
-                for v in r {
-                    out.push(',');
-                    out.push_str(&field(&v.raw()));
-                }
-                out.push_str("\r\n");
-            }
-        }
-        Ok(out)
+        Ok(for_machines(report).csv())
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn quoting() {
-        assert_eq!(field("a,b"), "\"a,b\"");
-        assert_eq!(field("say \"x\""), "\"say \"\"x\"\"\"");
-        assert_eq!(field("plain"), "plain");
-    }
 
     #[test]
     fn header_has_every_percentile() {

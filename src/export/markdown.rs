@@ -4,15 +4,12 @@
 use super::ReportExporter;
 use crate::error::Result;
 use crate::report::Report;
-use crate::report::tables::{COLUMNS, Value, human_layout, tables};
+use crate::report::tables::{every_row, for_people, tables};
+use crate::table::markdown_escape;
 use std::fmt::Write;
 
 /// The report's tables in Markdown.
 pub struct MarkdownExporter;
-
-fn cell(s: &str) -> String {
-    s.replace('|', "\\|").replace(['\n', '\r'], " ")
-}
 
 impl ReportExporter for MarkdownExporter {
     fn render(&self, report: &Report) -> Result<String> {
@@ -27,39 +24,18 @@ impl ReportExporter for MarkdownExporter {
             report.inputs.join(", ")
         );
         for t in tables(report) {
-            let (cols, shared) = human_layout(&t);
+            let (table, shared) = for_people(&t);
             let _ = writeln!(s, "## {}\n\n{}\n", t.title, t.caption);
             if !shared.is_empty() {
-                let every: Vec<String> = shared.iter().map(|(h, v)| format!("{h} {v}")).collect();
-                let _ = writeln!(s, "Every row: {}.\n", cell(&every.join(", ")));
+                let _ = writeln!(s, "Every row: {}.\n", markdown_escape(&every_row(&shared)));
             }
-            let _ = write!(s, "|");
-            for &k in &cols {
-                let _ = write!(s, " {} |", COLUMNS[k].header);
-            }
-            let _ = write!(s, "\n|");
-            for &k in &cols {
-                let text = t
-                    .rows
-                    .first()
-                    .is_some_and(|r| matches!(r.get(k), Some(Value::Text(_)) | Some(Value::Empty)));
-                let _ = write!(s, "{}|", if text { "---" } else { "---:" });
-            }
-            s.push('\n');
-            for r in &t.rows {
-                let _ = write!(s, "|");
-                for &k in &cols {
-                    let v = r.get(k).map(Value::human).unwrap_or_default();
-                    let _ = write!(s, " {} |", cell(&v));
-                }
-                s.push('\n');
-            }
+            s.push_str(&table.markdown());
             s.push('\n');
         }
         if !report.notes.is_empty() {
             s.push_str("## Notes\n\n");
             for n in &report.notes {
-                let _ = writeln!(s, "- {}", cell(n));
+                let _ = writeln!(s, "- {}", markdown_escape(n));
             }
             s.push('\n');
         }

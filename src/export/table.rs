@@ -4,7 +4,8 @@ use super::Exporter;
 use crate::config::Rw;
 use crate::error::Result;
 use crate::result::Document;
-use crate::size::{format_ns, format_size};
+use crate::table::{Column, Table};
+use crate::units::{Style, format_bytes, format_ns};
 use std::fmt::Write;
 
 /// One line per run: what ran and its headline figures.
@@ -19,38 +20,42 @@ fn workload(d: &Document) -> String {
             Rw::Read => "seq",
             Rw::Randread => "rand",
         },
-        format_size(c.bs),
+        format_bytes(c.bs as f64, Style::Table),
         if c.direct { "direct" } else { "buffered" }
     )
 }
 
 impl Exporter for TableExporter {
     fn render(&self, docs: &[Document]) -> Result<String> {
-        let mut s = String::new();
-        let _ = writeln!(
-            s,
-            "{:<8} {:<26} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>7} {:>8}",
-            "label", "workload", "IOPS", "MiB/s", "p50", "p99", "p99.9", "max", "CPU%", "us/IO"
-        );
+        let mut t = Table::new(vec![
+            Column::left("label").width(8),
+            Column::left("workload").width(26),
+            Column::right("IOPS").width(10),
+            Column::right("MiB/s").width(9),
+            Column::right("p50").width(9),
+            Column::right("p99").width(9),
+            Column::right("p99.9").width(9),
+            Column::right("max").width(9),
+            Column::right("CPU%").width(7),
+            Column::right("us/IO").width(8),
+        ]);
         for d in docs {
             let r = &d.result;
             let l = &r.latency;
-            let _ = writeln!(
-                s,
-                "{:<8} {:<26} {:>10.0} {:>9.1} {:>9} {:>9} {:>9} {:>9} {:>7.1} {:>8.2}",
-                r.label,
+            t.push([
+                r.label.clone(),
                 workload(d),
-                r.iops,
-                r.mib_s,
-                format_ns(l.p50_ns as f64),
-                format_ns(l.p99_ns as f64),
-                format_ns(l.p999_ns as f64),
-                format_ns(l.max_ns as f64),
-                r.cpu.threads_pct_of_core(),
-                r.cpu_us_per_io,
-            );
+                format!("{:.0}", r.iops),
+                format!("{:.1}", r.mib_s),
+                format_ns(l.p50_ns as f64, Style::Table),
+                format_ns(l.p99_ns as f64, Style::Table),
+                format_ns(l.p999_ns as f64, Style::Table),
+                format_ns(l.max_ns as f64, Style::Table),
+                format!("{:.1}", r.cpu.threads_pct_of_core()),
+                format!("{:.2}", r.cpu_us_per_io),
+            ]);
         }
-        Ok(s)
+        Ok(t.text())
     }
 }
 
@@ -85,23 +90,23 @@ pub fn run_report(d: &Document) -> String {
     let _ = writeln!(
         s,
         "  latency  min {}  mean {}  p50 {}  p90 {}  p99 {}  p99.9 {}  p99.99 {}  max {}",
-        format_ns(l.min_ns as f64),
-        format_ns(l.mean_ns),
-        format_ns(l.p50_ns as f64),
-        format_ns(l.p90_ns as f64),
-        format_ns(l.p99_ns as f64),
-        format_ns(l.p999_ns as f64),
-        format_ns(l.p9999_ns as f64),
-        format_ns(l.max_ns as f64),
+        format_ns(l.min_ns as f64, Style::Table),
+        format_ns(l.mean_ns, Style::Table),
+        format_ns(l.p50_ns as f64, Style::Table),
+        format_ns(l.p90_ns as f64, Style::Table),
+        format_ns(l.p99_ns as f64, Style::Table),
+        format_ns(l.p999_ns as f64, Style::Table),
+        format_ns(l.p9999_ns as f64, Style::Table),
+        format_ns(l.max_ns as f64, Style::Table),
     );
     if let (Some(sv), Some(h)) = (&r.service_latency, &r.handoff_latency) {
         let _ = writeln!(
             s,
             "  split    read itself p50 {} p99 {}; hand-off p50 {} p99 {}",
-            format_ns(sv.p50_ns as f64),
-            format_ns(sv.p99_ns as f64),
-            format_ns(h.p50_ns as f64),
-            format_ns(h.p99_ns as f64)
+            format_ns(sv.p50_ns as f64, Style::Table),
+            format_ns(sv.p99_ns as f64, Style::Table),
+            format_ns(h.p50_ns as f64, Style::Table),
+            format_ns(h.p99_ns as f64, Style::Table)
         );
     }
     if r.requests != r.ios {
@@ -172,4 +177,46 @@ pub fn run_report(d: &Document) -> String {
         let _ = writeln!(s, "  ended    {}", r.ended_by);
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_run_table_reads_as_fixed_width_columns() {
+        let text = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/results-small.jsonl"
+        ))
+        .unwrap();
+        let docs: Vec<Document> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        // The widths the table has always had, as `format!` would pad them.
+        let mut want = format!(
+            "{:<8} {:<26} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>7} {:>8}\n",
+            "label", "workload", "IOPS", "MiB/s", "p50", "p99", "p99.9", "max", "CPU%", "us/IO"
+        );
+        for d in &docs {
+            let (r, l) = (&d.result, &d.result.latency);
+            let ns = |v: u64| format_ns(v as f64, Style::Table);
+            want.push_str(&format!(
+                "{:<8} {:<26} {:>10.0} {:>9.1} {:>9} {:>9} {:>9} {:>9} {:>7.1} {:>8.2}\n",
+                r.label,
+                workload(d),
+                r.iops,
+                r.mib_s,
+                ns(l.p50_ns),
+                ns(l.p99_ns),
+                ns(l.p999_ns),
+                ns(l.max_ns),
+                r.cpu.threads_pct_of_core(),
+                r.cpu_us_per_io,
+            ));
+        }
+        assert!(docs.len() > 5);
+        assert_eq!(TableExporter.render(&docs).unwrap(), want);
+    }
 }

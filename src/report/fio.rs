@@ -1,7 +1,7 @@
 //! fio's JSON output (`--output-format=json` or `json+`) as report points: one point per job that
 //! read anything, with fio's own latency percentiles and, from json+, its latency histogram.
 
-use super::model::{Env, Point, Source};
+use super::model::point::{Env, Point, Source};
 use crate::config::RunConfig;
 use crate::engine::EngineKind;
 use crate::error::{Error, Result};

@@ -5,60 +5,15 @@
 use super::charts::{self, Chart};
 use super::draw;
 use super::model::Report;
-use super::tables::{COLUMNS, Table, Value, human_layout, tables};
+use super::tables::{Table, every_row, for_people, tables};
 use crate::error::Result;
+use crate::table::html_escape as esc;
 use std::fmt::Write;
 
-const CSS: &str = r#"
-:root { color-scheme: light; }
-body { font-family: "DejaVu Sans", "Liberation Sans", Arial, sans-serif; color: #1b1b1b; background: #fff;
-       max-width: 1100px; margin: 0 auto; padding: 12px 24px 40px; line-height: 1.45; }
-h1 { font-size: 1.7em; margin: .4em 0 .1em; }
-h2 { font-size: 1.3em; border-bottom: 2px solid #d8d8d8; padding-bottom: .15em; margin-top: 2.2em; }
-p.lead { color: #444; margin-top: 0; }
-nav ol { columns: 2; padding-left: 1.4em; }
-a { color: #0a58a8; }
-figure { margin: 1.4em 0; break-inside: avoid; page-break-inside: avoid; }
-svg.chart { display: block; width: 100%; height: auto; max-width: 960px; border: 1px solid #ececec; }
-figcaption { font-size: .88em; color: #333; margin-top: .45em; }
-figcaption .env { color: #555; display: block; }
-.tablewrap { overflow-x: auto; margin: .8em 0 1.6em; }
-table { border-collapse: collapse; font-size: .76em; }
-th, td { border: 1px solid #dcdcdc; padding: 2px 6px; text-align: right; white-space: nowrap; }
-th { background: #f3f3f3; font-weight: 600; }
-td.t, th.t { text-align: left; }
-tr.fio td { color: #0050b4; }
-tr.front td.lab { font-weight: 700; }
-caption { caption-side: top; text-align: left; color: #555; padding-bottom: .3em; font-size: 1.05em; }
-.notes { background: #fff8e6; border: 1px solid #f0d9a0; padding: .5em 1em; }
-.empty { color: #666; font-style: italic; }
-@media print {
-  body { max-width: none; padding: 0; font-size: 10pt; }
-  nav { display: none; }
-  .tablewrap { overflow: visible; }
-  table { font-size: 6.5pt; }
-  h2 { break-after: avoid; page-break-after: avoid; }
-  svg.chart { border: none; }
-  a { color: inherit; text-decoration: none; }
-}
-@page { margin: 12mm; }
-"#;
-
-/// Escape text for HTML content and attribute values.
-pub fn esc(s: &str) -> String {
-    let mut o = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => o.push_str("&amp;"),
-            '<' => o.push_str("&lt;"),
-            '>' => o.push_str("&gt;"),
-            '"' => o.push_str("&quot;"),
-            '\'' => o.push_str("&#39;"),
-            c => o.push(c),
-        }
-    }
-    o
-}
+/// The page's style sheet (screen and print).
+const CSS: &str = include_str!("page.css");
+/// The page around the report: `{{css}}` and `{{body}}` are filled in.
+const PAGE: &str = include_str!("page.html");
 
 /// plotters' SVG, made fit for inlining: an id and class on the root element, no XML namespace
 /// URL (HTML does not need it), scalable through its viewBox.
@@ -96,84 +51,30 @@ fn figure(out: &mut String, n: &mut usize, c: &Chart) -> Result<()> {
 }
 
 fn table_html(out: &mut String, t: &Table) {
-    let (cols, shared) = human_layout(t);
-    let source = COLUMNS.iter().position(|c| c.key == "source");
-    // Rows keep their source as a class even though the column is not shown.
-    let pareto = COLUMNS.iter().position(|c| c.key == "pareto");
-    let label = COLUMNS.iter().position(|c| c.key == "label");
-    let _ = write!(
-        out,
-        "<div class=\"tablewrap\"><table id=\"table-{}\"><caption>{} — every point, every percentile{}</caption>\n<thead><tr>",
-        esc(&t.id),
-        esc(&t.title),
+    let (table, shared) = for_people(t);
+    let caption = format!(
+        "{} — every point, every percentile{}",
+        t.title,
         if shared.is_empty() {
             String::new()
         } else {
-            format!(
-                ". Every row: {}",
-                esc(&shared
-                    .iter()
-                    .map(|(h, v)| format!("{h} {v}"))
-                    .collect::<Vec<_>>()
-                    .join(", "))
-            )
+            format!(". Every row: {}", every_row(&shared))
         }
     );
-    for &k in &cols {
-        let text = t
-            .rows
-            .first()
-            .is_some_and(|r| matches!(r.get(k), Some(Value::Text(_)) | Some(Value::Empty)));
-        let _ = write!(
-            out,
-            "<th{}>{}</th>",
-            if text { " class=\"t\"" } else { "" },
-            esc(COLUMNS[k].header)
-        );
-    }
-    out.push_str("</tr></thead>\n<tbody>\n");
-    for r in &t.rows {
-        let fio = source
-            .and_then(|k| r.get(k))
-            .is_some_and(|v| v.raw() == "fio");
-        let front = pareto
-            .and_then(|k| r.get(k))
-            .is_some_and(|v| *v == Value::Flag(true));
-        let class = match (fio, front) {
-            (true, true) => " class=\"fio front\"",
-            (true, false) => " class=\"fio\"",
-            (false, true) => " class=\"front\"",
-            _ => "",
-        };
-        let _ = write!(out, "<tr{class}>");
-        for &k in &cols {
-            let v = r.get(k).cloned().unwrap_or(Value::Empty);
-            let mut classes = Vec::new();
-            if matches!(v, Value::Text(_) | Value::Empty) {
-                classes.push("t");
-            }
-            if Some(k) == label {
-                classes.push("lab");
-            }
-            let attr = if classes.is_empty() {
-                String::new()
-            } else {
-                format!(" class=\"{}\"", classes.join(" "))
-            };
-            let _ = write!(out, "<td{attr}>{}</td>", esc(&v.human()));
-        }
-        out.push_str("</tr>\n");
-    }
-    out.push_str("</tbody></table></div>\n");
+    let _ = writeln!(
+        out,
+        "<div class=\"tablewrap\">{}</div>",
+        table.html(&format!("table-{}", t.id), &caption)
+    );
 }
 
 /// The whole page.
 pub fn render(report: &Report) -> Result<String> {
+    let (head, tail) = PAGE
+        .split_once("{{body}}")
+        .expect("page.html has a {{body}}");
     let mut out = String::with_capacity(256 * 1024);
-    let _ = write!(
-        out,
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>readlab report</title>\n<style>{CSS}</style>\n</head>\n<body>\n"
-    );
+    out.push_str(&head.replacen("{{css}}", CSS, 1));
     let fio = report.points.iter().filter(|p| p.is_fio()).count();
     let _ = write!(
         out,
@@ -250,7 +151,7 @@ pub fn render(report: &Report) -> Result<String> {
         }
         out.push_str("</ul>\n</section>\n");
     }
-    out.push_str("</body>\n</html>\n");
+    out.push_str(tail);
     Ok(out)
 }
 
@@ -264,6 +165,16 @@ mod tests {
             esc("<a href=\"x\">&'"),
             "&lt;a href=&quot;x&quot;&gt;&amp;&#39;"
         );
+    }
+
+    #[test]
+    fn the_page_wraps_the_body() {
+        let html = render(&Report::default()).unwrap();
+        assert!(html.starts_with("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n"));
+        assert!(html.contains("<style>\n:root { color-scheme: light; }"));
+        assert!(html.contains("</style>\n</head>\n<body>\n<header>\n"));
+        assert!(html.ends_with("</section>\n</body>\n</html>\n"));
+        assert!(!html.contains("{{"));
     }
 
     #[test]

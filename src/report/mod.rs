@@ -2,8 +2,8 @@
 //! self-contained HTML page with the report's charts, or into the same tables as CSV, Markdown or
 //! JSON, and optionally every chart as PNG.
 //!
-//! [`model`] reads the inputs and works out sections and the Pareto frontier, [`fio`] imports
-//! fio's JSON, [`charts`] describes each figure as data, [`draw`] draws it with plotters,
+//! [`model`] reads the inputs and works out sections and the Pareto frontier (`crate::pareto`),
+//! [`fio`] imports fio's JSON, [`charts`] describes each figure as data, [`draw`] draws it with plotters,
 //! [`tables`] lays out the tables and [`html`] writes the page. The output formats themselves
 //! are exporters in `crate::export`.
 
@@ -12,7 +12,6 @@ pub mod draw;
 pub mod fio;
 pub mod html;
 pub mod model;
-pub mod pareto;
 pub mod tables;
 
 pub use model::{Point, Report, Section, Source, load};

@@ -1,8 +1,9 @@
 //! The report's tables as data: one per study section and one of all experiments, every point
 //! with every percentile. Each output format (CSV, Markdown, JSON, HTML) prints these same tables.
 
-use super::model::{Point, Report, caption};
-use crate::size::{format_ns, format_size};
+use super::model::{Point, Report, caption, origin_name};
+use crate::table::{self as render, Column as RenderColumn, Row};
+use crate::units::{Style, format_bytes, format_ns};
 
 /// One cell, kept typed so each format can print it its own way.
 #[derive(Debug, Clone, PartialEq)]
@@ -41,8 +42,8 @@ impl Value {
     /// For people: sizes and latencies with units.
     pub fn human(&self) -> String {
         match self {
-            Value::Bytes(v) => format_size(*v),
-            Value::Ns(v) => format_ns(*v),
+            Value::Bytes(v) => format_bytes(*v as f64, Style::Table),
+            Value::Ns(v) => format_ns(*v, Style::Table),
             other => other.raw(),
         }
     }
@@ -170,7 +171,7 @@ pub fn row(p: &Point, on_frontier: bool) -> Vec<Value> {
         Value::Ns(l.p9999_ns as f64),
         Value::Ns(l.max_ns as f64),
         Value::Flag(on_frontier),
-        text(&super::model::origin_name(&p.origin)),
+        text(&origin_name(&p.origin)),
         text(&p.env.target),
         text(&p.env.kernel),
         text(&p.env.date),
@@ -217,6 +218,83 @@ pub fn human_layout(t: &Table) -> (Vec<usize>, Vec<(&'static str, String)>) {
         }
     }
     (shown, shared)
+}
+
+/// The configuration every row shares, as people read it: `engine psync, block 4K`.
+pub fn every_row(shared: &[(&'static str, String)]) -> String {
+    shared
+        .iter()
+        .map(|(h, v)| format!("{h} {v}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// A table for people (Markdown, HTML): the columns [`human_layout`] shows with units on their
+/// values, text columns left-aligned, the label column marked `lab`, rows of fio points marked
+/// `fio` and rows on the Pareto frontier `front`; and the configuration every row shares.
+pub fn for_people(t: &Table) -> (render::Table, Vec<(&'static str, String)>) {
+    let (cols, shared) = human_layout(t);
+    let at = |key: &str| COLUMNS.iter().position(|c| c.key == key);
+    let (source, pareto) = (at("source"), at("pareto"));
+    let columns = cols
+        .iter()
+        .map(|&k| {
+            let text = t
+                .rows
+                .first()
+                .is_some_and(|r| matches!(r.get(k), Some(Value::Text(_)) | Some(Value::Empty)));
+            let c = if text {
+                RenderColumn::left(COLUMNS[k].header)
+            } else {
+                RenderColumn::right(COLUMNS[k].header)
+            };
+            if COLUMNS[k].key == "label" {
+                c.class("lab")
+            } else {
+                c
+            }
+        })
+        .collect();
+    let mut out = render::Table::new(columns);
+    for r in &t.rows {
+        // Rows keep their source as a class even though the column is not shown.
+        let fio = source
+            .and_then(|k| r.get(k))
+            .is_some_and(|v| v.raw() == "fio");
+        let front = pareto
+            .and_then(|k| r.get(k))
+            .is_some_and(|v| *v == Value::Flag(true));
+        let class = match (fio, front) {
+            (true, true) => Some("fio front"),
+            (true, false) => Some("fio"),
+            (false, true) => Some("front"),
+            _ => None,
+        };
+        out.push_row(Row {
+            cells: cols
+                .iter()
+                .map(|&k| r.get(k).map(Value::human).unwrap_or_default())
+                .collect(),
+            class: class.map(String::from),
+        });
+    }
+    (out, shared)
+}
+
+/// Every table of a report in one, for machines: the table's id first, then every column, raw
+/// values (nanoseconds, bytes).
+pub fn for_machines(report: &Report) -> render::Table {
+    let mut out = render::Table::new(
+        std::iter::once(RenderColumn::left("table"))
+            .chain(COLUMNS.iter().map(|c| RenderColumn::left(c.key)))
+            .collect(),
+    );
+    for t in tables(report) {
+        for r in &t.rows {
+            out.push(std::iter::once(t.id.clone()).chain(r.iter().map(Value::raw)));
+        }
+    }
+    out
 }
 
 /// The tables of a report: one per section, then all experiments.

@@ -95,7 +95,7 @@ pub fn run(names: &[StudyName], opts: &StudyOptions, obs: &dyn StudyObserver) ->
     }
     let summary = summarize(&expanded, store.docs());
     let summary_path = opts.out.join("summary.md");
-    crate::export::write_file(&summary_path, &summary)?;
+    crate::fsio::write_file(&summary_path, &summary)?;
     Ok(Outcome {
         results: store.path().to_path_buf(),
         summary_path,

@@ -1,0 +1,161 @@
+//! Line charts: series over a numeric or category x axis, plain, dashed or stepped, with
+//! markers; several of them stacked as panels of one figure.
+
+use super::axes::{AxisMap, category_axis, category_name};
+use super::canvas::{configure, draw_marker, mesh_chart};
+use super::legend::{Entry, Swatch, draw_legend, entry, with_legend};
+use super::style::*;
+use crate::report::charts::{Lines, Scale, Shape, Unit, XAxis};
+use plotters::coord::Shift;
+use plotters::prelude::*;
+
+pub(super) fn draw_lines<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    l: &Lines,
+    legend: bool,
+) -> Res {
+    let mut entries: Vec<Entry> = Vec::new();
+    if legend {
+        entries = l
+            .series
+            .iter()
+            .map(|s| {
+                entry(
+                    Swatch::Line {
+                        color: color(s.color),
+                        dashed: s.dashed,
+                        marker: s.marker,
+                        hollow: s.fio,
+                    },
+                    s.name.clone(),
+                )
+            })
+            .collect();
+        if l.series.iter().any(|s| s.fio) {
+            entries.push(entry(Swatch::Heading, "dashed, hollow: fio"));
+        }
+    }
+    let (plot, leg) = with_legend(area, &entries, 0)?;
+    if let Some(a) = &leg {
+        draw_legend(a, &entries)?;
+    }
+    let ymap = AxisMap::new(
+        &l.y,
+        l.series.iter().flat_map(|s| s.points.iter().map(|p| p.1)),
+    );
+    let (xmap, names, turned) = match &l.x {
+        XAxis::Categories { names, .. } => {
+            let (lo, hi, _, turned) = category_axis(&plot, names);
+            (
+                AxisMap {
+                    scale: Scale::Linear,
+                    unit: Unit::Number,
+                    lo,
+                    hi,
+                },
+                Some(names.clone()),
+                turned,
+            )
+        }
+        XAxis::Numeric(ax) => (
+            AxisMap::new(
+                ax,
+                l.series.iter().flat_map(|s| s.points.iter().map(|p| p.0)),
+            ),
+            None,
+            false,
+        ),
+    };
+    let xt = match &names {
+        Some(n) => (0..n.len()).map(|i| i as f64).collect(),
+        None => xmap.ticks(),
+    };
+    let x_desc = match &l.x {
+        XAxis::Categories { desc, .. } => desc.clone(),
+        XAxis::Numeric(a) => a.desc.clone(),
+    };
+    let label_h = if turned {
+        names
+            .as_ref()
+            .map(|n| {
+                n.iter()
+                    .map(|s| text_width(&plot, s, SMALL))
+                    .max()
+                    .unwrap_or(0)
+            })
+            .unwrap_or(0)
+            + 40
+    } else {
+        48
+    };
+    let mut chart = mesh_chart(
+        &plot,
+        (xmap.lo, xmap.hi, xt),
+        (ymap.lo, ymap.hi, ymap.ticks()),
+        label_h.min(160),
+    )?;
+    configure(
+        &mut chart,
+        &x_desc,
+        &l.y.desc,
+        &|v| match &names {
+            Some(n) => category_name(n, *v),
+            None => xmap.label(*v),
+        },
+        &|v| ymap.label(*v),
+        names.is_some(),
+        turned,
+    )?;
+    let pa = chart.plotting_area().strip_coord_spec();
+    let base = pa.get_base_pixel();
+    for s in &l.series {
+        let c = color(s.color);
+        let pts: Vec<(f64, f64)> = s
+            .points
+            .iter()
+            .filter_map(|&(x, y)| Some((xmap.t(x)?, ymap.t(y)?)))
+            .collect();
+        let path: Vec<(f64, f64)> = if s.step {
+            let mut v = Vec::with_capacity(pts.len() * 2);
+            for (k, &(x, y)) in pts.iter().enumerate() {
+                if k > 0 {
+                    v.push((x, pts[k - 1].1));
+                }
+                v.push((x, y));
+            }
+            v
+        } else {
+            pts.clone()
+        };
+        if path.len() > 1 {
+            let style = c.stroke_width(2);
+            if s.dashed {
+                chart
+                    .draw_series(DashedLineSeries::new(path, 7, 4, style))
+                    .map_err(fail)?;
+            } else {
+                chart
+                    .draw_series(LineSeries::new(path, style))
+                    .map_err(fail)?;
+            }
+        }
+        // A series of one or two points shows them, marker or not.
+        let marker = s.marker.or((pts.len() <= 2).then_some(Shape::Circle));
+        if let Some(shape) = marker {
+            for &(x, y) in &pts {
+                let (px, py) = chart.backend_coord(&(x, y));
+                let fill = if s.fio { WHITE } else { c };
+                draw_marker(
+                    &pa,
+                    (px - base.0, py - base.1),
+                    shape,
+                    4,
+                    fill,
+                    c,
+                    if s.fio { 2 } else { 1 },
+                )?;
+            }
+        }
+    }
+    Ok(())
+}

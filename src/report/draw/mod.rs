@@ -1,0 +1,112 @@
+//! Drawing the report's charts with plotters: inline SVG for the HTML page, PNG through the
+//! bitmap backend for `--png`. Log axes are drawn on log10 values with our own tick labels, so
+//! every axis reads in units (µs, MB/s, % of a core) and empty or zero data cannot upset a scale.
+//!
+//! [`axes`] works out ranges, ticks and labels, [`legend`] draws legends, [`bars`], [`lines`] and
+//! [`scatter`] draw each kind of chart on the shared [`canvas`] in the shared [`style`].
+
+mod axes;
+mod bars;
+mod canvas;
+mod legend;
+mod lines;
+mod scatter;
+mod style;
+
+use super::charts::{Chart, Kind};
+use crate::error::{Error, Result};
+use bars::draw_bars;
+use canvas::wrap;
+use lines::draw_lines;
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+use scatter::draw_scatter;
+use std::path::Path;
+use style::{Res, SMALL, TITLE, fail, text_style};
+
+/// Draw one chart on `root`. `standalone` adds its title and caption inside the picture (PNG);
+/// on the HTML page the figure caption carries them.
+pub fn draw<DB: DrawingBackend>(c: &Chart, root: &DrawingArea<DB, Shift>, standalone: bool) -> Res {
+    root.fill(&WHITE).map_err(fail)?;
+    let (w, h) = root.dim_in_pixel();
+    let area = if standalone {
+        let title = wrap(root, &c.title, TITLE, w - 20);
+        let cap = wrap(root, &c.caption, SMALL, w - 20);
+        let top = 8 + title.len() as u32 * 22;
+        let foot = 6 + cap.len() as u32 * 17;
+        let (head, rest) = root.split_vertically(top.min(h / 3));
+        let (body, tail) =
+            rest.split_vertically((h - top.min(h / 3)).saturating_sub(foot.min(h / 3)));
+        for (k, line) in title.iter().enumerate() {
+            head.draw_text(
+                line,
+                &text_style(TITLE, BLACK).pos(Pos::new(HPos::Left, VPos::Top)),
+                (10, 6 + 22 * k as i32),
+            )
+            .map_err(fail)?;
+        }
+        for (k, line) in cap.iter().enumerate() {
+            tail.draw_text(
+                line,
+                &text_style(SMALL, RGBColor(70, 70, 70)).pos(Pos::new(HPos::Left, VPos::Top)),
+                (10, 2 + 17 * k as i32),
+            )
+            .map_err(fail)?;
+        }
+        body
+    } else {
+        root.clone()
+    };
+    match &c.kind {
+        Kind::Bars(b) => draw_bars(&area, b),
+        Kind::Lines(l) => draw_lines(&area, l, true),
+        Kind::Scatter(s) => draw_scatter(&area, s),
+        Kind::Stack(panels) => {
+            let n = panels.len().max(1) as u32;
+            let (_, ah) = area.dim_in_pixel();
+            let parts = area.split_evenly((n as usize, 1));
+            let _ = ah;
+            for (p, lines) in parts.iter().zip(panels) {
+                draw_lines(p, lines, false)?;
+            }
+            Ok(())
+        }
+    }
+}
+
+fn chart_error(c: &Chart, e: String) -> Error {
+    Error::Engine(format!(
+        "cannot draw chart {}: {e}{}",
+        c.id,
+        if e.to_lowercase().contains("font") {
+            " (charts need a system font: install fontconfig and a font such as fonts-dejavu-core)"
+        } else {
+            ""
+        }
+    ))
+}
+
+/// The chart as an SVG document (no script, no external references).
+pub fn svg(c: &Chart) -> Result<String> {
+    let mut out = String::new();
+    {
+        let root = SVGBackend::with_string(&mut out, (c.width, c.height)).into_drawing_area();
+        draw(c, &root, false).map_err(|e| chart_error(c, e))?;
+        root.present().map_err(|e| chart_error(c, e.to_string()))?;
+    }
+    Ok(out)
+}
+
+/// The chart as a PNG file, title and caption included.
+pub fn png(c: &Chart, path: &Path) -> Result<()> {
+    let drawn = {
+        let root = BitMapBackend::new(path, (c.width, c.height)).into_drawing_area();
+        draw(c, &root, true).and_then(|()| root.present().map_err(fail))
+    };
+    drawn.map_err(|e| {
+        // No half-drawn picture is left behind.
+        let _ = std::fs::remove_file(path);
+        chart_error(c, e)
+    })
+}

@@ -1,0 +1,221 @@
+//! The all-experiments scatter: throughput against p99.9, shape for block size, colour for CPU,
+//! the dashed Pareto frontier, and labels placed where they overlap least.
+
+use super::axes::AxisMap;
+use super::canvas::{configure, draw_marker, mesh_chart};
+use super::legend::{Entry, Swatch, draw_legend, entry, with_legend};
+use super::style::*;
+use crate::report::charts::{Dot, Scatter, Shape};
+use crate::units::format_pct;
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+pub(super) fn overlaps(a: (i32, i32, i32, i32), b: (i32, i32, i32, i32)) -> bool {
+    a.0 < b.0 + b.2 && b.0 < a.0 + a.2 && a.1 < b.1 + b.3 && b.1 < a.1 + a.3
+}
+
+pub(super) fn draw_scatter<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, s: &Scatter) -> Res {
+    let mut entries: Vec<Entry> = vec![entry(Swatch::Heading, "block size (shape):")];
+    for (k, name) in s.shapes.iter().enumerate() {
+        entries.push(entry(
+            Swatch::Marker {
+                shape: crate::report::charts::SHAPES[k % crate::report::charts::SHAPES.len()],
+                fill: WHITE,
+                stroke: BLACK,
+                r: 5,
+            },
+            name.clone(),
+        ));
+    }
+    entries.push(entry(
+        Swatch::Marker {
+            shape: Shape::Circle,
+            fill: WHITE,
+            stroke: BLACK,
+            r: 8,
+        },
+        "best of its block size",
+    ));
+    if s.dots.iter().any(|d| d.fio) {
+        entries.push(entry(
+            Swatch::Marker {
+                shape: Shape::Circle,
+                fill: WHITE,
+                stroke: FIO,
+                r: 6,
+            },
+            "fio point (blue outline)",
+        ));
+    }
+    entries.push(entry(
+        Swatch::Line {
+            color: BLACK,
+            dashed: true,
+            marker: None,
+            hollow: false,
+        },
+        "Pareto frontier",
+    ));
+    let (plot, legend) = with_legend(area, &entries, 170)?;
+    if let Some(l) = &legend {
+        draw_legend(l, &entries)?;
+        // The CPU colour scale under the entries.
+        let (_, lh) = l.dim_in_pixel();
+        let top = 20 + entries.len() as i32 * ROW;
+        let bottom = lh as i32 - 24;
+        if bottom - top > 60 {
+            l.draw_text(
+                "CPU (% of one core):",
+                &text_style(LEGEND, RGBColor(80, 80, 80)).pos(Pos::new(HPos::Left, VPos::Center)),
+                (8, top),
+            )
+            .map_err(fail)?;
+            let (y0, y1) = (top + 14, bottom);
+            let steps = 24;
+            for k in 0..steps {
+                let a = y0 + (y1 - y0) * k / steps;
+                let b = y0 + (y1 - y0) * (k + 1) / steps;
+                let frac = 1.0 - (k as f64 + 0.5) / steps as f64;
+                l.draw(&Rectangle::new(
+                    [(10, a), (28, b)],
+                    cpu_color(frac).filled(),
+                ))
+                .map_err(fail)?;
+            }
+            l.draw(&Rectangle::new(
+                [(10, y0), (28, y1)],
+                RGBColor(120, 120, 120).stroke_width(1),
+            ))
+            .map_err(fail)?;
+            let font = text_style(SMALL, BLACK).pos(Pos::new(HPos::Left, VPos::Center));
+            for (frac, y) in [(1.0, y0), (0.5, (y0 + y1) / 2), (0.0, y1)] {
+                l.draw_text(&format_pct(s.cpu_max * frac), &font, (34, y))
+                    .map_err(fail)?;
+            }
+        }
+    }
+    let xmap = AxisMap::new(&s.x, s.dots.iter().map(|d| d.x));
+    let ymap = AxisMap::new(&s.y, s.dots.iter().map(|d| d.y));
+    let mut chart = mesh_chart(
+        &plot,
+        (xmap.lo, xmap.hi, xmap.ticks()),
+        (ymap.lo, ymap.hi, ymap.ticks()),
+        48,
+    )?;
+    configure(
+        &mut chart,
+        &s.x.desc,
+        &s.y.desc,
+        &|v| xmap.label(*v),
+        &|v| ymap.label(*v),
+        false,
+        false,
+    )?;
+    let pa = chart.plotting_area().strip_coord_spec();
+    let base = pa.get_base_pixel();
+    let (pw, ph) = pa.dim_in_pixel();
+    let at: Vec<Option<(i32, i32)>> = s
+        .dots
+        .iter()
+        .map(|d| {
+            let c = chart.backend_coord(&(xmap.t(d.x)?, ymap.t(d.y)?));
+            Some((c.0 - base.0, c.1 - base.1))
+        })
+        .collect();
+    let dots: Vec<(&Dot, (i32, i32))> = s
+        .dots
+        .iter()
+        .zip(at)
+        .filter_map(|(d, a)| Some((d, a?)))
+        .collect();
+    let frontier: Vec<(f64, f64)> = s
+        .frontier
+        .iter()
+        .filter_map(|&(x, y)| Some((xmap.t(x)?, ymap.t(y)?)))
+        .collect();
+    let shape_of =
+        |d: &Dot| crate::report::charts::SHAPES[d.shape % crate::report::charts::SHAPES.len()];
+    let radius = |d: &Dot| if d.big { 9 } else { 5 };
+    // Small points first, the frontier over them, the best points on top.
+    for big in [false, true] {
+        if big && frontier.len() > 1 {
+            chart
+                .draw_series(DashedLineSeries::new(
+                    frontier.clone(),
+                    6,
+                    4,
+                    BLACK.stroke_width(1),
+                ))
+                .map_err(fail)?;
+        }
+        for &(d, at) in dots.iter().filter(|(d, _)| d.big == big) {
+            let fill = cpu_color(d.cpu / s.cpu_max.max(1.0));
+            let (stroke, sw) = if d.fio { (FIO, 2) } else { (BLACK, 1) };
+            draw_marker(&pa, at, shape_of(d), radius(d), fill, stroke, sw)?;
+        }
+    }
+    // Labels of the best points and of every fio point, placed where they overlap least.
+    // Labels avoid each other and the best points first, then every point if they can.
+    let mut taken: Vec<(i32, i32, i32, i32)> = dots
+        .iter()
+        .filter(|(d, _)| d.big || d.fio)
+        .map(|&(d, (x, y))| {
+            let r = radius(d);
+            (x - r, y - r, 2 * r, 2 * r)
+        })
+        .collect();
+    let small: Vec<(i32, i32, i32, i32)> = dots
+        .iter()
+        .filter(|(d, _)| !d.big && !d.fio)
+        .map(|&(d, (x, y))| {
+            let r = radius(d);
+            (x - r, y - r, 2 * r, 2 * r)
+        })
+        .collect();
+    let font = text_style(SMALL, BLACK);
+    for &(d, (x, y)) in dots.iter().filter(|(d, _)| d.big || d.fio) {
+        let text = d.label.clone();
+        let (tw, th) = pa
+            .estimate_text_size(&text, &font)
+            .map(|(w, h)| (w as i32, h as i32))
+            .unwrap_or((text.len() as i32 * 7, 14));
+        let r = radius(d) + 3;
+        let candidates = [
+            (x + r, y - th - 1),
+            (x + r, y + 1),
+            (x - r - tw, y - th - 1),
+            (x - r - tw, y + 1),
+            (x - tw / 2, y - r - th),
+            (x - tw / 2, y + r),
+            (x + r, y - th / 2),
+            (x - r - tw, y - th / 2),
+        ];
+        let inside =
+            |c: &(i32, i32)| c.0 >= 0 && c.1 >= 0 && c.0 + tw <= pw as i32 && c.1 + th <= ph as i32;
+        let free = |c: &(i32, i32), obstacles: &[(i32, i32, i32, i32)]| {
+            !obstacles.iter().any(|t| overlaps((c.0, c.1, tw, th), *t))
+        };
+        let spot = candidates
+            .iter()
+            .find(|c| inside(c) && free(c, &taken) && free(c, &small))
+            .or_else(|| candidates.iter().find(|c| inside(c) && free(c, &taken)))
+            .or_else(|| candidates.iter().find(|c| inside(c)))
+            .copied()
+            .unwrap_or(candidates[0]);
+        taken.push((spot.0, spot.1, tw, th));
+        pa.draw(&Rectangle::new(
+            [(spot.0 - 1, spot.1), (spot.0 + tw + 1, spot.1 + th)],
+            WHITE.mix(0.75).filled(),
+        ))
+        .map_err(fail)?;
+        let style = if d.fio {
+            text_style(SMALL, FIO)
+        } else {
+            font.clone()
+        };
+        pa.draw_text(&text, &style.pos(Pos::new(HPos::Left, VPos::Top)), spot)
+            .map_err(fail)?;
+    }
+    Ok(())
+}

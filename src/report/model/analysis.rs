@@ -1,0 +1,281 @@
+//! What the report makes of its points: one section per study (with the fio points that fit it),
+//! the throughput/p99.9 Pareto frontier and its highlights, labels that tell points apart, and
+//! which points the timeline and latency-distribution charts show.
+
+use super::point::{Point, origin_name};
+use crate::study::StudyName;
+use std::collections::BTreeSet;
+
+/// A section of the report: one study and the points shown in it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Section {
+    pub study: StudyName,
+    /// Indices into [`Report::points`]: the study's own points, then fio points of the same shape.
+    pub points: Vec<usize>,
+}
+
+/// Everything a report shows, ready for any output format.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Report {
+    pub points: Vec<Point>,
+    /// The inputs read, as given.
+    pub inputs: Vec<String>,
+    /// Things the reader should know (skipped fio jobs, empty inputs, unknown studies).
+    pub notes: Vec<String>,
+    /// One section per study that has data, in the report's order.
+    pub sections: Vec<Section>,
+    /// Points on the throughput/p99.9 Pareto frontier, by increasing throughput.
+    pub frontier: Vec<usize>,
+    /// The few best points of each block size (enlarged and labelled on the all-experiments chart).
+    pub highlights: Vec<usize>,
+}
+
+/// Whether a fio point has the shape of a study's points, so it can be drawn beside them.
+fn fio_fits(study: StudyName, p: &Point) -> bool {
+    let async_engine = matches!(p.engine.as_str(), "libaio" | "uring");
+    match study {
+        StudyName::Latency => p.rw == "randread" && p.threads == 1 && p.iodepth == 1,
+        StudyName::Stream => {
+            p.threads == 1 && p.iodepth == 1 && (p.rw == "read" || p.rw == "randread")
+        }
+        StudyName::Threads => p.rw == "randread" && p.iodepth == 1,
+        StudyName::Queue => p.rw == "randread" && async_engine,
+        _ => false,
+    }
+}
+
+impl Report {
+    /// Build a report from points already in memory (tests, other front ends).
+    pub fn from_points(points: Vec<Point>) -> Report {
+        let mut r = Report {
+            points,
+            ..Report::default()
+        };
+        r.analyse();
+        r
+    }
+
+    /// Sections, frontier and highlights from `points`.
+    pub fn analyse(&mut self) {
+        self.sections.clear();
+        for name in StudyName::EACH {
+            let own: Vec<usize> = self
+                .points
+                .iter()
+                .enumerate()
+                .filter(|(_, p)| p.study.as_deref() == Some(name.name()))
+                .map(|(i, _)| i)
+                .collect();
+            if own.is_empty() {
+                continue;
+            }
+            let fio: Vec<usize> = self
+                .points
+                .iter()
+                .enumerate()
+                .filter(|(_, p)| p.is_fio() && p.plottable() && fio_fits(name, p))
+                .map(|(i, _)| i)
+                .collect();
+            self.sections.push(Section {
+                study: name,
+                points: own.into_iter().chain(fio).collect(),
+            });
+        }
+        let unknown: BTreeSet<&str> = self
+            .points
+            .iter()
+            .filter_map(|p| p.study.as_deref())
+            .filter(|s| StudyName::parse(s).is_err())
+            .collect();
+        for s in unknown {
+            self.notes.push(format!(
+                "study '{s}' has no section of its own; its points are in the all-experiments chart"
+            ));
+        }
+        let plottable: Vec<usize> = (0..self.points.len())
+            .filter(|&i| self.points[i].plottable())
+            .collect();
+        let xy: Vec<(f64, f64)> = plottable
+            .iter()
+            .map(|&i| (self.points[i].mb_s, self.points[i].latency.p999_ns as f64))
+            .collect();
+        self.frontier = crate::pareto::throughput_latency(&xy)
+            .into_iter()
+            .map(|k| plottable[k])
+            .collect();
+        let groups: Vec<u64> = plottable.iter().map(|&i| self.points[i].bs).collect();
+        self.highlights = crate::pareto::highlights(&xy, &groups, 3)
+            .into_iter()
+            .map(|k| plottable[k])
+            .collect();
+    }
+
+    /// The points of a section.
+    pub fn section_points(&self, s: &Section) -> Vec<&Point> {
+        s.points
+            .iter()
+            .filter_map(|&i| self.points.get(i))
+            .collect()
+    }
+
+    /// Labels that tell points apart: the report's label, with the engine added where two
+    /// engines share a label (pread and preadv2 are both `P`).
+    pub fn display_label(&self, i: usize) -> String {
+        let Some(p) = self.points.get(i) else {
+            return String::new();
+        };
+        let shared = self
+            .points
+            .iter()
+            .any(|q| q.label == p.label && q.engine != p.engine);
+        let mut l = if shared {
+            format!("{} {}", p.label, p.engine)
+        } else {
+            p.label.clone()
+        };
+        if p.is_fio() && self.fio_origins() > 1 {
+            l.push_str(&format!(" ({})", origin_name(&p.origin)));
+        }
+        l
+    }
+
+    /// How many fio files the points came from.
+    pub fn fio_origins(&self) -> usize {
+        self.points
+            .iter()
+            .filter(|p| p.is_fio())
+            .map(|p| p.origin.as_str())
+            .collect::<BTreeSet<_>>()
+            .len()
+    }
+
+    /// The run whose per-second timeline is shown: a plain run if there is one, else the longest
+    /// measured point that is not a scan, else any point with a timeline.
+    pub fn timeline_point(&self) -> Option<usize> {
+        let with: Vec<usize> = (0..self.points.len())
+            .filter(|&i| !self.points[i].timeline.is_empty() && self.points[i].ios > 0)
+            .collect();
+        let longest = |cands: Vec<usize>| {
+            cands.into_iter().max_by(|&a, &b| {
+                let (pa, pb) = (&self.points[a], &self.points[b]);
+                pa.timeline
+                    .len()
+                    .cmp(&pb.timeline.len())
+                    .then(pa.mb_s.total_cmp(&pb.mb_s))
+                    // The first of equals wins.
+                    .then(b.cmp(&a))
+            })
+        };
+        let plain: Vec<usize> = with
+            .iter()
+            .copied()
+            .filter(|&i| self.points[i].study.is_none())
+            .collect();
+        longest(plain)
+            .or_else(|| {
+                longest(
+                    with.iter()
+                        .copied()
+                        .filter(|&i| self.points[i].study.as_deref() != Some("scan"))
+                        .collect(),
+                )
+            })
+            .or_else(|| longest(with))
+    }
+
+    /// Points whose latency distribution is drawn: the frontier (at most `max`, spread along it)
+    /// and every fio point with a histogram (json+), then a plain run if nothing else has one.
+    pub fn cdf_points(&self, max: usize) -> Vec<usize> {
+        let frontier: Vec<usize> = self
+            .frontier
+            .iter()
+            .copied()
+            .filter(|&i| !self.points[i].bins.is_empty())
+            .collect();
+        let mut chosen = spread(&frontier, max);
+        for (i, p) in self.points.iter().enumerate() {
+            if p.is_fio() && !p.bins.is_empty() && !chosen.contains(&i) && chosen.len() < max + 3 {
+                chosen.push(i);
+            }
+        }
+        if chosen.is_empty()
+            && let Some(i) = (0..self.points.len()).find(|&i| !self.points[i].bins.is_empty())
+        {
+            chosen.push(i);
+        }
+        chosen
+    }
+}
+
+/// At most `max` items of `v`, evenly spread, first and last included.
+fn spread(v: &[usize], max: usize) -> Vec<usize> {
+    if v.len() <= max {
+        return v.to_vec();
+    }
+    if max < 2 {
+        return v.iter().copied().take(max).collect();
+    }
+    let mut out: Vec<usize> = (0..max).map(|k| v[k * (v.len() - 1) / (max - 1)]).collect();
+    out.dedup();
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::caption::caption;
+    use super::super::point::Source;
+    use super::super::tests::point;
+    use super::*;
+
+    #[test]
+    fn sections_follow_the_study_order_and_take_fitting_fio_points() {
+        let mut a = point("PT2", 4096, 100.0, 300.0);
+        a.study = Some("threads".into());
+        a.threads = 2;
+        let mut b = point("P", 4096, 50.0, 100.0);
+        b.study = Some("latency".into());
+        let mut f = point("fio:P", 4096, 60.0, 90.0);
+        f.source = Source::Fio;
+        let mut q = point("fio:U16B1", 4096, 60.0, 90.0);
+        q.source = Source::Fio;
+        q.engine = "uring".into();
+        q.iodepth = 16;
+        let r = Report::from_points(vec![a, b, f, q]);
+        let names: Vec<&str> = r.sections.iter().map(|s| s.study.name()).collect();
+        assert_eq!(names, ["latency", "threads"]);
+        assert_eq!(r.sections[0].points, [1, 2]);
+        assert_eq!(r.sections[1].points, [0, 2]);
+        assert!(r.highlights.contains(&0));
+    }
+
+    #[test]
+    fn odd_inputs_give_notes_not_panics() {
+        let r = Report::from_points(Vec::new());
+        assert!(r.sections.is_empty() && r.frontier.is_empty());
+        assert_eq!(r.timeline_point(), None);
+        assert!(r.cdf_points(5).is_empty());
+        let mut z = point("P", 4096, 0.0, 0.0);
+        z.ios = 0;
+        let r = Report::from_points(vec![z]);
+        assert!(r.frontier.is_empty());
+        assert_eq!(caption(&[]), "No measured points.");
+    }
+
+    #[test]
+    fn shared_labels_name_the_engine() {
+        let a = point("P", 4096, 1.0, 1.0);
+        let mut b = point("P", 4096, 1.0, 1.0);
+        b.engine = "pvsync2".into();
+        let r = Report::from_points(vec![a, b]);
+        assert_eq!(r.display_label(0), "P psync");
+        assert_eq!(r.display_label(1), "P pvsync2");
+        assert_eq!(r.display_label(7), "");
+    }
+
+    #[test]
+    fn spread_keeps_ends() {
+        assert_eq!(spread(&[1, 2, 3], 5), [1, 2, 3]);
+        assert_eq!(spread(&[0, 1, 2, 3, 4, 5, 6, 7, 8], 3), [0, 4, 8]);
+        assert!(spread(&[], 3).is_empty());
+    }
+}

@@ -1,0 +1,153 @@
+//! Reading the inputs the user named: study directories, results.jsonl files, `readlab run --json`
+//! documents and fio JSON, each turned into points (with a note for anything odd), then analysed.
+
+use super::analysis::Report;
+use super::point::Point;
+use crate::error::{Error, Result};
+use crate::report::fio;
+use crate::result::Document;
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+fn bad(path: &Path, why: impl std::fmt::Display) -> Error {
+    Error::invalid(format!("{}: {why}", path.display()))
+}
+
+/// Read one readlab input: a results directory, a results.jsonl, or a `--json` document (one run
+/// or an array of runs). fio JSON given here is imported as if passed with `--fio`.
+fn load_results(path: &Path, report: &mut Report) -> Result<()> {
+    let meta = std::fs::metadata(path).map_err(|e| bad(path, format!("cannot read: {e}")))?;
+    let file: PathBuf = if meta.is_dir() {
+        let f = path.join(crate::store::RESULTS);
+        if !f.is_file() {
+            return Err(bad(
+                path,
+                format!(
+                    "no {} here; give a study's --out directory, a results.jsonl, or a `readlab run --json` file",
+                    crate::store::RESULTS
+                ),
+            ));
+        }
+        f
+    } else {
+        path.to_path_buf()
+    };
+    let origin = file.display().to_string();
+    let bytes = std::fs::read(&file).map_err(|e| bad(&file, format!("cannot read: {e}")))?;
+    let Ok(text) = String::from_utf8(bytes) else {
+        return Err(bad(&file, "not a text file (expected readlab JSON)"));
+    };
+    if text.trim().is_empty() {
+        report.notes.push(format!("{origin} is empty: no points"));
+        return Ok(());
+    }
+    let docs: Vec<Document> = match serde_json::from_str::<serde_json::Value>(&text) {
+        // One JSON value: a --json document, an array of them, or fio's output.
+        Ok(v) if v.get("fio version").is_some() || v.get("jobs").is_some() => {
+            return load_fio_text(&text, &origin, report);
+        }
+        Ok(v @ serde_json::Value::Array(_)) => serde_json::from_value(v)
+            .map_err(|e| bad(&file, format!("not an array of readlab results ({e})")))?,
+        Ok(v) => vec![
+            serde_json::from_value(v)
+                .map_err(|e| bad(&file, format!("not a readlab result ({e})")))?,
+        ],
+        // Several values: results.jsonl, one run per line (a torn last line is ignored).
+        Err(_) => crate::store::load(&file)?,
+    };
+    if docs.is_empty() {
+        report.notes.push(format!("{origin} holds no runs"));
+    }
+    for d in &docs {
+        if !d.schema.starts_with("readlab.run/") {
+            report.notes.push(format!(
+                "{origin}: a run with schema '{}' was read as {}",
+                d.schema,
+                crate::result::SCHEMA
+            ));
+        }
+        let p = Point::from_document(d, &origin);
+        if let Some(n) = &p.note {
+            report.notes.push(format!(
+                "{origin}: {} ({} {}): {n}",
+                p.label,
+                p.engine,
+                crate::units::format_bytes(p.bs as f64, crate::units::Style::Table)
+            ));
+        }
+        report.points.push(p);
+    }
+    Ok(())
+}
+
+fn load_fio_text(text: &str, origin: &str, report: &mut Report) -> Result<()> {
+    let imported = fio::import(text, origin)?;
+    if imported.points.is_empty() && imported.notes.is_empty() {
+        report.notes.push(format!("{origin}: no fio jobs"));
+    }
+    report.notes.extend(imported.notes);
+    if imported
+        .points
+        .iter()
+        .any(|p| p.note.as_deref().is_some_and(|n| n.starts_with("fio clat")))
+    {
+        report.notes.push(format!(
+            "{origin}: fio printed completion-latency (clat) percentiles only; readlab measures from submission (fio's lat): run fio with --lat_percentiles=1 to compare like with like"
+        ));
+    }
+    report.points.extend(imported.points);
+    Ok(())
+}
+
+fn load_fio(path: &Path, report: &mut Report) -> Result<()> {
+    let bytes = std::fs::read(path).map_err(|e| bad(path, format!("cannot read: {e}")))?;
+    let origin = path.display().to_string();
+    let Ok(text) = String::from_utf8(bytes) else {
+        return Err(bad(path, "not a text file (expected fio JSON)"));
+    };
+    if text.trim().is_empty() {
+        report
+            .notes
+            .push(format!("{origin} is empty: no fio points"));
+        return Ok(());
+    }
+    load_fio_text(&text, &origin, report)
+}
+
+/// Read every input and work out sections, frontier and highlights.
+pub fn load(results: &[PathBuf], fio_files: &[PathBuf]) -> Result<Report> {
+    if results.is_empty() && fio_files.is_empty() {
+        return Err(Error::invalid(
+            "nothing to report on; give a results directory, a results.jsonl or a `readlab run --json` file, and/or --fio FILE.json",
+        ));
+    }
+    let mut report = Report::default();
+    let mut seen = BTreeSet::new();
+    for (path, is_fio) in results
+        .iter()
+        .map(|p| (p, false))
+        .chain(fio_files.iter().map(|p| (p, true)))
+    {
+        // The same file named twice (a directory and its results.jsonl) is read once.
+        let key = std::fs::canonicalize(path).unwrap_or_else(|_| path.clone());
+        let key = if key.is_dir() {
+            key.join(crate::store::RESULTS)
+        } else {
+            key
+        };
+        report.inputs.push(path.display().to_string());
+        if !seen.insert(key) {
+            report
+                .notes
+                .push(format!("{} was given twice; read once", path.display()));
+            continue;
+        }
+        if is_fio {
+            load_fio(path, &mut report)?;
+        } else {
+            load_results(path, &mut report)?;
+        }
+    }
+    report.analyse();
+    Ok(report)
+}

@@ -1,0 +1,69 @@
+//! The report's data: every measured point, from readlab results or fio JSON, in one shape
+//! ([`point`]), read from the inputs the user named ([`load`]), grouped into the report's studies
+//! and ranked on the throughput/latency Pareto frontier ([`analysis`]), and captioned with where
+//! and when it was measured ([`caption`]).
+
+pub mod analysis;
+pub mod caption;
+pub mod load;
+pub mod point;
+
+pub use analysis::{Report, Section};
+pub use caption::caption;
+pub use load::load;
+pub use point::{Env, Point, Source, origin_name};
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::stats::LatencySummary;
+
+    /// A plausible point for tests.
+    pub fn point(label: &str, bs: u64, mb_s: f64, p999_us: f64) -> Point {
+        let ns = (p999_us * 1000.0) as u64;
+        Point {
+            source: Source::Readlab,
+            origin: "test".into(),
+            study: None,
+            scheduler: None,
+            label: label.into(),
+            engine: "psync".into(),
+            rw: "randread".into(),
+            bs,
+            threads: 1,
+            iodepth: 1,
+            batch: 1,
+            blocks_per_request: 1,
+            direct: true,
+            offset: 0,
+            seconds: 1.0,
+            ios: 1000,
+            iops: mb_s * 1e6 / bs as f64,
+            mb_s,
+            cpu_pct: 10.0,
+            sqpoll_cpu_pct: 0.0,
+            latency: LatencySummary {
+                count: 1000,
+                min_ns: ns / 10,
+                mean_ns: ns as f64 / 4.0,
+                stdev_ns: 1.0,
+                p50_ns: ns / 5,
+                p90_ns: ns / 3,
+                p99_ns: ns / 2,
+                p999_ns: ns,
+                p9999_ns: ns,
+                max_ns: ns * 2,
+            },
+            timeline: Vec::new(),
+            bins: Vec::new(),
+            env: Env {
+                target: "/dev/x".into(),
+                kernel: "6.1".into(),
+                date: "2026-01-02T03:04:05Z".into(),
+                tool: "readlab 0.1.0".into(),
+                ..Env::default()
+            },
+            note: None,
+        }
+    }
+}

@@ -1,0 +1,197 @@
+//! One measured point in the report's shape, whichever tool measured it (readlab result documents
+//! become points here; fio's JSON in `super::super::fio`), and the short name of the input it came from.
+
+use crate::config::Rw;
+use crate::result::Document;
+use crate::stats::{LatencySummary, TimelinePoint, decode_histogram};
+use std::path::Path;
+
+/// Which tool measured a point.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Source {
+    Readlab,
+    Fio,
+}
+
+impl Source {
+    pub fn name(self) -> &'static str {
+        match self {
+            Source::Readlab => "readlab",
+            Source::Fio => "fio",
+        }
+    }
+}
+
+/// Where and when a point was measured, as far as its tool recorded it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Env {
+    /// The file or device read.
+    pub target: String,
+    /// What is behind the target, e.g. `ext4 on vda, mq-deadline`; empty when unknown.
+    pub device: String,
+    /// Kernel release; empty when the tool did not record it (fio does not).
+    pub kernel: String,
+    pub hostname: String,
+    /// RFC 3339 UTC start time; empty when unknown.
+    pub date: String,
+    /// The measuring tool and its version, e.g. `readlab 0.1.0` or `fio-3.33`.
+    pub tool: String,
+}
+
+/// One measured configuration.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Point {
+    pub source: Source,
+    /// The input file the point was read from.
+    pub origin: String,
+    /// The study it belongs to (readlab study tag); None for plain runs and fio jobs.
+    pub study: Option<String>,
+    pub scheduler: Option<String>,
+    /// The report's label (`P`, `A16B1T3`, …); fio points carry a `fio:` prefix.
+    pub label: String,
+    /// Engine name in readlab's vocabulary (fio's `io_uring` is `uring`).
+    pub engine: String,
+    /// `read` (sequential) or `randread`; fio's other patterns are kept as fio names them.
+    pub rw: String,
+    pub bs: u64,
+    pub threads: usize,
+    pub iodepth: usize,
+    pub batch: usize,
+    pub blocks_per_request: usize,
+    pub direct: bool,
+    /// First byte read (scans plot bandwidth against offset from here).
+    pub offset: u64,
+    pub seconds: f64,
+    pub ios: u64,
+    pub iops: f64,
+    /// 10^6 bytes per second.
+    pub mb_s: f64,
+    /// CPU of the whole process as % of one core (kernel helper threads included).
+    pub cpu_pct: f64,
+    /// CPU of io_uring's SQ poll thread alone, % of one core.
+    pub sqpoll_cpu_pct: f64,
+    pub latency: LatencySummary,
+    pub timeline: Vec<TimelinePoint>,
+    /// Latency histogram as (latency in ns, count) in increasing latency; empty when not stored.
+    pub bins: Vec<(u64, u64)>,
+    pub env: Env,
+    /// Anything a reader should know about how the figures were obtained.
+    pub note: Option<String>,
+}
+
+impl Point {
+    /// A point from a readlab result document.
+    pub fn from_document(d: &Document, origin: &str) -> Point {
+        let c = &d.config;
+        let r = &d.result;
+        let e = &d.environment;
+        let mut device = match (&e.filesystem, &e.device.name) {
+            (Some(fs), Some(dev)) => format!("{fs} on {dev}"),
+            (Some(fs), None) => fs.clone(),
+            (None, Some(dev)) => dev.clone(),
+            (None, None) => String::new(),
+        };
+        if let Some(s) = &e.device.scheduler {
+            device.push_str(&format!(", {s}"));
+        }
+        let bins = decode_histogram(&r.histogram)
+            .map(|h| {
+                h.iter_recorded()
+                    .map(|v| (v.value_iterated_to(), v.count_at_value()))
+                    .filter(|&(_, n)| n > 0)
+                    .collect()
+            })
+            .unwrap_or_default();
+        Point {
+            source: Source::Readlab,
+            origin: origin.to_string(),
+            study: d.study.as_ref().map(|t| t.study.clone()),
+            scheduler: d.study.as_ref().and_then(|t| t.scheduler.clone()),
+            label: r.label.clone(),
+            engine: c.engine.name().to_string(),
+            rw: match c.rw {
+                Rw::Read => "read".into(),
+                Rw::Randread => "randread".into(),
+            },
+            bs: c.bs,
+            threads: c.threads,
+            iodepth: c.iodepth,
+            batch: c.batch,
+            blocks_per_request: c.blocks_per_request,
+            direct: c.direct,
+            offset: c.offset,
+            seconds: r.seconds,
+            ios: r.ios,
+            iops: r.iops,
+            mb_s: r.mb_s,
+            cpu_pct: r.cpu.app.pct_of_core + r.cpu.sqpoll.pct_of_core + r.cpu.io_worker.pct_of_core,
+            sqpoll_cpu_pct: r.cpu.sqpoll.pct_of_core,
+            latency: r.latency.clone(),
+            timeline: r.timeline.clone(),
+            bins,
+            env: Env {
+                target: c.target.display().to_string(),
+                device,
+                kernel: e.kernel.clone(),
+                hostname: e.hostname.clone(),
+                date: e.date.clone(),
+                tool: format!("readlab {}", e.readlab_version),
+            },
+            // Runs end by their runtime, an I/O limit (scans) or stability; anything else
+            // (an interrupted run) is worth a word.
+            note: (!matches!(r.ended_by.as_str(), "runtime" | "io-limit" | "stable"))
+                .then(|| format!("ended by {}", r.ended_by)),
+        }
+    }
+
+    pub fn is_fio(&self) -> bool {
+        self.source == Source::Fio
+    }
+
+    /// `sequential` or `random` (or fio's own word for other patterns).
+    pub fn access(&self) -> &str {
+        match self.rw.as_str() {
+            "read" => "sequential",
+            "randread" => "random",
+            other => other,
+        }
+    }
+
+    /// Whether the point's p99.9 and throughput can be placed on a chart at all.
+    pub fn plottable(&self) -> bool {
+        self.ios > 0
+            && self.mb_s.is_finite()
+            && self.mb_s >= 0.0
+            && self.latency.p999_ns > 0
+            && self.latency.max_ns > 0
+    }
+}
+
+/// A short name for an input: its file name without `.json`, or for a study's `results.jsonl`
+/// the name of its directory.
+pub fn origin_name(origin: &str) -> String {
+    let path = Path::new(origin);
+    let file = |p: &Path| p.file_name().map(|n| n.to_string_lossy().into_owned());
+    let name = file(path).unwrap_or_else(|| origin.to_string());
+    if name == crate::store::RESULTS
+        && let Some(dir) = path.parent().and_then(file)
+    {
+        return dir;
+    }
+    name.strip_suffix(".json")
+        .map(str::to_string)
+        .unwrap_or(name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn origin_names() {
+        assert_eq!(origin_name("/tmp/x/study-a/results.jsonl"), "study-a");
+        assert_eq!(origin_name("results.jsonl"), "results.jsonl");
+        assert_eq!(origin_name("out/fio-4k.json"), "fio-4k");
+        assert_eq!(origin_name("a/small.jsonl"), "small.jsonl");
+    }
+}
