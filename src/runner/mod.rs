@@ -14,6 +14,7 @@
 
 mod aggregate;
 mod checks;
+mod requests;
 mod schedule;
 mod watch;
 mod worker;

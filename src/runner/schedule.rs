@@ -2,7 +2,7 @@
 //! intervals, go out when due and a slot is free, and count their latency from the due time (free
 //! of coordinated omission). It also keeps how late requests went out and how far behind it fell.
 
-use super::worker::Requests;
+use super::requests::Requests;
 use crate::config::{Arrivals, Rate};
 use crate::engine::Engine;
 use crate::error::Result;

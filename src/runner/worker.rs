@@ -3,127 +3,18 @@
 //! verification, latency per one-second interval of the measured window.
 
 use super::checks::{self, record_error, record_mismatch};
+use super::requests::Requests;
 use super::schedule::{OpenLoopStats, Schedule};
 use super::{EngineFactory, Shared};
 use crate::buffer::BufferPool;
-use crate::config::{Range, RunConfig, Rw};
 use crate::data;
-use crate::engine::{Completion, Engine, EngineSetup, Io};
+use crate::engine::{Completion, Engine, EngineSetup};
 use crate::error::Result;
 use crate::result::{ErrorSummary, VerifySummary};
 use crate::stats::Recorder;
-use rand::rngs::Xoshiro256PlusPlus;
-use rand::{RngExt, SeedableRng};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
-
-/// Random or sequential offsets for one worker.
-pub(super) struct Offsets {
-    rw: Rw,
-    bs: u64,
-    base: u64,
-    blocks: u64,
-    next: u64,
-    rng: Xoshiro256PlusPlus,
-}
-
-impl Offsets {
-    fn new(cfg: &RunConfig, range: &Range, worker: usize) -> Offsets {
-        let (base, blocks) = match cfg.rw {
-            Rw::Randread => (range.offset, range.blocks),
-            Rw::Read => {
-                let per = range.blocks / cfg.threads as u64;
-                (range.offset + worker as u64 * per * cfg.bs, per)
-            }
-        };
-        let seed = cfg
-            .seed
-            .wrapping_add((worker as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
-        Offsets {
-            rw: cfg.rw,
-            bs: cfg.bs,
-            base,
-            blocks,
-            next: 0,
-            rng: Xoshiro256PlusPlus::seed_from_u64(seed),
-        }
-    }
-
-    #[inline]
-    fn next(&mut self) -> u64 {
-        let block = match self.rw {
-            Rw::Randread => self.rng.random_range(0..self.blocks),
-            Rw::Read => {
-                let b = self.next;
-                self.next = if b + 1 == self.blocks { 0 } else { b + 1 };
-                b
-            }
-        };
-        self.base + block * self.bs
-    }
-}
-
-/// The request slots of one worker: `depth` logical requests, each of `bpr` blocks; block `b` of
-/// request `r` reads into slot (token) `r * bpr + b`.
-pub(super) struct Requests {
-    pub(super) bpr: usize,
-    bs: u32,
-    offsets: Offsets,
-    /// Request slots free to start.
-    pub(super) free: Vec<u32>,
-    /// Block I/Os submitted and not yet reaped.
-    pub(super) inflight: usize,
-    /// Requests this worker may still start under `--io-limit`.
-    pub(super) budget: Option<u64>,
-    issued: Vec<Instant>,
-    remaining: Vec<usize>,
-    failed: Vec<bool>,
-    at: Vec<u64>,
-}
-
-impl Requests {
-    fn new(cfg: &RunConfig, range: &Range, worker: usize, t0: Instant) -> Requests {
-        let (depth, bpr) = (cfg.iodepth, cfg.blocks_per_request);
-        let request_bytes = cfg.bs * bpr as u64;
-        Requests {
-            bpr,
-            bs: cfg.bs as u32,
-            offsets: Offsets::new(cfg, range, worker),
-            free: (0..depth as u32).rev().collect(),
-            inflight: 0,
-            budget: cfg.io_limit.map(|b| b.div_ceil(request_bytes)),
-            issued: vec![t0; depth],
-            remaining: vec![0; depth],
-            failed: vec![false; depth],
-            at: vec![0; depth * bpr],
-        }
-    }
-
-    /// Queue one logical request (all its blocks) into free request slot `r`; its latency counts
-    /// from `at_time`.
-    pub(super) fn start(
-        &mut self,
-        r: usize,
-        at_time: Instant,
-        engine: &mut dyn Engine,
-    ) -> Result<()> {
-        self.issued[r] = at_time;
-        self.remaining[r] = self.bpr;
-        self.failed[r] = false;
-        for b in 0..self.bpr {
-            let token = (r * self.bpr + b) as u32;
-            let offset = self.offsets.next();
-            self.at[token as usize] = offset;
-            engine.queue(Io {
-                token,
-                offset,
-                len: self.bs,
-            })?;
-        }
-        Ok(())
-    }
-}
 
 /// What one worker hands back.
 #[derive(Default)]
