@@ -128,3 +128,99 @@ pub fn recommendation_text(rec: &Recommendation, opts: &TuneOptions) -> String {
     }
     s
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::RunConfig;
+    use crate::engine::EngineKind;
+    use crate::tune::{Candidate, Goal};
+    use std::time::Duration;
+
+    fn cand(engine: EngineKind, threads: usize, iodepth: usize, label: &str) -> Candidate {
+        let mut config = RunConfig::new("/dev/loop0");
+        config.engine = engine;
+        config.threads = threads;
+        config.iodepth = iodepth;
+        Candidate {
+            config,
+            label: label.into(),
+            iops: 0.0,
+            mb_s: 0.0,
+            p999_ns: 0,
+            p50_ns: 0,
+            cpu_cores: 0.0,
+        }
+    }
+
+    fn setup() -> (Recommendation, TuneOptions) {
+        let mut fast = cand(EngineKind::Uring, 1, 32, "U32B4");
+        fast.config.batch = 4;
+        fast.config.options.fixed_files = true;
+        fast.config.options.fixed_bufs = true;
+        (fast.iops, fast.mb_s, fast.p999_ns, fast.cpu_cores) = (122070.3, 500.04, 1_220_000, 0.951);
+        let mut calm = cand(EngineKind::Psync, 2, 1, "PT2");
+        (calm.iops, calm.mb_s, calm.p999_ns, calm.cpu_cores) = (24414.0, 100.0, 100_000, 2.0);
+        let rec = Recommendation {
+            bs: 4096,
+            goal: Goal::Balanced,
+            pick: Some(calm.clone()),
+            per_goal: vec![(Goal::Throughput, fast), (Goal::Balanced, calm)],
+            frontier: Vec::new(),
+            trade_offs: vec!["uring U32B4: +400 % IOPS for 12.20× p99.9 and 0.48× CPU".into()],
+            closest: Vec::new(),
+            points_measured: 7,
+        };
+        let opts = TuneOptions {
+            target: "/dev/loop0".into(),
+            block_sizes: vec![4096],
+            goal: Goal::Balanced,
+            p999_max: None,
+            cpu_max: None,
+            engines: vec![EngineKind::Psync, EngineKind::Uring],
+            budget: Duration::from_secs(60),
+            out: "out".into(),
+            verify: None,
+        };
+        (rec, opts)
+    }
+
+    /// Byte for byte what `readlab tune` printed before the table went through `crate::table`.
+    #[test]
+    fn the_recommendation_prints_as_it_always_did() {
+        let (rec, opts) = setup();
+        let pick = rec.pick.as_ref().unwrap();
+        let want = format!(
+            "\n## /dev/loop0 — block size 4K, goal balanced, 7 points measured\n\n\
+             | goal | target | engine | threads | queue size | batch | features | MB/s | IOPS | p99.9 | CPU (cores) | label |\n\
+             |---|---|---|---:|---:|---:|---|---:|---:|---:|---:|---|\n\
+             | throughput | loop0 | uring | 1 | 32 | 4 | fixed files, fixed buffers | 500.0 | 122070 | 1.22ms | 0.95 | U32B4 |\n\
+             | balanced (recommended) | loop0 | psync | 2 | 1 | 1 | - | 100.0 | 24414 | 100.0us | 2.00 | PT2 |\n\
+             \nRecommended: PT2 (balanced goal)\n  \
+             trade-off: uring U32B4: +400 % IOPS for 12.20× p99.9 and 0.48× CPU\n\
+             \n  readlab: {}\n  fio:     {}\n",
+            readlab_command(&pick.config),
+            fio_command(&pick.config)
+        );
+        assert_eq!(recommendation_text(&rec, &opts), want);
+    }
+
+    #[test]
+    fn without_a_pick_the_closest_points_are_named() {
+        let (mut rec, mut opts) = setup();
+        rec.closest = vec![(rec.pick.take().unwrap(), "p99.9 100.0us > 1.0us".into())];
+        rec.per_goal.clear();
+        opts.p999_max = Some(Duration::from_micros(1));
+        opts.cpu_max = Some(2.0);
+        assert_eq!(opts.constraints(), " p99.9 ≤ 1.0us CPU ≤ 2 cores");
+        let text = recommendation_text(&rec, &opts);
+        assert!(
+            text.ends_with(
+                "|---|---|---|---:|---:|---:|---|---:|---:|---:|---:|---|\n\
+                 \nNo configuration met the constraints p99.9 ≤ 1.0us CPU ≤ 2 cores. Closest points:\n  \
+                 PT2            24414 IOPS, p99.9 100.0us, CPU 2.00 cores: p99.9 100.0us > 1.0us\n"
+            ),
+            "{text}"
+        );
+    }
+}
