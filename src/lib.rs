@@ -1,9 +1,9 @@
 //! readlab: what is the fastest way to read from this device, at what latency, and at what CPU cost?
 //!
-//! The library holds everything; the binary is a thin wrapper around [`cli::main`].
+//! The library holds everything but the command line: the `readlab` binary (`src/bin/readlab/`,
+//! behind the default `cli` feature) parses arguments, calls the library and prints.
 
 pub mod buffer;
-pub mod cli;
 pub mod clock;
 pub mod config;
 pub mod cpu;
@@ -13,6 +13,7 @@ pub mod env;
 pub mod error;
 pub mod export;
 pub mod fsio;
+pub mod outdir;
 pub mod pareto;
 pub mod prepare;
 pub mod probe;

@@ -397,7 +397,7 @@ pub fn probe(path: &std::path::Path) -> crate::error::Result<Report> {
 
 /// The capability table for the terminal.
 pub fn render(r: &Report) -> String {
-    use crate::size::{format_ns, format_size};
+    use crate::units::{Style, format_bytes, format_ns};
     use std::fmt::Write;
     let t = &r.target;
     let d = &r.device;
@@ -415,7 +415,7 @@ pub fn render(r: &Report) -> String {
             crate::target::TargetKind::File => "regular file",
             crate::target::TargetKind::Block => "block device",
         },
-        format_size(t.size),
+        format_bytes(t.size as f64, Style::Table),
         t.size,
         r.kernel
     );
@@ -503,7 +503,8 @@ pub fn render(r: &Report) -> String {
             c.name,
             if c.direct { "direct" } else { "buffered" },
             status,
-            c.latency_ns.map_or("-".into(), |n| format_ns(n as f64)),
+            c.latency_ns
+                .map_or("-".into(), |n| format_ns(n as f64, Style::Table)),
             note
         );
     }

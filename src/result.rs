@@ -90,6 +90,29 @@ impl RunResult {
     pub fn failed(&self) -> bool {
         self.errors.count > 0 || self.verify.as_ref().is_some_and(|v| v.mismatches > 0)
     }
+
+    /// Why the run failed, one line each (counts, then the first mismatch and the first error
+    /// with their offsets), or None when it did not fail.
+    pub fn failure_summary(&self) -> Option<Vec<String>> {
+        if !self.failed() {
+            return None;
+        }
+        let mismatches = self.verify.as_ref().map_or(0, |v| v.mismatches);
+        let mut lines = vec![format!(
+            "run failed: {} I/O error(s), {mismatches} verification mismatch(es)",
+            self.errors.count
+        )];
+        if let Some(m) = self.verify.as_ref().and_then(|v| v.first.first()) {
+            lines.push(format!(
+                "first mismatch at offset {} (sector {})",
+                m.offset, m.sector
+            ));
+        }
+        if let Some(e) = self.errors.first.first() {
+            lines.push(format!("first error at offset {}: {}", e.offset, e.message));
+        }
+        Some(lines)
+    }
 }
 
 /// Why a run ended. Stored as the strings readlab has always written: `"runtime"`, `"stable"`,
@@ -164,7 +187,45 @@ pub struct Document {
 
 #[cfg(test)]
 mod tests {
-    use super::EndedBy;
+    use super::{Document, EndedBy, IoErrorRecord, VerifySummary};
+    use crate::data::Mismatch;
+
+    #[test]
+    fn a_failed_run_says_why_with_offsets() {
+        let line = include_str!("../tests/fixtures/results-small.jsonl")
+            .lines()
+            .next()
+            .unwrap();
+        let mut r = serde_json::from_str::<Document>(line).unwrap().result;
+        r.errors = Default::default();
+        r.verify = None;
+        assert_eq!(r.failure_summary(), None);
+        r.errors.count = 2;
+        r.errors.first.push(IoErrorRecord {
+            offset: 8192,
+            len: 4096,
+            errno: 0,
+            message: "short read".into(),
+        });
+        r.verify = Some(VerifySummary {
+            checked_ios: 10,
+            mismatches: 1,
+            first: vec![Mismatch {
+                offset: 8209,
+                sector: 8192,
+                expected: 1,
+                found: 2,
+            }],
+        });
+        assert_eq!(
+            r.failure_summary().unwrap(),
+            [
+                "run failed: 2 I/O error(s), 1 verification mismatch(es)",
+                "first mismatch at offset 8209 (sector 8192)",
+                "first error at offset 8192: short read",
+            ]
+        );
+    }
 
     #[test]
     fn ended_by_keeps_its_stored_names() {

@@ -39,13 +39,13 @@ pub fn parse_duration(s: &str) -> Result<Duration> {
 }
 
 /// A block size as the report names it (`4K`, `256K`, `1M`): [`crate::units::format_bytes`] in
-/// table style. Kept for callers not yet moved to `crate::units` (cli, study summaries, charts).
+/// table style. Kept for callers not yet moved to `crate::units` (study summaries, charts).
 pub fn format_size(bytes: u64) -> String {
     crate::units::format_bytes(bytes as f64, crate::units::Style::Table)
 }
 
 /// A latency for tables and the terminal (`12.3us`): [`crate::units::format_ns`] in table style.
-/// Kept for callers not yet moved to `crate::units` (cli, study summaries).
+/// Kept for callers not yet moved to `crate::units` (study summaries).
 pub fn format_ns(ns: f64) -> String {
     crate::units::format_ns(ns, crate::units::Style::Table)
 }

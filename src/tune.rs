@@ -3,6 +3,12 @@
 //! features), a Pareto frontier over throughput, p99.9 and CPU, and finalists re-measured
 //! interleaved so noise cannot pick the winner.
 
+mod profile;
+mod text;
+
+pub use profile::{PROFILE_SCHEMA, Profile, load_profile};
+pub use text::recommendation_text;
+
 use crate::config::{RunConfig, Rw};
 use crate::engine::EngineKind;
 use crate::error::{Error, Result};
@@ -11,6 +17,7 @@ use crate::runner::{self, Observer};
 use crate::stability::StopRule;
 use crate::store::Store;
 use crate::target::Target;
+use crate::units::{Style, format_bytes, format_ns};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -51,8 +58,15 @@ pub struct TuneOptions {
     pub cpu_max: Option<f64>,
     pub engines: Vec<EngineKind>,
     pub budget: Duration,
+    /// Directory for results.jsonl and the profiles (see [`default_out`]).
     pub out: PathBuf,
-    pub verify: bool,
+    /// Verify every read (default: when the target was prepared by readlab).
+    pub verify: Option<bool>,
+}
+
+/// The directory the tuner writes to by default: `readlab-tune-<target name>`.
+pub fn default_out(target: &std::path::Path) -> PathBuf {
+    crate::outdir::for_target("tune", target)
 }
 
 /// One measured configuration, reduced to what the search compares.
@@ -177,6 +191,7 @@ struct Search<'a> {
     target: &'a Target,
     store: Store,
     obs: &'a dyn TuneObserver,
+    verify: bool,
     deadline: Instant,
     point_runtime: Duration,
     all: Vec<Candidate>,
@@ -195,7 +210,7 @@ impl Search<'_> {
             runtime: self.point_runtime,
             ramp: Duration::from_millis(300),
             direct: self.target.direct_supported,
-            verify: self.opts.verify,
+            verify: self.verify,
             stop_when_stable: Some(StopRule {
                 window: 3,
                 band: 0.03,
@@ -419,12 +434,13 @@ pub fn tune(opts: &TuneOptions, obs: &dyn TuneObserver) -> Result<TuneReport> {
     if opts.budget < Duration::from_secs(10) {
         return Err(Error::invalid("--budget must be at least 10s"));
     }
+    let verify = opts.verify.unwrap_or(target.prepared_id.is_some());
     // Check every block size against the target before spending any time.
     for &bs in &opts.block_sizes {
         let mut c = RunConfig::new(&opts.target);
         c.bs = bs;
         c.direct = target.direct_supported;
-        c.verify = opts.verify;
+        c.verify = verify;
         runner::prepare_run(&c)?;
     }
     let store = Store::open(&opts.out, true)?;
@@ -439,6 +455,7 @@ pub fn tune(opts: &TuneOptions, obs: &dyn TuneObserver) -> Result<TuneReport> {
         target: &target,
         store,
         obs,
+        verify,
         deadline: started + opts.budget,
         point_runtime,
         all: Vec::new(),
@@ -506,8 +523,8 @@ pub fn tune(opts: &TuneOptions, obs: &dyn TuneObserver) -> Result<TuneReport> {
                     {
                         why.push(format!(
                             "p99.9 {} > {}",
-                            crate::size::format_ns(c.p999_ns as f64),
-                            crate::size::format_ns(max.as_nanos() as f64)
+                            format_ns(c.p999_ns as f64, Style::Table),
+                            format_ns(max.as_nanos() as f64, Style::Table)
                         ));
                     }
                     if let Some(max) = opts.cpu_max
@@ -603,7 +620,7 @@ pub fn readlab_command(c: &RunConfig) -> String {
             Rw::Read => "read",
             Rw::Randread => "randread",
         },
-        crate::size::format_size(c.bs).to_lowercase(),
+        format_bytes(c.bs as f64, Style::Table).to_lowercase(),
         c.threads
     );
     if c.engine.capabilities().asynchronous {
@@ -624,37 +641,6 @@ pub fn readlab_command(c: &RunConfig) -> String {
     }
     s.push_str(&format!(" {}", c.target.display()));
     s
-}
-
-/// A device profile: the recommended configuration, replayable with `readlab run --profile`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Profile {
-    pub schema: String,
-    pub goal: Goal,
-    pub label: String,
-    pub config: RunConfig,
-    pub expected: Candidate,
-}
-
-pub const PROFILE_SCHEMA: &str = "readlab.profile/1";
-
-pub fn load_profile(path: &std::path::Path) -> Result<Profile> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        Error::invalid(format!(
-            "{}: cannot read the profile ({e}); write one with `readlab tune`",
-            path.display()
-        ))
-    })?;
-    let p: Profile = serde_json::from_str(&text)
-        .map_err(|e| Error::invalid(format!("{}: not a readlab profile ({e})", path.display())))?;
-    if p.schema != PROFILE_SCHEMA {
-        return Err(Error::invalid(format!(
-            "{}: profile schema {} is not {PROFILE_SCHEMA}",
-            path.display(),
-            p.schema
-        )));
-    }
-    Ok(p)
 }
 
 #[cfg(test)]

@@ -61,6 +61,11 @@ impl ReportFormat {
         }
     }
 
+    /// The file written when the user names none: `report.<ext>` in the current directory.
+    pub fn default_out(self) -> PathBuf {
+        PathBuf::from(format!("report.{}", self.extension()))
+    }
+
     /// The file name extension (and default output name `report.<ext>`).
     pub fn extension(self) -> &'static str {
         match self {

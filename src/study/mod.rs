@@ -148,9 +148,5 @@ pub(crate) fn run_points(
 
 /// The directory studies write to by default: `readlab-study-<target name>`.
 pub fn default_out(target: &Path) -> PathBuf {
-    let name = target
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "target".into());
-    PathBuf::from(format!("readlab-study-{name}"))
+    crate::outdir::for_target("study", target)
 }

@@ -1,0 +1,504 @@
+//! Every argument the command line accepts, as clap types, and their conversion into the
+//! library's validated config types (`RunConfig`, `StudyOptions`, `TuneOptions`,
+//! `PrepareConfig`). Counts, sizes and durations are parsed by clap value parsers, so a bad value
+//! is a one-line usage error (exit 2) before any command starts.
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use readlab::config::{Arrivals, Fadvise, Rate, RunConfig, Rw};
+use readlab::engine::{EngineKind, EngineOptions};
+use readlab::error::Error;
+use readlab::prepare::PrepareConfig;
+use readlab::stability::StopRule;
+use readlab::study::{StudyName, StudyOptions};
+use readlab::tune::{Goal, TuneOptions};
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// A count of at least 1 (threads, queue size, batch, …).
+pub fn count(s: &str) -> Result<usize, String> {
+    match s.trim().parse::<i64>() {
+        Ok(v) if v >= 1 => usize::try_from(v).map_err(|_| format!("{v} is too large")),
+        Ok(v) => Err(format!("must be at least 1, not {v}")),
+        Err(_) => Err(format!("'{s}' is not a whole number")),
+    }
+}
+
+/// A size like `4k` or `1g` (powers of 1024, as in fio).
+pub fn size(s: &str) -> Result<u64, Error> {
+    readlab::size::parse_size(s)
+}
+
+/// A duration like `5s`, `500ms` or `2m`; a bare number means seconds.
+pub fn duration(s: &str) -> Result<Duration, Error> {
+    readlab::size::parse_duration(s)
+}
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "readlab",
+    version,
+    about = "What is the fastest way to read from this device, at what latency, and at what CPU cost?",
+    long_about = "readlab measures read interfaces (pread, preadv2, ...) on files and block devices: \
+                  throughput, IOPS, exact latency percentiles and CPU, verifying every byte it reads.\n\n\
+                  With no command it runs a short survey on a scratch file in the current directory."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Survey the engines on a scratch file in the current directory (the default job).
+    Quick(QuickArgs),
+    /// Write verifiable data to a file or block device.
+    Prepare(PrepareArgs),
+    /// Measure one read workload against a file or block device.
+    Run(Box<RunArgs>),
+    /// Show what a target is and which read interfaces and io_uring features work on it, and why not.
+    Info(InfoArgs),
+    /// Run one of the report's experiments (or all) on a target; resumable, with a summary table.
+    Study(StudyArgs),
+    /// Find the best interface, threads, queue size, batch and features for a target, within a budget.
+    Tune(TuneArgs),
+    /// Turn study results, run documents and fio JSON into one HTML page of charts (or CSV/Markdown/JSON tables).
+    Report(ReportArgs),
+}
+
+#[derive(Copy, Clone, Debug, ValueEnum)]
+pub enum GoalArg {
+    Throughput,
+    Latency,
+    Balanced,
+}
+
+#[derive(Args, Debug)]
+pub struct TuneArgs {
+    /// File or block device to tune for.
+    pub target: PathBuf,
+    /// Block size(s), comma-separated (e.g. 4k,1m): one recommendation each.
+    #[arg(long, default_value = "4k", value_delimiter = ',', value_parser = size)]
+    pub bs: Vec<u64>,
+    /// What the recommendation optimises.
+    #[arg(long, value_enum, default_value = "balanced")]
+    pub goal: GoalArg,
+    /// Largest acceptable p99.9 latency (e.g. 500us, 2ms).
+    #[arg(long, value_parser = duration)]
+    pub p999_max: Option<Duration>,
+    /// Largest acceptable CPU, in cores (kernel helper threads included).
+    #[arg(long)]
+    pub cpu_max: Option<f64>,
+    /// Engines to search, comma-separated.
+    #[arg(long, default_value = "psync,libaio,uring")]
+    pub engines: String,
+    /// Wall-clock budget for the whole search.
+    #[arg(long, default_value = "5m", value_parser = duration)]
+    pub budget: Duration,
+    /// Directory for results.jsonl and the device profile(s) (default: readlab-tune-<target name>).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Do not verify the data read.
+    #[arg(long)]
+    pub no_verify: bool,
+}
+
+impl TuneArgs {
+    pub fn to_options(&self) -> Result<TuneOptions, Error> {
+        let engines = self
+            .engines
+            .split(',')
+            .map(|e| EngineKind::parse(e.trim()))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(TuneOptions {
+            target: self.target.clone(),
+            block_sizes: self.bs.clone(),
+            goal: match self.goal {
+                GoalArg::Throughput => Goal::Throughput,
+                GoalArg::Latency => Goal::Latency,
+                GoalArg::Balanced => Goal::Balanced,
+            },
+            p999_max: self.p999_max,
+            cpu_max: self.cpu_max,
+            engines,
+            budget: self.budget,
+            out: self
+                .out
+                .clone()
+                .unwrap_or_else(|| readlab::tune::default_out(&self.target)),
+            verify: self.no_verify.then_some(false),
+        })
+    }
+}
+
+#[derive(Args, Debug)]
+pub struct ReportArgs {
+    /// Results directories (a study's --out), results.jsonl files or `readlab run --json` documents.
+    pub inputs: Vec<PathBuf>,
+    /// fio output (--output-format=json or json+) to put beside readlab's points; repeatable.
+    #[arg(long)]
+    pub fio: Vec<PathBuf>,
+    /// Output file, or - for standard output (default: report.<format>).
+    #[arg(short = 'o', long = "out")]
+    pub out: Option<PathBuf>,
+    /// html (self-contained page with charts), csv, md or json (the tables).
+    #[arg(long, default_value = "html")]
+    pub format: String,
+    /// Also write every chart as PNG into this directory.
+    #[arg(long)]
+    pub png: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+pub struct StudyArgs {
+    /// latency, scan, stream, threads, queue, batch, multiblock, uring-features, scheduler or all.
+    pub name: String,
+    /// File or block device to study.
+    pub target: PathBuf,
+    /// Shrink durations and grids so a study takes about two minutes.
+    #[arg(long)]
+    pub quick: bool,
+    /// Directory for results.jsonl and summary.md (default: readlab-study-<target name>).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Continue a study: skip the points already in results.jsonl.
+    #[arg(long)]
+    pub resume: bool,
+    /// Largest thread count of the threads and scheduler studies (default 4 × cores).
+    #[arg(long, allow_hyphen_values = true, value_parser = count)]
+    pub max_threads: Option<usize>,
+    /// Do not verify the data read (verification is on when readlab prepared the target).
+    #[arg(long)]
+    pub no_verify: bool,
+}
+
+impl StudyArgs {
+    pub fn to_options(&self) -> Result<(StudyName, StudyOptions), Error> {
+        let name = StudyName::parse(&self.name)?;
+        let opts = StudyOptions {
+            target: self.target.clone(),
+            quick: self.quick,
+            out: self
+                .out
+                .clone()
+                .unwrap_or_else(|| readlab::study::default_out(&self.target)),
+            resume: self.resume,
+            max_threads: self.max_threads,
+            verify: self.no_verify.then_some(false),
+        };
+        Ok((name, opts))
+    }
+}
+
+#[derive(Args, Debug)]
+pub struct InfoArgs {
+    /// File or block device to probe (one small read per interface).
+    pub target: PathBuf,
+    /// What to print: the capability table, or JSON.
+    #[arg(long, value_enum, default_value = "table")]
+    pub output: OutputArg,
+}
+
+#[derive(Args, Debug)]
+pub struct QuickArgs {
+    /// Measured time per run.
+    #[arg(long, default_value = "4s", value_parser = duration)]
+    pub runtime: Duration,
+    /// Directory for the scratch file and results.
+    #[arg(long, default_value = ".")]
+    pub dir: PathBuf,
+}
+
+impl QuickArgs {
+    /// What `readlab` with no command runs: `readlab quick` with its defaults.
+    pub fn defaults() -> QuickArgs {
+        match Cli::parse_from(["readlab", "quick"]).command {
+            Some(Command::Quick(q)) => q,
+            _ => unreachable!("`readlab quick` parses as the quick command"),
+        }
+    }
+}
+
+#[derive(Args, Debug)]
+pub struct PrepareArgs {
+    /// File or block device to fill.
+    pub path: PathBuf,
+    /// Bytes to write (e.g. 256M, 1G); default for a block device: all of it.
+    #[arg(long, allow_hyphen_values = true, value_parser = size)]
+    pub size: Option<u64>,
+    /// Destroy data readlab did not write (any block device, any foreign file).
+    #[arg(long)]
+    pub overwrite: bool,
+}
+
+impl PrepareArgs {
+    pub fn to_config(&self) -> PrepareConfig {
+        PrepareConfig {
+            path: self.path.clone(),
+            size: self.size,
+            overwrite: self.overwrite,
+        }
+    }
+}
+
+#[derive(Copy, Clone, Debug, ValueEnum)]
+pub enum RwArg {
+    Read,
+    Randread,
+}
+
+#[derive(Copy, Clone, Debug, ValueEnum)]
+pub enum ArrivalsArg {
+    Poisson,
+    Fixed,
+}
+
+#[derive(Copy, Clone, Debug, ValueEnum)]
+pub enum FadviseArg {
+    Sequential,
+    Random,
+}
+
+#[derive(Copy, Clone, Debug, ValueEnum, PartialEq, Eq)]
+pub enum OutputArg {
+    Table,
+    Json,
+}
+
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    /// File or block device to read (optional with --profile, which names one).
+    pub target: Option<PathBuf>,
+    /// Replay a device profile written by `readlab tune` (its configuration; TARGET overrides its target).
+    #[arg(long)]
+    pub profile: Option<PathBuf>,
+    /// Read interface: psync, pvsync2, libaio, uring, pool, posixaio, null.
+    #[arg(long, default_value = "psync")]
+    pub engine: String,
+    /// Block size, 512 B … 64 MiB (e.g. 4k, 1m).
+    #[arg(long, default_value = "4k", allow_hyphen_values = true, value_parser = size)]
+    pub bs: u64,
+    /// Access pattern.
+    #[arg(long, value_enum, default_value = "randread")]
+    pub rw: RwArg,
+    /// Worker threads, each with its own descriptor (fio's numjobs).
+    #[arg(
+        long,
+        alias = "threads",
+        default_value = "1",
+        allow_hyphen_values = true,
+        value_parser = count
+    )]
+    pub numjobs: usize,
+    /// I/Os in flight per thread.
+    #[arg(long, default_value = "1", allow_hyphen_values = true, value_parser = count)]
+    pub iodepth: usize,
+    /// I/Os added to the queue per submit.
+    #[arg(long, default_value = "1", allow_hyphen_values = true, value_parser = count)]
+    pub batch: usize,
+    /// Completions awaited per reap.
+    #[arg(long, default_value = "1", allow_hyphen_values = true, value_parser = count)]
+    pub complete_min: usize,
+    /// Use O_DIRECT (the default).
+    #[arg(long, conflicts_with = "buffered")]
+    pub direct: bool,
+    /// Read through the page cache instead of O_DIRECT.
+    #[arg(long)]
+    pub buffered: bool,
+    /// Measured time (e.g. 5s, 500ms, 2m).
+    #[arg(long, default_value = "5s", allow_hyphen_values = true, value_parser = duration)]
+    pub runtime: Duration,
+    /// Warm-up before measuring, excluded from every figure.
+    #[arg(long, default_value = "0s", allow_hyphen_values = true, value_parser = duration)]
+    pub ramp: Duration,
+    /// Bytes of the target to read from --offset on (default: to the end).
+    #[arg(long, allow_hyphen_values = true, value_parser = size)]
+    pub size: Option<u64>,
+    /// First byte of the range to read.
+    #[arg(long, default_value = "0", allow_hyphen_values = true, value_parser = size)]
+    pub offset: u64,
+    /// Seed of the random offsets (the same seed reads the same offsets).
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Check every byte read against what `readlab prepare` wrote.
+    #[arg(long)]
+    pub verify: bool,
+    /// posix_fadvise hint for the range before reading.
+    #[arg(long, value_enum)]
+    pub fadvise: Option<FadviseArg>,
+    /// pvsync2: RWF_HIPRI (polled completion).
+    #[arg(long)]
+    pub hipri: bool,
+    /// pvsync2: RWF_NOWAIT (EAGAIN instead of blocking; counted apart from errors).
+    #[arg(long)]
+    pub nowait: bool,
+    /// Open loop: issue this many requests per second (all threads together); latency is measured
+    /// from each request's intended issue time, and a backlog is reported when the target cannot keep up.
+    #[arg(long, allow_hyphen_values = true)]
+    pub rate: Option<f64>,
+    /// Open loop: how requests arrive.
+    #[arg(long, value_enum, default_value = "poisson")]
+    pub arrivals: ArrivalsArg,
+    /// Stop each thread after it has read this many bytes (e.g. the whole target once).
+    #[arg(long, allow_hyphen_values = true, value_parser = size)]
+    pub io_limit: Option<u64>,
+    /// End the run early once per-second IOPS is stable (--runtime becomes the upper bound).
+    #[arg(long)]
+    pub stop_when_stable: bool,
+    /// Stability: one-second intervals judged together.
+    #[arg(long, default_value = "5", allow_hyphen_values = true, value_parser = count)]
+    pub stable_window: usize,
+    /// Stability: largest 95 % confidence half-width of mean IOPS, relative to the mean.
+    #[arg(long, default_value_t = 0.02, allow_hyphen_values = true)]
+    pub stable_band: f64,
+    /// Stability: never stop before this much was measured.
+    #[arg(long, default_value = "3s", allow_hyphen_values = true, value_parser = duration)]
+    pub min_runtime: Duration,
+    /// Random blocks per logical request; latency is per request (report §7.2).
+    #[arg(long, default_value = "1", allow_hyphen_values = true, value_parser = count)]
+    pub blocks_per_request: usize,
+    /// uring: registered file (fixed-file SQEs).
+    #[arg(long)]
+    pub fixed_files: bool,
+    /// uring: registered buffers (READ_FIXED).
+    #[arg(long)]
+    pub fixed_bufs: bool,
+    /// uring: kernel SQ poll thread (IORING_SETUP_SQPOLL); its CPU is reported.
+    #[arg(long)]
+    pub sqpoll: bool,
+    /// uring: pin the SQ poll thread to this CPU.
+    #[arg(long)]
+    pub sqpoll_cpu: Option<u32>,
+    /// uring: how long the SQ poll thread spins idle before sleeping.
+    #[arg(long, default_value = "1s", value_parser = duration)]
+    pub sqpoll_idle: Duration,
+    /// uring: polled completions (IORING_SETUP_IOPOLL; needs device poll queues).
+    #[arg(long)]
+    pub iopoll: bool,
+    /// uring: skip COOP_TASKRUN / SINGLE_ISSUER / DEFER_TASKRUN / registered ring fd.
+    #[arg(long)]
+    pub plain_setup: bool,
+    /// pool: reader threads behind the submitting thread (default: iodepth).
+    #[arg(long, allow_hyphen_values = true, value_parser = count)]
+    pub pool_threads: Option<usize>,
+    /// What to print on stdout: a table, or the JSON document alone.
+    #[arg(long, value_enum, default_value = "table")]
+    pub output: OutputArg,
+    /// Also write the JSON document to this file.
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+    /// No progress bar.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+impl RunArgs {
+    /// The run's configuration: from the flags, or from `--profile` (whose configuration wins
+    /// over every flag but TARGET, --runtime and --verify).
+    pub fn to_config(&self) -> Result<RunConfig, Error> {
+        if let Some(p) = &self.profile {
+            let mut cfg = readlab::tune::load_profile(p)?.config;
+            if let Some(t) = &self.target {
+                cfg.target = t.clone();
+            }
+            cfg.runtime = self.runtime;
+            cfg.verify = self.verify;
+            return Ok(cfg);
+        }
+        let target = self.target.clone().ok_or_else(|| {
+            Error::InvalidArgument(
+                "give a TARGET to read (or --profile FILE from `readlab tune`)".into(),
+            )
+        })?;
+        if self.runtime.is_zero() {
+            return Err(Error::InvalidArgument(
+                "--runtime must be positive, e.g. 5s".into(),
+            ));
+        }
+        Ok(RunConfig {
+            target,
+            engine: EngineKind::parse(&self.engine)?,
+            bs: self.bs,
+            rw: match self.rw {
+                RwArg::Read => Rw::Read,
+                RwArg::Randread => Rw::Randread,
+            },
+            threads: self.numjobs,
+            iodepth: self.iodepth,
+            batch: self.batch,
+            complete_min: self.complete_min,
+            direct: !self.buffered,
+            runtime: self.runtime,
+            ramp: self.ramp,
+            size: self.size,
+            offset: self.offset,
+            seed: self.seed,
+            verify: self.verify,
+            fadvise: self.fadvise.map(|f| match f {
+                FadviseArg::Sequential => Fadvise::Sequential,
+                FadviseArg::Random => Fadvise::Random,
+            }),
+            blocks_per_request: self.blocks_per_request,
+            io_limit: self.io_limit,
+            stop_when_stable: self.stop_when_stable.then_some(StopRule {
+                window: self.stable_window,
+                band: self.stable_band,
+                min_runtime: self.min_runtime,
+            }),
+            rate: self.rate.map(|iops| Rate {
+                iops,
+                arrivals: match self.arrivals {
+                    ArrivalsArg::Poisson => Arrivals::Poisson,
+                    ArrivalsArg::Fixed => Arrivals::Fixed,
+                },
+            }),
+            options: EngineOptions {
+                hipri: self.hipri,
+                nowait: self.nowait,
+                fixed_files: self.fixed_files,
+                fixed_bufs: self.fixed_bufs,
+                sqpoll: self.sqpoll,
+                sqpoll_cpu: self.sqpoll_cpu,
+                sqpoll_idle_ms: self.sqpoll_idle.as_millis().min(u32::MAX as u128) as u32,
+                iopoll: self.iopoll,
+                plain_setup: self.plain_setup,
+                pool_threads: self.pool_threads,
+            },
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn cli_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn negative_counts_are_rejected() {
+        assert!(count("-1").is_err());
+        assert!(count("0").is_err());
+        assert_eq!(count("32").unwrap(), 32);
+    }
+
+    #[test]
+    fn quick_default_args_match_clap_defaults() {
+        let q = QuickArgs::defaults();
+        assert_eq!(q.runtime, Duration::from_secs(4));
+        assert_eq!(q.dir, PathBuf::from("."));
+    }
+
+    #[test]
+    fn a_bad_count_is_one_line_naming_the_flag() {
+        let e = Cli::try_parse_from(["readlab", "run", "--iodepth", "0", "f"]).unwrap_err();
+        assert_eq!(e.kind(), clap::error::ErrorKind::ValueValidation);
+        let first = e.to_string().lines().next().unwrap().to_string();
+        assert!(
+            first.contains("--iodepth") && first.contains("at least 1"),
+            "{first}"
+        );
+    }
+}

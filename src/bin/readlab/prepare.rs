@@ -1,0 +1,27 @@
+//! `readlab prepare`: fill a file or device with verifiable data and say how fast it went.
+
+use crate::args::PrepareArgs;
+use crate::progress::Progress;
+use readlab::units::{Style, format_bytes};
+use std::process::ExitCode;
+
+pub fn run(a: &PrepareArgs) -> anyhow::Result<ExitCode> {
+    let progress = Progress::new(false);
+    let p = readlab::prepare::prepare(&a.to_config(), &progress)?;
+    progress.finish();
+    println!(
+        "prepared {}: {} ({} B) in {:.2} s, {:.0} MiB/s, {}, file id {:016x}",
+        p.path.display(),
+        format_bytes(p.size as f64, Style::Table),
+        p.size,
+        p.seconds,
+        p.size as f64 / p.seconds.max(1e-9) / (1u64 << 20) as f64,
+        if p.direct {
+            "O_DIRECT"
+        } else {
+            "buffered (no O_DIRECT here)"
+        },
+        p.file_id
+    );
+    Ok(ExitCode::SUCCESS)
+}

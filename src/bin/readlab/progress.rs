@@ -1,0 +1,285 @@
+//! Progress on stderr while the library works: indicatif bars for runs, preparing, studies and
+//! the tuner (hidden when stderr is not a terminal), lines for the default job's steps, and
+//! SIGINT (Ctrl-C) turned into the observers' `cancelled()` so runs end cleanly.
+
+use indicatif::{ProgressBar, ProgressStyle};
+use readlab::config::RunConfig;
+use readlab::prepare::{PrepareObserver, Prepared};
+use readlab::quick::QuickObserver;
+use readlab::result::Document;
+use readlab::runner::{Observer, Phase, Tick};
+use readlab::study::{Point, StudyName, StudyObserver};
+use readlab::tune::{Candidate, TuneObserver};
+use readlab::units::{Style, format_bytes, format_ns};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+fn bytes(n: u64) -> String {
+    format_bytes(n as f64, Style::Table)
+}
+
+/// Progress on stderr: a bar per run, hidden when stderr is not a terminal.
+pub struct Progress {
+    bar: Mutex<Option<ProgressBar>>,
+    quiet: bool,
+    interrupted: Arc<AtomicBool>,
+}
+
+impl Progress {
+    /// A progress display (none when `quiet`) that also catches SIGINT.
+    pub fn new(quiet: bool) -> Progress {
+        let interrupted = Arc::new(AtomicBool::new(false));
+        let _ = signal_hook::flag::register(signal_hook::consts::SIGINT, interrupted.clone());
+        Progress {
+            bar: Mutex::new(None),
+            quiet,
+            interrupted,
+        }
+    }
+
+    /// Clear the bar, if one is shown.
+    pub fn finish(&self) {
+        if let Some(b) = self.bar.lock().unwrap().take() {
+            b.finish_and_clear();
+        }
+    }
+
+    fn bar(&self, len: u64, template: &str) -> Option<ProgressBar> {
+        if self.quiet {
+            return None;
+        }
+        let mut slot = self.bar.lock().unwrap();
+        if slot.is_none() {
+            let b = ProgressBar::new(len);
+            b.set_style(
+                ProgressStyle::with_template(template)
+                    .unwrap_or_else(|_| ProgressStyle::default_bar()),
+            );
+            *slot = Some(b);
+        }
+        slot.clone()
+    }
+}
+
+impl Observer for Progress {
+    fn tick(&self, t: &Tick) {
+        let Some(b) = self.bar(
+            t.planned.as_millis() as u64,
+            "{spinner} [{bar:30}] {elapsed}/{duration} {msg}",
+        ) else {
+            return;
+        };
+        b.set_position((t.elapsed.as_millis() as u64).min(t.planned.as_millis() as u64));
+        let phase = match t.phase {
+            Phase::Ramp => "ramp",
+            Phase::Measure => "measure",
+            Phase::Drain => "drain",
+        };
+        b.set_message(format!("{phase} {:.0} IOPS", t.recent_iops));
+        if t.phase == Phase::Drain {
+            self.finish();
+        }
+    }
+
+    fn cancelled(&self) -> bool {
+        self.interrupted.load(Ordering::Relaxed)
+    }
+}
+
+impl PrepareObserver for Progress {
+    fn progress(&self, written: u64, total: u64) {
+        if let Some(b) = self.bar(
+            total,
+            "{spinner} prepare [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec}",
+        ) {
+            b.set_position(written);
+            if written >= total {
+                self.finish();
+            }
+        }
+    }
+}
+
+impl QuickObserver for Progress {
+    fn preparing(&self, path: &Path, size: u64) {
+        eprintln!(
+            "readlab: preparing {} ({}) with verifiable data",
+            path.display(),
+            bytes(size)
+        );
+    }
+    fn reused(&self, path: &Path) {
+        eprintln!("readlab: reusing prepared {}", path.display());
+    }
+    fn prepared(&self, p: &Prepared) {
+        eprintln!(
+            "readlab: wrote {} in {:.1} s ({:.0} MiB/s{})",
+            bytes(p.size),
+            p.seconds,
+            p.size as f64 / p.seconds.max(1e-9) / (1u64 << 20) as f64,
+            if p.direct { ", O_DIRECT" } else { ", buffered" }
+        );
+    }
+    fn starting(&self, i: usize, n: usize, cfg: &RunConfig) {
+        eprintln!(
+            "readlab: [{}/{}] {} {:?} {} x{} threads",
+            i + 1,
+            n,
+            cfg.engine.name(),
+            cfg.rw,
+            bytes(cfg.bs),
+            cfg.threads
+        );
+    }
+}
+
+/// Progress of a study: a bar over its points, and a line per second for long points.
+pub struct StudyProgress {
+    inner: Progress,
+    points: Mutex<Option<ProgressBar>>,
+    last_line: Mutex<Duration>,
+}
+
+impl StudyProgress {
+    pub fn new() -> StudyProgress {
+        StudyProgress {
+            inner: Progress::new(false),
+            points: Mutex::new(None),
+            last_line: Mutex::new(Duration::ZERO),
+        }
+    }
+
+    /// Clear the points bar, if one is shown.
+    pub fn finish(&self) {
+        if let Some(b) = self.points.lock().unwrap().take() {
+            b.finish_and_clear();
+        }
+    }
+
+    fn println(&self, msg: &str) {
+        match self.points.lock().unwrap().as_ref() {
+            Some(b) => b.println(msg),
+            None => eprintln!("{msg}"),
+        }
+    }
+}
+
+impl Observer for StudyProgress {
+    fn tick(&self, t: &Tick) {
+        if t.planned > Duration::from_secs(5) && t.phase == Phase::Measure {
+            let mut last = self.last_line.lock().unwrap();
+            if t.elapsed >= *last + Duration::from_secs(1) {
+                *last = t.elapsed;
+                self.println(&format!(
+                    "    {:>4.0} s  {:>10.0} IOPS",
+                    t.elapsed.as_secs_f64(),
+                    t.recent_iops
+                ));
+            }
+        }
+    }
+
+    fn cancelled(&self) -> bool {
+        self.inner.cancelled()
+    }
+}
+
+impl StudyObserver for StudyProgress {
+    fn study_start(&self, name: StudyName, total: usize, skipped: usize) {
+        let mut slot = self.points.lock().unwrap();
+        if let Some(b) = slot.take() {
+            b.finish_and_clear();
+        }
+        eprintln!(
+            "readlab: study {} — {} points{}",
+            name.name(),
+            total,
+            if skipped > 0 {
+                format!(", {skipped} already done")
+            } else {
+                String::new()
+            }
+        );
+        if !self.inner.quiet {
+            let b = ProgressBar::new(total as u64);
+            b.set_style(
+                ProgressStyle::with_template(
+                    "{spinner} [{bar:30}] {pos}/{len} points, ETA {eta} {msg}",
+                )
+                .unwrap_or_else(|_| ProgressStyle::default_bar()),
+            );
+            b.set_position(skipped as u64);
+            *slot = Some(b);
+        }
+    }
+
+    fn point_start(&self, index: usize, _total: usize, p: &Point) {
+        *self.last_line.lock().unwrap() = Duration::ZERO;
+        if let Some(b) = self.points.lock().unwrap().as_ref() {
+            b.set_position(index as u64);
+            b.set_message(format!(
+                "{} {} {}",
+                p.cfg.label(),
+                bytes(p.cfg.bs),
+                p.tag.scheduler.as_deref().unwrap_or("")
+            ));
+        }
+    }
+
+    fn point_done(&self, d: &Document) {
+        if let Some(b) = self.points.lock().unwrap().as_ref() {
+            b.inc(1);
+        }
+        for w in &d.result.warnings {
+            self.println(&format!("readlab: warning: {}: {w}", d.result.label));
+        }
+    }
+
+    fn note(&self, message: &str) {
+        self.println(&format!("readlab: {message}"));
+    }
+}
+
+/// Tuner progress: one line per measured point under a spinner.
+pub struct TuneProgress {
+    inner: Progress,
+}
+
+impl TuneProgress {
+    pub fn new() -> TuneProgress {
+        TuneProgress {
+            inner: Progress::new(true),
+        }
+    }
+}
+
+impl Observer for TuneProgress {
+    fn cancelled(&self) -> bool {
+        self.inner.cancelled()
+    }
+}
+
+impl TuneObserver for TuneProgress {
+    fn phase(&self, what: &str) {
+        eprintln!("readlab: tune: {what}");
+    }
+    fn measured(&self, c: &Candidate, _doc: &Document) {
+        eprintln!(
+            "    {:<14} {:>9.0} IOPS {:>8.1} MB/s  p99.9 {:>9}  CPU {:.2} cores",
+            c.label,
+            c.iops,
+            c.mb_s,
+            format_ns(c.p999_ns as f64, Style::Table),
+            c.cpu_cores
+        );
+    }
+}
+
+/// The warnings of a run, one line each on stderr.
+pub fn print_warnings(doc: &Document) {
+    for w in &doc.result.warnings {
+        eprintln!("readlab: warning: {w}");
+    }
+}

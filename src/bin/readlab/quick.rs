@@ -1,0 +1,31 @@
+//! `readlab quick` (and `readlab` alone): survey the engines on a scratch file, print the table.
+
+use crate::args::QuickArgs;
+use crate::progress::{Progress, print_warnings};
+use readlab::error::Error;
+use readlab::export::{Exporter, TableExporter};
+use std::process::ExitCode;
+
+pub fn run(a: &QuickArgs) -> anyhow::Result<ExitCode> {
+    if a.runtime.is_zero() {
+        return Err(Error::InvalidArgument("--runtime must be positive".into()).into());
+    }
+    let plan = readlab::quick::plan(&a.dir, a.runtime)?;
+    let progress = Progress::new(false);
+    let docs = readlab::quick::execute(&plan, &progress)?;
+    progress.finish();
+    docs.iter().for_each(print_warnings);
+    println!();
+    print!("{}", TableExporter.render(&docs)?);
+    println!();
+    println!(
+        "Results (one JSON document per run): {}\nScratch file (verifiable data, reused next time): {}",
+        plan.results.display(),
+        plan.scratch.display()
+    );
+    Ok(if docs.iter().any(|d| d.result.failed()) {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}

@@ -1,0 +1,35 @@
+//! `readlab report`: load results and fio output, write the page (or tables) and optional PNGs.
+
+use crate::args::ReportArgs;
+use readlab::report::{self, ReportFormat};
+use std::process::ExitCode;
+
+pub fn run(a: &ReportArgs) -> anyhow::Result<ExitCode> {
+    let format = ReportFormat::parse(&a.format)?;
+    let report = report::load(&a.inputs, &a.fio)?;
+    for n in &report.notes {
+        eprintln!("readlab: note: {n}");
+    }
+    let text = readlab::export::report_exporter(format).render(&report)?;
+    let out = a.out.clone().unwrap_or_else(|| format.default_out());
+    if out.as_os_str() == "-" {
+        print!("{text}");
+    } else {
+        readlab::fsio::write_file(&out, &text)?;
+        eprintln!(
+            "readlab: wrote {} ({} points, {} sections)",
+            out.display(),
+            report.points.len(),
+            report.sections.len()
+        );
+    }
+    if let Some(dir) = &a.png {
+        let files = report::write_pngs(&report, dir)?;
+        eprintln!(
+            "readlab: wrote {} PNG charts to {}",
+            files.len(),
+            dir.display()
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,29 @@
+//! `readlab run`: measure one workload, print its table (or JSON document), exit 1 if it failed.
+
+use crate::args::{OutputArg, RunArgs};
+use crate::progress::{Progress, print_warnings};
+use readlab::export::{self, Exporter, JsonExporter};
+use std::process::ExitCode;
+
+pub fn run(a: &RunArgs) -> anyhow::Result<ExitCode> {
+    let cfg = a.to_config()?;
+    let progress = Progress::new(a.quiet || a.output == OutputArg::Json);
+    let doc = readlab::runner::run(&cfg, &progress)?;
+    progress.finish();
+    print_warnings(&doc);
+    let docs = std::slice::from_ref(&doc);
+    if let Some(path) = &a.json {
+        readlab::fsio::write_file(path, &JsonExporter.render(docs)?)?;
+    }
+    match a.output {
+        OutputArg::Json => print!("{}", JsonExporter.render(docs)?),
+        OutputArg::Table => print!("{}", export::run_report(&doc)),
+    }
+    if let Some(lines) = doc.result.failure_summary() {
+        for l in lines {
+            eprintln!("readlab: {l}");
+        }
+        return Ok(ExitCode::from(1));
+    }
+    Ok(ExitCode::SUCCESS)
+}

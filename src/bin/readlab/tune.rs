@@ -1,0 +1,34 @@
+//! `readlab tune`: search for the best configuration, print the table and recommendation per
+//! block size, save each pick as a replayable profile; exit 1 when nothing met the constraints.
+
+use crate::args::TuneArgs;
+use crate::progress::TuneProgress;
+use readlab::tune::{self, Profile};
+use std::process::ExitCode;
+
+pub fn run(a: &TuneArgs) -> anyhow::Result<ExitCode> {
+    let opts = a.to_options()?;
+    let report = tune::tune(&opts, &TuneProgress::new())?;
+    let mut exit = ExitCode::SUCCESS;
+    for rec in &report.recommendations {
+        print!("{}", tune::recommendation_text(rec, &opts));
+        match Profile::of(rec) {
+            Some(profile) => {
+                let path = profile.save(&opts.out)?;
+                println!(
+                    "  profile: {} (replay: readlab run --profile {})",
+                    path.display(),
+                    path.display()
+                );
+            }
+            None => exit = ExitCode::from(1),
+        }
+    }
+    eprintln!(
+        "readlab: tuned in {:.0} s of a {:.0} s budget; every point is in {}",
+        report.seconds,
+        report.budget_s,
+        report.results.display()
+    );
+    Ok(exit)
+}
