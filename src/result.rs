@@ -63,6 +63,11 @@ pub struct RunResult {
     /// 2^20 bytes per second.
     pub mib_s: f64,
     pub latency: LatencySummary,
+    /// Mean requests in flight per thread over the measured window (time-weighted; by Little's
+    /// law IOPS × mean latency), to hold against the `iodepth` asked for. Absent in results
+    /// written before readlab measured it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub achieved_depth: Option<f64>,
     pub timeline: Vec<TimelinePoint>,
     pub cpu: CpuUsage,
     /// CPU of every thread of the process (including kernel helpers) per measured I/O.

@@ -32,6 +32,7 @@ impl Exporter for TableExporter {
             Column::left("workload").width(26),
             Column::right("IOPS").width(10),
             Column::right("MiB/s").width(9),
+            Column::right("depth").width(6),
             Column::right("p50").width(9),
             Column::right("p99").width(9),
             Column::right("p99.9").width(9),
@@ -47,6 +48,8 @@ impl Exporter for TableExporter {
                 workload(d),
                 format!("{:.0}", r.iops),
                 format!("{:.1}", r.mib_s),
+                r.achieved_depth
+                    .map_or_else(|| "–".into(), |d| format!("{d:.1}")),
                 format_ns(l.p50_ns as f64, Style::Table),
                 format_ns(l.p99_ns as f64, Style::Table),
                 format_ns(l.p999_ns as f64, Style::Table),
@@ -107,6 +110,13 @@ pub fn run_report(d: &Document) -> String {
             format_ns(sv.p99_ns as f64, Style::Table),
             format_ns(h.p50_ns as f64, Style::Table),
             format_ns(h.p99_ns as f64, Style::Table)
+        );
+    }
+    if let Some(depth) = r.achieved_depth {
+        let _ = writeln!(
+            s,
+            "  depth    {depth:.2} requests in flight on average per thread (asked {})",
+            c.iodepth
         );
     }
     if r.requests != r.ios {

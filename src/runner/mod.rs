@@ -14,6 +14,7 @@
 
 mod aggregate;
 mod checks;
+mod depth;
 mod requests;
 mod schedule;
 mod watch;

@@ -32,6 +32,7 @@ pub(crate) mod tests {
             bs,
             threads: 1,
             iodepth: 1,
+            achieved_depth: 1.0,
             batch: 1,
             blocks_per_request: 1,
             direct: true,
