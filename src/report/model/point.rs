@@ -189,6 +189,11 @@ pub fn origin_name(origin: &str) -> String {
         .unwrap_or(name)
 }
 
+/// Mean requests in flight per thread by Little's law: rate × mean time in the system.
+pub fn little(requests_per_s: f64, mean_latency_ns: f64, threads: usize) -> f64 {
+    requests_per_s * mean_latency_ns / 1e9 / threads.max(1) as f64
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -200,9 +205,4 @@ mod tests {
         assert_eq!(origin_name("out/fio-4k.json"), "fio-4k");
         assert_eq!(origin_name("a/small.jsonl"), "small.jsonl");
     }
-}
-
-/// Mean requests in flight per thread by Little's law: rate × mean time in the system.
-pub fn little(requests_per_s: f64, mean_latency_ns: f64, threads: usize) -> f64 {
-    requests_per_s * mean_latency_ns / 1e9 / threads.max(1) as f64
 }
