@@ -18,6 +18,7 @@ pub mod prepare;
 pub mod probe;
 pub mod quick;
 pub mod report;
+pub mod residency;
 pub mod result;
 pub mod runner;
 pub mod size;
