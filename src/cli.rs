@@ -748,6 +748,7 @@ fn cmd_tune(a: &TuneArgs) -> anyhow::Result<ExitCode> {
         cpu_max: a.cpu_max,
         engines,
         budget: parse_duration(&a.budget)?,
+        repeat: tune::DEFAULT_REPEAT,
         out: a
             .out
             .clone()

@@ -86,6 +86,10 @@ pub struct RunResult {
     /// Why the run ended.
     pub ended_by: EndedBy,
     pub warnings: Vec<String>,
+    /// With `--repeat N`: the median and confidence interval of each figure over the N runs (this
+    /// document is the run with the median IOPS). Absent for a single run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repeat: Option<crate::interval::RepeatSummary>,
     /// Merged latency histogram (HdrHistogram V2, deflate, base64); merge it with others later.
     pub histogram: String,
 }

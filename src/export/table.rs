@@ -131,6 +131,31 @@ pub fn run_report(d: &Document) -> String {
             format_ns(h.p99_ns as f64, Style::Table)
         );
     }
+    if let Some(rep) = &r.repeat {
+        let ns = |i: &crate::interval::Interval| {
+            format!(
+                "{}–{}",
+                format_ns(i.lo, Style::Table),
+                format_ns(i.hi, Style::Table)
+            )
+        };
+        let _ = writeln!(
+            s,
+            "  repeat   {} runs, the median one shown; {:.0} % intervals of the median: IOPS {:.0}–{:.0}, \
+             p50 {}, p99 {}{}",
+            rep.runs,
+            100.0 * rep.confidence,
+            rep.iops.lo,
+            rep.iops.hi,
+            ns(&rep.p50_ns),
+            ns(&rep.p99_ns),
+            if l.supports(99.9) {
+                format!(", p99.9 {}", ns(&rep.p999_ns))
+            } else {
+                String::new()
+            }
+        );
+    }
     if let Some(depth) = r.achieved_depth {
         let _ = writeln!(
             s,

@@ -149,6 +149,7 @@ pub(super) fn result(
         verify: cfg.verify.then_some(verify),
         ended_by,
         warnings,
+        repeat: None,
         histogram: stats::encode_histogram(&lat.hist),
     })
 }
