@@ -110,7 +110,7 @@ mod tests {
         // Twenty runs: the 6th and 15th values (coverage 95.9 %).
         let (k, c) = interval_rank(20);
         assert_eq!(k, 6);
-        assert!(c >= CONFIDENCE && c < 0.97, "{c}");
+        assert!((CONFIDENCE..0.97).contains(&c), "{c}");
         let xs: Vec<f64> = (1..=20).map(f64::from).collect();
         let i = interval(&xs);
         assert_eq!((i.median, i.lo, i.hi), (10.5, 6.0, 15.0));
