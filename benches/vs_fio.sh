@@ -58,6 +58,8 @@
 #        readlab IOPS, fio IOPS (medians over rounds), IOPS ratio readlab/fio, p50 and p99 ratios
 #        readlab/fio (of the median percentiles), and the noise of fio's own rounds as min/max
 #        for IOPS, p50, p99 (1.000 = identical rounds) — the floor every ratio is read against;
+#      and each tool's achieved queue depth (readlab's measured mean in-flight count per thread, fio's
+#      by Little's law: IOPS × mean latency ÷ jobs), to hold against QD;
 #   2. a detail table: absolute latencies in µs, CPU µs per I/O of each tool, readlab's own noise,
 #      and the per-round IOPS ratios.
 #   A latency ratio is marked "~" when it lies inside fio's own spread for that percentile (widened
@@ -200,11 +202,12 @@ fio_cmd() { # target workload out -> array FIOC
 # report round T W R   -> one line for that round
 # report summary       -> the final tables (cells listed in $work/cells, in run order)
 report() {
-    python3 - "$work" "$ROUNDS" "$@" <<'PY'
+    NUMJOBS="$NUMJOBS" python3 - "$work" "$ROUNDS" "$@" <<'PY'
 import json, os, statistics, sys
 
 work, rounds, what = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 FIO_RES = 1.0 / 64  # fio's latency histogram: 64 buckets per power of two
+NUMJOBS = int(os.environ.get("NUMJOBS", "1"))
 
 def load(path):
     text = open(path).read()
@@ -221,8 +224,14 @@ def readlab(t, w, r):
     per_io = lambda *keys: (sum((cpu.get(k) or {}).get("total_s", 0.0) for k in keys) * 1e6 / d["ios"]
                             if cpu and d.get("ios") else None)
     # app: readlab's own threads (comparable to fio's job-thread rusage); wq: io-wq + SQPOLL threads
+    # Achieved depth: readlab measures it (time-weighted requests in flight per thread); binaries
+    # from before it did are given Little's law like fio.
+    threads = doc["config"].get("threads", 1) or 1
+    depth = d.get("achieved_depth")
+    if depth is None:
+        depth = d.get("requests_per_s", d["iops"]) * lat["mean_ns"] / 1e9 / threads
     return dict(iops=d["iops"], p50=lat["p50_ns"], p99=lat["p99_ns"], mean=lat["mean_ns"],
-                cpu=per_io("app"), wq=per_io("io_worker", "sqpoll"), notes=notes)
+                cpu=per_io("app"), wq=per_io("io_worker", "sqpoll"), depth=depth, notes=notes)
 
 def fio(t, w, r):
     job = load(os.path.join(work, f"{t}.{w}.fio.{r}.json"))["jobs"][0]
@@ -238,7 +247,10 @@ def fio(t, w, r):
     rt_s = job.get("job_runtime", rd.get("runtime", 0)) / 1000.0
     cpu = (job["usr_cpu"] + job["sys_cpu"]) / 100.0 * rt_s * 1e6 / ios if ios else float("nan")
     notes = [f"fio error {job['error']}"] if job.get("error") else []
-    return dict(iops=rd["iops"], p50=p(50), p99=p(99), mean=lat["mean"], cpu=cpu, notes=notes)
+    # fio's achieved depth by Little's law: IOPS × mean total latency, per job.
+    depth = rd["iops"] * lat["mean"] / 1e9 / NUMJOBS
+    return dict(iops=rd["iops"], p50=p(50), p99=p(99), mean=lat["mean"], cpu=cpu, depth=depth,
+                notes=notes)
 
 us = lambda ns: ns / 1000.0
 
@@ -247,7 +259,8 @@ if what == "round":
     a, b = readlab(t, w, r), fio(t, w, r)
     print(f"  {t} {w:<11} round {r}/{rounds}: readlab {a['iops']:>10,.0f} IOPS p50 {us(a['p50']):7.2f} "
           f"p99 {us(a['p99']):8.2f} us | fio {b['iops']:>10,.0f} IOPS p50 {us(b['p50']):7.2f} "
-          f"p99 {us(b['p99']):8.2f} us | IOPS ratio {a['iops'] / b['iops']:.3f}", flush=True)
+          f"p99 {us(b['p99']):8.2f} us | IOPS ratio {a['iops'] / b['iops']:.3f} | depth readlab "
+          f"{a['depth']:.2f} fio {b['depth']:.2f}", flush=True)
     for n in a["notes"] + b["notes"]:
         print(f"    note: {n}")
     sys.exit(0)
@@ -272,7 +285,7 @@ def lat_mark(ratio, fio_spread):
 
 print(f"parity (medians of {rounds} round(s); ratios are readlab/fio; noise = fio's own rounds, min/max)")
 print(f"  {'target':<6} {'workload':<11} {'readlab IOPS':>12} {'fio IOPS':>12} {'IOPS':>7}  "
-      f"{'p50':>7}  {'p99':>7}   {'fio noise: IOPS':>15} {'p50':>6} {'p99':>6}")
+      f"{'p50':>7}  {'p99':>7}   {'fio noise: IOPS':>15} {'p50':>6} {'p99':>6}   {'rl depth':>8} {'fio depth':>9}")
 for t, w, A, B in rows:
     ra, fb = med(A, "iops"), med(B, "iops")
     ir = ra / fb
@@ -282,9 +295,11 @@ for t, w, A, B in rows:
     imark = "!" if ir < si else " "
     print(f"  {t:<6} {w:<11} {ra:>12,.0f} {fb:>12,.0f} {ir:>6.3f}{imark} "
           f"{p50r:>6.3f}{lat_mark(p50r, s50)} {p99r:>6.3f}{lat_mark(p99r, s99)}   "
-          f"{si:>15.3f} {s50:>6.3f} {s99:>6.3f}")
+          f"{si:>15.3f} {s50:>6.3f} {s99:>6.3f}   {med(A, 'depth'):>8.2f} {med(B, 'depth'):>9.2f}")
 print("  marks: IOPS '!' = below 1.0 by more than fio's own IOPS spread; latency '~' = within fio's")
 print("  own spread (at least 1/64, fio's bucket width), '+' = readlab slower beyond it, '-' = faster")
+print("  depth: mean requests in flight per thread (readlab: measured, time-weighted; fio: IOPS x mean")
+print("  latency, Little's law); both should be close to the queue depth asked")
 print()
 print("detail (medians; latencies in us; CPU us per I/O: rl cpu = readlab's own threads, fio cpu =")
 print("fio's job thread (estimated from its usr/sys %), rl io-wq = kernel io-wq/SQPOLL threads working")

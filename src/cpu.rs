@@ -1,6 +1,7 @@
 //! Where the CPU really goes: every thread of this process (application threads and the kernel's
 //! io_uring helpers `iou-sqp-*` / `iou-wrk-*` that live in it) plus machine-wide busy time, which
-//! catches loop/virtio work no process is charged for.
+//! catches loop/virtio work no process is charged for, and what else ran meanwhile: other
+//! processes and time stolen by the hypervisor, so a result can say it was disturbed.
 
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -43,6 +44,11 @@ pub struct CpuSnapshot {
     /// Idle + iowait ticks of all CPUs (measured precisely by the kernel even where user/system
     /// ticks are sampled and lost, as in VMs).
     machine_idle: u64,
+    /// Steal ticks of all CPUs: time the hypervisor gave this VM's CPUs to someone else.
+    machine_steal: u64,
+    /// user + system ticks of every other process (kernel threads left out), by pid, with the
+    /// process's start time so a reused pid is not mistaken for the same process.
+    others: HashMap<u32, (u64, u64)>,
 }
 
 /// CPU used by one kind of thread during the window.
@@ -69,6 +75,13 @@ pub struct CpuUsage {
     /// Busy time of the whole machine (all processes, interrupts, kernel threads), % of one core.
     pub machine_busy_pct_of_core: f64,
     pub machine_cores: usize,
+    /// CPU of every other process (kernel threads left out: they may be working for readlab),
+    /// % of one core. Processes that started and ended inside the window are not seen.
+    #[serde(default)]
+    pub other_processes_pct_of_core: f64,
+    /// Time the hypervisor ran something else on this machine's CPUs, % of one core.
+    #[serde(default)]
+    pub steal_pct_of_core: f64,
 }
 
 impl CpuUsage {
@@ -99,6 +112,67 @@ fn split_stat(line: &str) -> Option<(&str, Vec<&str>)> {
 fn utime_stime(fields: &[&str]) -> Option<(u64, u64)> {
     // After the comm: state(0) ... utime is field 14 of the line, i.e. index 11 here.
     Some((fields.get(11)?.parse().ok()?, fields.get(12)?.parse().ok()?))
+}
+
+/// The kernel's flag for its own threads, in /proc/PID/stat's `flags`.
+const PF_KTHREAD: u64 = 0x0020_0000;
+
+/// user + system ticks of every process but this one, kernel threads left out.
+fn other_processes() -> HashMap<u32, (u64, u64)> {
+    let me = std::process::id();
+    let mut out = HashMap::new();
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return out;
+    };
+    for e in dir.flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
+            continue;
+        };
+        if pid == me {
+            continue;
+        }
+        let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else {
+            continue;
+        };
+        let Some((_, f)) = split_stat(&stat) else {
+            continue;
+        };
+        // After the comm: state(0) ppid(1) … flags(6) … utime(11) stime(12) … starttime(19).
+        let flags: u64 = f.get(6).and_then(|v| v.parse().ok()).unwrap_or(0);
+        if flags & PF_KTHREAD != 0 {
+            continue;
+        }
+        let (Some((u, s)), Some(start)) = (
+            utime_stime(&f),
+            f.get(19).and_then(|v| v.parse::<u64>().ok()),
+        ) else {
+            continue;
+        };
+        out.insert(pid, (start, u + s));
+    }
+    out
+}
+
+/// Ticks used by processes in `later` since `earlier` (a process new in `later` counts from the
+/// time it started, which lies inside the window).
+fn other_ticks(earlier: &HashMap<u32, (u64, u64)>, later: &HashMap<u32, (u64, u64)>) -> u64 {
+    later
+        .iter()
+        .map(|(pid, &(start, ticks))| match earlier.get(pid) {
+            Some(&(s0, t0)) if s0 == start => ticks.saturating_sub(t0),
+            _ => ticks,
+        })
+        .sum()
+}
+
+/// Steal ticks of all CPUs from /proc/stat.
+fn machine_steal_ticks() -> u64 {
+    let s = std::fs::read_to_string("/proc/stat").unwrap_or_default();
+    s.lines()
+        .find(|l| l.starts_with("cpu "))
+        .and_then(|l| l.split_whitespace().nth(8))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
 }
 
 /// Idle + iowait ticks of all CPUs from /proc/stat.
@@ -162,6 +236,8 @@ impl CpuSnapshot {
             threads,
             process_ticks,
             machine_idle: machine_idle_ticks(),
+            machine_steal: machine_steal_ticks(),
+            others: other_processes(),
         }
     }
 
@@ -202,6 +278,12 @@ impl CpuSnapshot {
                 / window,
             machine_busy_pct_of_core: 100.0 * busy_s / window,
             machine_cores: cores,
+            other_processes_pct_of_core: 100.0
+                * (other_ticks(&self.others, &later.others) as f64 / hz)
+                / window,
+            steal_pct_of_core: 100.0
+                * (later.machine_steal.saturating_sub(self.machine_steal) as f64 / hz)
+                / window,
         }
     }
 }
@@ -246,5 +328,27 @@ mod tests {
             u.app.pct_of_core <= 100.0 * crate::env::cpus() as f64 + 10.0,
             "{u:?}"
         );
+    }
+
+    #[test]
+    fn another_busy_process_is_seen_and_a_reused_pid_is_new() {
+        let mut child = std::process::Command::new("sh")
+            .args(["-c", "while :; do :; done"])
+            .spawn()
+            .unwrap();
+        let a = CpuSnapshot::take();
+        std::thread::sleep(std::time::Duration::from_millis(500));
+        let b = CpuSnapshot::take();
+        child.kill().unwrap();
+        child.wait().unwrap();
+        let u = a.usage_until(&b);
+        assert!(
+            u.other_processes_pct_of_core > 30.0,
+            "a spinning shell used {}% of a core",
+            u.other_processes_pct_of_core
+        );
+        let earlier = HashMap::from([(7, (100, 50))]);
+        let later = HashMap::from([(7, (900, 20))]);
+        assert_eq!(other_ticks(&earlier, &later), 20, "pid 7 was reused");
     }
 }

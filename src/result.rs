@@ -63,6 +63,11 @@ pub struct RunResult {
     /// 2^20 bytes per second.
     pub mib_s: f64,
     pub latency: LatencySummary,
+    /// Mean requests in flight per thread over the measured window (time-weighted; by Little's
+    /// law IOPS × mean latency), to hold against the `iodepth` asked for. Absent in results
+    /// written before readlab measured it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub achieved_depth: Option<f64>,
     pub timeline: Vec<TimelinePoint>,
     pub cpu: CpuUsage,
     /// CPU of every thread of the process (including kernel helpers) per measured I/O.
@@ -81,6 +86,10 @@ pub struct RunResult {
     /// Why the run ended.
     pub ended_by: EndedBy,
     pub warnings: Vec<String>,
+    /// With `--repeat N`: the median and confidence interval of each figure over the N runs (this
+    /// document is the run with the median IOPS). Absent for a single run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repeat: Option<crate::interval::RepeatSummary>,
     /// Merged latency histogram (HdrHistogram V2, deflate, base64); merge it with others later.
     pub histogram: String,
 }

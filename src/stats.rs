@@ -114,6 +114,28 @@ pub struct LatencySummary {
     pub max_ns: u64,
 }
 
+/// Samples beyond a percentile it takes to report it: with fewer, p99.9 is the largest of a handful
+/// of values and says more about luck than about the device.
+pub const TAIL_SAMPLES: f64 = 10.0;
+
+/// Fewest samples that support percentile `pct` (p50: 20, p99: 1,000, p99.9: 10,000, p99.99:
+/// 100,000).
+pub fn min_samples(pct: f64) -> u64 {
+    (TAIL_SAMPLES / (1.0 - pct / 100.0)).round() as u64
+}
+
+/// Whether `count` samples support percentile `pct`.
+pub fn supported(count: u64, pct: f64) -> bool {
+    count >= min_samples(pct)
+}
+
+impl LatencySummary {
+    /// Whether this summary's sample count supports percentile `pct`.
+    pub fn supports(&self, pct: f64) -> bool {
+        supported(self.count, pct)
+    }
+}
+
 /// One second (or the last partial second) of the measured window.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TimelinePoint {
@@ -146,6 +168,17 @@ pub fn decode_histogram(s: &str) -> Option<Histogram<u64>> {
 
 #[cfg(test)]
 mod tests {
+    use super::{min_samples, supported};
+
+    #[test]
+    fn tail_percentiles_need_ten_samples_beyond_them() {
+        assert_eq!(min_samples(50.0), 20);
+        assert_eq!(min_samples(99.0), 1_000);
+        assert_eq!(min_samples(99.9), 10_000);
+        assert_eq!(min_samples(99.99), 100_000);
+        assert!(!supported(272, 99.9) && supported(272, 90.0));
+    }
+
     use super::*;
 
     #[test]

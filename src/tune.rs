@@ -62,11 +62,28 @@ pub struct TuneOptions {
     pub out: PathBuf,
     /// Verify every read (default: when the target was prepared by readlab).
     pub verify: Option<bool>,
+    /// Runs of each finalist, interleaved, whose medians the table and the trade-offs show (the
+    /// first measurement counts as one).
+    pub repeat: usize,
 }
 
 /// The directory the tuner writes to by default: `readlab-tune-<target name>`.
 pub fn default_out(target: &std::path::Path) -> PathBuf {
     crate::outdir::for_target("tune", target)
+}
+
+/// Runs of each finalist when the user does not say (`--repeat`).
+pub const DEFAULT_REPEAT: usize = 3;
+
+/// How a re-measured finalist varied over its runs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Spread {
+    pub runs: usize,
+    /// Probability that each interval holds the true median.
+    pub confidence: f64,
+    pub iops: crate::interval::Interval,
+    pub p999_ns: crate::interval::Interval,
+    pub cpu_cores: crate::interval::Interval,
 }
 
 /// One measured configuration, reduced to what the search compares.
@@ -80,6 +97,9 @@ pub struct Candidate {
     pub p50_ns: u64,
     /// CPU in cores (100 % of one core = 1.0), SQ poll and io workers included.
     pub cpu_cores: f64,
+    /// For finalists: the runs their figures are the medians of.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spread: Option<Spread>,
 }
 
 impl Candidate {
@@ -93,6 +113,7 @@ impl Candidate {
             p999_ns: r.latency.p999_ns,
             p50_ns: r.latency.p50_ns,
             cpu_cores: r.cpu.threads_pct_of_core() / 100.0,
+            spread: None,
         }
     }
 
@@ -376,12 +397,12 @@ impl Search<'_> {
     /// Re-measure the finalists interleaved (A B C A B C) and replace their figures with the
     /// medians, so one lucky run cannot win.
     fn remeasure(&mut self, finalists: &[Candidate]) -> Vec<Candidate> {
-        if finalists.len() < 2 {
+        if finalists.is_empty() || self.opts.repeat <= 1 {
             return finalists.to_vec();
         }
         self.obs.phase("re-measuring the finalists, interleaved");
         let mut runs: Vec<Vec<Candidate>> = vec![Vec::new(); finalists.len()];
-        for _round in 0..2 {
+        for _round in 1..self.opts.repeat {
             for (i, f) in finalists.iter().enumerate() {
                 let mut cfg = f.config.clone();
                 cfg.seed = cfg.seed.wrapping_add(1 + runs[i].len() as u64);
@@ -401,16 +422,27 @@ impl Search<'_> {
             .zip(runs)
             .map(|(f, mut rs)| {
                 rs.push(f.clone());
-                let med = |v: &mut Vec<f64>| {
-                    v.sort_by(|a, b| a.total_cmp(b));
-                    v[v.len() / 2]
+                let of = |g: fn(&Candidate) -> f64| {
+                    crate::interval::interval(&rs.iter().map(g).collect::<Vec<_>>())
                 };
+                let (iops, p999, cpu) = (
+                    of(|r| r.iops),
+                    of(|r| r.p999_ns as f64),
+                    of(|r| r.cpu_cores),
+                );
                 let mut c = f.clone();
-                c.iops = med(&mut rs.iter().map(|r| r.iops).collect());
-                c.mb_s = med(&mut rs.iter().map(|r| r.mb_s).collect());
-                c.p999_ns = med(&mut rs.iter().map(|r| r.p999_ns as f64).collect()) as u64;
-                c.p50_ns = med(&mut rs.iter().map(|r| r.p50_ns as f64).collect()) as u64;
-                c.cpu_cores = med(&mut rs.iter().map(|r| r.cpu_cores).collect());
+                c.iops = iops.median;
+                c.mb_s = of(|r| r.mb_s).median;
+                c.p999_ns = p999.median as u64;
+                c.p50_ns = of(|r| r.p50_ns as f64).median as u64;
+                c.cpu_cores = cpu.median;
+                c.spread = Some(Spread {
+                    runs: rs.len(),
+                    confidence: crate::interval::coverage(rs.len()),
+                    iops,
+                    p999_ns: p999,
+                    cpu_cores: cpu,
+                });
                 c
             })
             .collect()
@@ -497,13 +529,10 @@ pub fn tune(opts: &TuneOptions, obs: &dyn TuneObserver) -> Result<TuneReport> {
             .iter()
             .find(|(g, _)| *g == opts.goal)
             .map(|(_, c)| c.clone());
-        // Trade-offs compare first measurements with first measurements (the frontier's), not
-        // the finalists' interleaved medians with single runs.
-        let trade_offs = match pick
-            .as_ref()
-            .and_then(|p| frontier.iter().find(|c| c.config == p.config))
-        {
-            Some(p) => frontier
+        // Trade-offs come from the same re-measured medians as the table: the pick against the
+        // other finalists on their frontier (first measurements are never mixed in).
+        let trade_offs = match &pick {
+            Some(p) => pareto(&finals)
                 .iter()
                 .filter(|c| c.config != p.config)
                 .take(4)
@@ -656,6 +685,7 @@ mod tests {
             p999_ns: p999,
             p50_ns: p999 / 4,
             cpu_cores: cpu,
+            spread: None,
         }
     }
 

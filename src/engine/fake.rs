@@ -50,6 +50,8 @@ pub enum Act {
 pub struct Script {
     rules: Vec<(Which, Act)>,
     report_service: bool,
+    /// Time each submit call spends, like a system call's cost.
+    submit_cost: Duration,
 }
 
 impl Script {
@@ -71,6 +73,12 @@ impl Script {
     /// Report each I/O's scripted delay as its service time, as the thread pool does.
     pub fn report_service(mut self) -> Script {
         self.report_service = true;
+        self
+    }
+
+    /// Each submit call costs `d` (spent spinning, as a system call would spend it).
+    pub fn submit_cost(mut self, d: Duration) -> Script {
+        self.submit_cost = d;
         self
     }
 
@@ -135,6 +143,9 @@ impl Engine for Fake {
 
     fn submit(&mut self) -> Result<usize> {
         let now = Instant::now();
+        while now.elapsed() < self.script.submit_cost {
+            std::hint::spin_loop();
+        }
         let n = self.queued.len();
         for io in self.queued.drain(..) {
             let plan = self.script.plan(self.seq, io.offset);
@@ -171,7 +182,7 @@ impl Engine for Fake {
         Ok(n)
     }
 
-    fn reap(&mut self, min: usize, out: &mut Vec<Completion>) -> Result<usize> {
+    fn reap_at_most(&mut self, min: usize, max: usize, out: &mut Vec<Completion>) -> Result<usize> {
         let min = min.min(self.pending.len());
         if min > 0 {
             let due = self.pending[min - 1].due;
@@ -181,7 +192,10 @@ impl Engine for Fake {
             }
         }
         let now = Instant::now();
-        let n = self.pending.partition_point(|p| p.due <= now);
+        let n = self
+            .pending
+            .partition_point(|p| p.due <= now)
+            .min(max.max(min));
         out.extend(self.pending.drain(..n).map(|p| p.done));
         Ok(n)
     }

@@ -125,7 +125,8 @@ impl Libaio {
 
     /// io_getevents for at least `min` (at most `depth`) events into `self.events`; EINTR is retried.
     /// May return fewer than `min` when a signal arrives after some events were collected.
-    fn getevents(&mut self, min: usize) -> Result<usize> {
+    fn getevents(&mut self, min: usize, max: usize) -> Result<usize> {
+        let nr = self.events.len().min(max.max(min).max(1));
         loop {
             // SAFETY: `events` holds `events.len()` io_event structs and the kernel writes at most
             // that many; a null timeout means wait. `ctx` is a live context from io_setup.
@@ -134,7 +135,7 @@ impl Libaio {
                     libc::SYS_io_getevents,
                     self.ctx,
                     min as libc::c_long,
-                    self.events.len() as libc::c_long,
+                    nr as libc::c_long,
                     self.events.as_mut_ptr(),
                     std::ptr::null_mut::<libc::timespec>(),
                 )
@@ -279,7 +280,7 @@ impl Engine for Libaio {
         Ok(submitted)
     }
 
-    fn reap(&mut self, min: usize, out: &mut Vec<Completion>) -> Result<usize> {
+    fn reap_at_most(&mut self, min: usize, max: usize, out: &mut Vec<Completion>) -> Result<usize> {
         let start = out.len();
         out.append(&mut self.refused);
         loop {
@@ -292,7 +293,8 @@ impl Engine for Libaio {
             }
             // Never wait for more reads than the kernel holds.
             let want = min.saturating_sub(out.len() - start).min(self.inflight);
-            let n = self.getevents(want)?;
+            let room = max.saturating_sub(out.len() - start).max(want);
+            let n = self.getevents(want, room)?;
             self.collect(n, out)?;
             if !self.queued.is_empty() {
                 self.submit()?;
@@ -318,7 +320,7 @@ impl Drop for Libaio {
     fn drop(&mut self) {
         // The buffers are freed right after this: wait for every read the kernel still holds.
         while self.inflight > 0 {
-            match self.getevents(1) {
+            match self.getevents(1, usize::MAX) {
                 Ok(n) => {
                     let mut sink = Vec::with_capacity(n);
                     if self.collect(n, &mut sink).is_err() {

@@ -57,8 +57,15 @@ pub trait Engine {
     fn queue(&mut self, io: Io) -> Result<()>;
     /// Hand everything queued to the kernel; returns how many I/Os were submitted.
     fn submit(&mut self) -> Result<usize>;
+    /// Wait until at least `min` I/Os have completed and append up to `max` of the completions
+    /// available to `out` (`max >= min`; completions of I/Os the kernel refused at submit may come
+    /// on top). The rest stay with the kernel for the next call, so a caller that refills after each
+    /// small reap keeps its queue full, as fio's `iodepth_batch_complete_max` does.
+    fn reap_at_most(&mut self, min: usize, max: usize, out: &mut Vec<Completion>) -> Result<usize>;
     /// Wait until at least `min` I/Os have completed and append every available completion to `out`.
-    fn reap(&mut self, min: usize, out: &mut Vec<Completion>) -> Result<usize>;
+    fn reap(&mut self, min: usize, out: &mut Vec<Completion>) -> Result<usize> {
+        self.reap_at_most(min, usize::MAX, out)
+    }
     /// The data of a completed I/O (valid until the token is queued again).
     fn buffer(&self, token: u32, len: usize) -> &[u8];
     /// Features actually in use, after any fallback (e.g. io_uring setup flags the kernel took).

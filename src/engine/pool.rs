@@ -158,7 +158,7 @@ impl Engine for Pool {
         Ok(n)
     }
 
-    fn reap(&mut self, min: usize, out: &mut Vec<Completion>) -> Result<usize> {
+    fn reap_at_most(&mut self, min: usize, max: usize, out: &mut Vec<Completion>) -> Result<usize> {
         let min = min.min(self.in_flight);
         let mut n = 0;
         while n < min {
@@ -166,7 +166,8 @@ impl Engine for Pool {
             self.complete(d, out);
             n += 1;
         }
-        while let Ok(d) = self.done.try_recv() {
+        while n < max {
+            let Ok(d) = self.done.try_recv() else { break };
             self.complete(d, out);
             n += 1;
         }

@@ -141,10 +141,10 @@ impl PosixAio {
     }
 
     /// Move every finished request from `inflight` to `out`.
-    fn collect(&mut self, out: &mut Vec<Completion>) -> Result<usize> {
+    fn collect(&mut self, max: usize, out: &mut Vec<Completion>) -> Result<usize> {
         let mut n = 0;
         let mut i = 0;
-        while i < self.inflight.len() {
+        while i < self.inflight.len() && n < max {
             let token = self.inflight[i];
             match self.status(token)? {
                 None => i += 1,
@@ -225,12 +225,12 @@ impl Engine for PosixAio {
         Ok(n)
     }
 
-    fn reap(&mut self, min: usize, out: &mut Vec<Completion>) -> Result<usize> {
+    fn reap_at_most(&mut self, min: usize, max: usize, out: &mut Vec<Completion>) -> Result<usize> {
         let min = min.min(self.inflight.len() + self.refused.len());
         let mut n = self.refused.len();
         out.append(&mut self.refused);
         loop {
-            n += self.collect(out)?;
+            n += self.collect(max.max(min).saturating_sub(n), out)?;
             if n >= min {
                 return Ok(n);
             }

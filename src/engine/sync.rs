@@ -47,9 +47,14 @@ impl<R: SyncRead> Engine for SyncEngine<R> {
         Ok(n)
     }
 
-    fn reap(&mut self, _min: usize, out: &mut Vec<Completion>) -> Result<usize> {
-        let n = self.done.len();
-        out.append(&mut self.done);
+    fn reap_at_most(
+        &mut self,
+        _min: usize,
+        max: usize,
+        out: &mut Vec<Completion>,
+    ) -> Result<usize> {
+        let n = self.done.len().min(max);
+        out.extend(self.done.drain(..n));
         Ok(n)
     }
 

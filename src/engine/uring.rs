@@ -302,12 +302,12 @@ impl Uring {
         (io.token / self.slots_per_buf) as u16
     }
 
-    /// Move every completion already posted to `f`, reclaiming its buffer. No system call.
+    /// Move up to `max` completions already posted to `f`, reclaiming their buffers. No system call.
     #[inline]
-    fn drain(&mut self, mut f: impl FnMut(Completion)) -> usize {
+    fn drain(&mut self, max: usize, mut f: impl FnMut(Completion)) -> usize {
         self.cq.sync();
         let mut n = 0;
-        for cqe in &mut *self.cq {
+        for cqe in (&mut *self.cq).take(max) {
             let token = cqe.user_data() as u32;
             self.pool.reclaim(token as usize);
             f(Completion::new(token, cqe.result() as i64));
@@ -353,7 +353,7 @@ impl Uring {
                 Err(e) if transient(&e) => std::thread::yield_now(),
                 Err(_) => return false,
             }
-            self.drain(|_| {});
+            self.drain(usize::MAX, |_| {});
         }
         true
     }
@@ -441,8 +441,9 @@ impl Engine for Uring {
     }
 
     #[inline]
-    fn reap(&mut self, min: usize, out: &mut Vec<Completion>) -> Result<usize> {
-        let mut got = self.drain(|c| out.push(c));
+    fn reap_at_most(&mut self, min: usize, max: usize, out: &mut Vec<Completion>) -> Result<usize> {
+        let max = max.max(min);
+        let mut got = self.drain(max, |c| out.push(c));
         // Never wait for more than is in flight: that would sleep forever.
         while got < min && self.inflight > 0 {
             let want = (min - got).min(self.inflight);
@@ -451,7 +452,7 @@ impl Engine for Uring {
                 Err(e) if transient(&e) => {}
                 Err(e) => return Err(enter_error("wait", e)),
             }
-            got += self.drain(|c| out.push(c));
+            got += self.drain(max - got, |c| out.push(c));
         }
         Ok(got)
     }
@@ -835,7 +836,7 @@ mod tests {
             u.submit().unwrap();
             let mut seen = Vec::new();
             assert!(
-                u.drain(|c| seen.push(c)) >= 1,
+                u.drain(usize::MAX, |c| seen.push(c)) >= 1,
                 "no completion posted by the submit"
             );
             assert_eq!(seen[0], Completion::new(0, 4096));

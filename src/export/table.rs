@@ -4,9 +4,19 @@ use super::Exporter;
 use crate::config::Rw;
 use crate::error::Result;
 use crate::result::Document;
+use crate::stats::LatencySummary;
 use crate::table::{Column, Table};
 use crate::units::{Style, format_bytes, format_ns};
 use std::fmt::Write;
+
+/// Percentile `q` of `l` for people, or `–` when too few samples support it.
+pub fn percentile_cell(l: &LatencySummary, q: f64, ns: u64) -> String {
+    if l.supports(q) {
+        format_ns(ns as f64, Style::Table)
+    } else {
+        "–".into()
+    }
+}
 
 /// One line per run: what ran and its headline figures.
 pub struct TableExporter;
@@ -32,6 +42,7 @@ impl Exporter for TableExporter {
             Column::left("workload").width(26),
             Column::right("IOPS").width(10),
             Column::right("MiB/s").width(9),
+            Column::right("depth").width(6),
             Column::right("p50").width(9),
             Column::right("p99").width(9),
             Column::right("p99.9").width(9),
@@ -47,9 +58,11 @@ impl Exporter for TableExporter {
                 workload(d),
                 format!("{:.0}", r.iops),
                 format!("{:.1}", r.mib_s),
-                format_ns(l.p50_ns as f64, Style::Table),
-                format_ns(l.p99_ns as f64, Style::Table),
-                format_ns(l.p999_ns as f64, Style::Table),
+                r.achieved_depth
+                    .map_or_else(|| "–".into(), |d| format!("{d:.1}")),
+                percentile_cell(l, 50.0, l.p50_ns),
+                percentile_cell(l, 99.0, l.p99_ns),
+                percentile_cell(l, 99.9, l.p999_ns),
                 format_ns(l.max_ns as f64, Style::Table),
                 format!("{:.1}", r.cpu.threads_pct_of_core()),
                 format!("{:.2}", r.cpu_us_per_io),
@@ -92,13 +105,26 @@ pub fn run_report(d: &Document) -> String {
         "  latency  min {}  mean {}  p50 {}  p90 {}  p99 {}  p99.9 {}  p99.99 {}  max {}",
         format_ns(l.min_ns as f64, Style::Table),
         format_ns(l.mean_ns, Style::Table),
-        format_ns(l.p50_ns as f64, Style::Table),
-        format_ns(l.p90_ns as f64, Style::Table),
-        format_ns(l.p99_ns as f64, Style::Table),
-        format_ns(l.p999_ns as f64, Style::Table),
-        format_ns(l.p9999_ns as f64, Style::Table),
+        percentile_cell(l, 50.0, l.p50_ns),
+        percentile_cell(l, 90.0, l.p90_ns),
+        percentile_cell(l, 99.0, l.p99_ns),
+        percentile_cell(l, 99.9, l.p999_ns),
+        percentile_cell(l, 99.99, l.p9999_ns),
         format_ns(l.max_ns as f64, Style::Table),
     );
+    let missing: Vec<String> = [50.0, 90.0, 99.0, 99.9, 99.99]
+        .into_iter()
+        .filter(|&q| !l.supports(q))
+        .map(|q| format!("p{q} needs {}", crate::stats::min_samples(q)))
+        .collect();
+    if !missing.is_empty() && l.count > 0 {
+        let _ = writeln!(
+            s,
+            "           (– too few samples: {} requests; {})",
+            l.count,
+            missing.join(", ")
+        );
+    }
     if let (Some(sv), Some(h)) = (&r.service_latency, &r.handoff_latency) {
         let _ = writeln!(
             s,
@@ -107,6 +133,38 @@ pub fn run_report(d: &Document) -> String {
             format_ns(sv.p99_ns as f64, Style::Table),
             format_ns(h.p50_ns as f64, Style::Table),
             format_ns(h.p99_ns as f64, Style::Table)
+        );
+    }
+    if let Some(rep) = &r.repeat {
+        let ns = |i: &crate::interval::Interval| {
+            format!(
+                "{}–{}",
+                format_ns(i.lo, Style::Table),
+                format_ns(i.hi, Style::Table)
+            )
+        };
+        let _ = writeln!(
+            s,
+            "  repeat   {} runs, the median one shown; {:.0} % intervals of the median: IOPS {:.0}–{:.0}, \
+             p50 {}, p99 {}{}",
+            rep.runs,
+            100.0 * rep.confidence,
+            rep.iops.lo,
+            rep.iops.hi,
+            ns(&rep.p50_ns),
+            ns(&rep.p99_ns),
+            if l.supports(99.9) {
+                format!(", p99.9 {}", ns(&rep.p999_ns))
+            } else {
+                String::new()
+            }
+        );
+    }
+    if let Some(depth) = r.achieved_depth {
+        let _ = writeln!(
+            s,
+            "  depth    {depth:.2} requests in flight on average per thread (asked {})",
+            c.iodepth
         );
     }
     if r.requests != r.ios {
@@ -196,21 +254,41 @@ mod tests {
             .collect();
         // The widths the table has always had, as `format!` would pad them.
         let mut want = format!(
-            "{:<8} {:<26} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>7} {:>8}\n",
-            "label", "workload", "IOPS", "MiB/s", "p50", "p99", "p99.9", "max", "CPU%", "us/IO"
+            "{:<8} {:<26} {:>10} {:>9} {:>6} {:>9} {:>9} {:>9} {:>9} {:>7} {:>8}\n",
+            "label",
+            "workload",
+            "IOPS",
+            "MiB/s",
+            "depth",
+            "p50",
+            "p99",
+            "p99.9",
+            "max",
+            "CPU%",
+            "us/IO"
         );
         for d in &docs {
             let (r, l) = (&d.result, &d.result.latency);
             let ns = |v: u64| format_ns(v as f64, Style::Table);
+            // Results from before readlab measured the depth show none; too few samples for a
+            // percentile show a dash.
+            let cell = |least: u64, v: u64| {
+                if l.count >= least {
+                    ns(v)
+                } else {
+                    "–".into()
+                }
+            };
             want.push_str(&format!(
-                "{:<8} {:<26} {:>10.0} {:>9.1} {:>9} {:>9} {:>9} {:>9} {:>7.1} {:>8.2}\n",
+                "{:<8} {:<26} {:>10.0} {:>9.1} {:>6} {:>9} {:>9} {:>9} {:>9} {:>7.1} {:>8.2}\n",
                 r.label,
                 workload(d),
                 r.iops,
                 r.mib_s,
-                ns(l.p50_ns),
-                ns(l.p99_ns),
-                ns(l.p999_ns),
+                "–",
+                cell(20, l.p50_ns),
+                cell(1_000, l.p99_ns),
+                cell(10_000, l.p999_ns),
                 ns(l.max_ns),
                 r.cpu.threads_pct_of_core(),
                 r.cpu_us_per_io,

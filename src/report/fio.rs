@@ -267,6 +267,7 @@ pub fn import(text: &str, origin: &str) -> Result<Imported> {
             bs,
             threads,
             iodepth,
+            achieved_depth: super::model::point::little(iops, latency.mean_ns, threads),
             batch,
             blocks_per_request: 1,
             direct,

@@ -18,6 +18,8 @@ pub enum Value {
     Ns(f64),
     Flag(bool),
     Empty,
+    /// A percentile too few samples support: left empty for machines, `–` for people.
+    TooFew,
 }
 
 impl Value {
@@ -35,7 +37,7 @@ impl Value {
                 }
             }
             Value::Flag(b) => if *b { "yes" } else { "no" }.into(),
-            Value::Empty => String::new(),
+            Value::Empty | Value::TooFew => String::new(),
         }
     }
 
@@ -44,6 +46,7 @@ impl Value {
         match self {
             Value::Bytes(v) => format_bytes(*v as f64, Style::Table),
             Value::Ns(v) => format_ns(*v, Style::Table),
+            Value::TooFew => "–".into(),
             other => other.raw(),
         }
     }
@@ -111,6 +114,7 @@ pub const COLUMNS: &[Column] = &[
     col("bs_bytes", "block"),
     col("threads", "threads"),
     col("iodepth", "queue"),
+    metric("achieved_depth", "depth"),
     col("batch", "batch"),
     col("blocks_per_request", "blocks/req"),
     col("direct", "direct"),
@@ -137,6 +141,13 @@ pub const COLUMNS: &[Column] = &[
 /// The cells of one point, in [`COLUMNS`] order.
 pub fn row(p: &Point, on_frontier: bool) -> Vec<Value> {
     let l = &p.latency;
+    let pct = |q: f64, ns: u64| {
+        if l.supports(q) {
+            Value::Ns(ns as f64)
+        } else {
+            Value::TooFew
+        }
+    };
     let text = |s: &str| {
         if s.is_empty() {
             Value::Empty
@@ -154,6 +165,7 @@ pub fn row(p: &Point, on_frontier: bool) -> Vec<Value> {
         Value::Bytes(p.bs),
         Value::Int(p.threads as u64),
         Value::Int(p.iodepth as u64),
+        Value::Num(p.achieved_depth, 1),
         Value::Int(p.batch as u64),
         Value::Int(p.blocks_per_request as u64),
         Value::Flag(p.direct),
@@ -164,11 +176,11 @@ pub fn row(p: &Point, on_frontier: bool) -> Vec<Value> {
         Value::Num(p.cpu_pct, 1),
         Value::Ns(l.min_ns as f64),
         Value::Ns(l.mean_ns.round()),
-        Value::Ns(l.p50_ns as f64),
-        Value::Ns(l.p90_ns as f64),
-        Value::Ns(l.p99_ns as f64),
-        Value::Ns(l.p999_ns as f64),
-        Value::Ns(l.p9999_ns as f64),
+        pct(50.0, l.p50_ns),
+        pct(90.0, l.p90_ns),
+        pct(99.0, l.p99_ns),
+        pct(99.9, l.p999_ns),
+        pct(99.99, l.p9999_ns),
         Value::Ns(l.max_ns as f64),
         Value::Flag(on_frontier),
         text(&origin_name(&p.origin)),
@@ -327,6 +339,16 @@ pub fn tables(report: &Report) -> Vec<Table> {
                 .map(|(i, p)| row(p, frontier(i)))
                 .collect(),
         });
+    }
+    for t in &mut out {
+        if t.rows.iter().flatten().any(|v| *v == Value::TooFew) {
+            t.caption.push_str(&format!(
+                " – marks a percentile too few samples support (p99 needs {}, p99.9 {}, p99.99 {}).",
+                crate::stats::min_samples(99.0),
+                crate::stats::min_samples(99.9),
+                crate::stats::min_samples(99.99)
+            ));
+        }
     }
     out
 }

@@ -53,6 +53,7 @@ pub(super) fn result(
     let mut features = Vec::new();
     let (mut clock_reads, mut ios_all) = (0u64, 0u64);
     let mut open: Option<OpenLoopTotals> = None;
+    let mut depth_area = 0.0;
     for o in outs {
         let o = o?;
         service.merge(&o.service);
@@ -60,6 +61,7 @@ pub(super) fn result(
             open.get_or_insert_with(OpenLoopTotals::default).add(ol);
         }
         clock_reads += o.clock_reads;
+        depth_area += o.depth_area;
         ios_all += o.ios_all;
         handoff.merge(&o.handoff);
         if features.is_empty() {
@@ -115,6 +117,7 @@ pub(super) fn result(
         mb_s: lat.bytes as f64 / secs / 1e6,
         mib_s: lat.bytes as f64 / secs / (1u64 << 20) as f64,
         latency: lat.summary(),
+        achieved_depth: (window > 0.0).then(|| depth_area / (window * 1e9) / cfg.threads as f64),
         timeline,
         cpu_us_per_io: if ios > 0 {
             total_cpu * 1e6 / ios as f64
@@ -146,6 +149,7 @@ pub(super) fn result(
         verify: cfg.verify.then_some(verify),
         ended_by,
         warnings,
+        repeat: None,
         histogram: stats::encode_histogram(&lat.hist),
     })
 }

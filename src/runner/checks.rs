@@ -5,7 +5,7 @@
 use crate::config::{Range, RunConfig};
 use crate::data::{self, Mismatch};
 use crate::error::{Error, Result};
-use crate::result::{ErrorSummary, IoErrorRecord, VerifySummary};
+use crate::result::{ErrorSummary, IoErrorRecord, RunResult, VerifySummary};
 use crate::target::Target;
 
 /// How many errors and mismatches are kept in full (all are counted).
@@ -78,6 +78,53 @@ pub(super) fn after_run(errors: &ErrorSummary, ios: u64, warnings: &mut Vec<Stri
         warnings.push(format!(
             "every read failed; first at offset {}: {}",
             first.offset, first.message
+        ));
+    }
+}
+
+/// Other processes' CPU, as a share of one core, beyond which a result says it was disturbed.
+pub(super) const OTHER_LOAD_PCT: f64 = 10.0;
+/// Hypervisor steal, as a share of one core, beyond which a result says so.
+pub(super) const STEAL_PCT: f64 = 5.0;
+
+/// Warnings on how far a finished run's figures can be trusted: other load on the machine, time
+/// stolen by the hypervisor, a target in memory, too few samples for the tail percentiles.
+pub(super) fn trust(cfg: &RunConfig, range: &Range, r: &mut RunResult) {
+    let cpu = &r.cpu;
+    if cpu.other_processes_pct_of_core > OTHER_LOAD_PCT {
+        r.warnings.push(format!(
+            "other processes used {:.0} % of a core during the run (readlab itself {:.0} %): the \
+             figures may be disturbed; measure on a quiet machine, or compare runs with --repeat",
+            cpu.other_processes_pct_of_core,
+            cpu.threads_pct_of_core()
+        ));
+    }
+    if cpu.steal_pct_of_core > STEAL_PCT {
+        r.warnings.push(format!(
+            "the hypervisor took {:.0} % of a core from this machine during the run (steal \
+             time): the figures may be disturbed",
+            cpu.steal_pct_of_core
+        ));
+    }
+    if cfg.engine.capabilities().does_io {
+        let len = range.blocks * cfg.bs;
+        if let Some(w) =
+            crate::residency::memory_warning(&cfg.target, cfg.direct, range.offset, len)
+        {
+            r.warnings.push(w);
+        }
+    }
+    let n = r.latency.count;
+    if n > 0 && !r.latency.supports(99.9) {
+        let shown = [99.0, 90.0, 50.0]
+            .into_iter()
+            .find(|&q| r.latency.supports(q))
+            .map_or("none".to_string(), |q| format!("up to p{q}"));
+        r.warnings.push(format!(
+            "only {n} requests measured: too few samples for the tail percentiles (p99.9 needs \
+             {}, p99.99 {}); percentiles shown: {shown}; run longer for the tail",
+            crate::stats::min_samples(99.9),
+            crate::stats::min_samples(99.99)
         ));
     }
 }

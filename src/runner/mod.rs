@@ -14,6 +14,7 @@
 
 mod aggregate;
 mod checks;
+mod depth;
 mod requests;
 mod schedule;
 mod watch;
@@ -138,7 +139,8 @@ pub fn run_with(
     });
 
     let intervals = shared.intervals.into_inner().unwrap();
-    let result = aggregate::result(cfg, outs, &intervals, ended, timer_ns, warnings)?;
+    let mut result = aggregate::result(cfg, outs, &intervals, ended, timer_ns, warnings)?;
+    checks::trust(cfg, &shared.range, &mut result);
     Ok(Document {
         schema: SCHEMA.into(),
         study: None,

@@ -1,6 +1,7 @@
 //! A worker's request slots and the offsets they read: shared by the closed loop (`worker`) and
 //! the open-loop schedule (`schedule`), so neither has to import the other.
 
+use super::depth::DepthMeter;
 use crate::config::{Range, RunConfig, Rw};
 use crate::engine::{Engine, Io};
 use crate::error::Result;
@@ -70,10 +71,19 @@ pub(super) struct Requests {
     pub(super) remaining: Vec<usize>,
     pub(super) failed: Vec<bool>,
     pub(super) at: Vec<u64>,
+    /// Requests in flight over the measured window.
+    pub(super) depth: DepthMeter,
 }
 
 impl Requests {
-    pub(super) fn new(cfg: &RunConfig, range: &Range, worker: usize, t0: Instant) -> Requests {
+    /// Slots for one worker whose loop starts at `t0` and measures `[window_start, window_end)`.
+    pub(super) fn new(
+        cfg: &RunConfig,
+        range: &Range,
+        worker: usize,
+        t0: Instant,
+        window: (Instant, Instant),
+    ) -> Requests {
         let (depth, bpr) = (cfg.iodepth, cfg.blocks_per_request);
         let request_bytes = cfg.bs * bpr as u64;
         Requests {
@@ -87,6 +97,7 @@ impl Requests {
             remaining: vec![0; depth],
             failed: vec![false; depth],
             at: vec![0; depth * bpr],
+            depth: DepthMeter::new(t0, window.0, window.1),
         }
     }
 

@@ -74,6 +74,7 @@ impl Schedule {
         if queued > 0 {
             engine.submit()?;
             req.inflight += queued * req.bpr;
+            req.depth.started(ts, queued);
         }
         if self.next <= ts && ts >= ramp_end {
             self.lagging(ts.duration_since(self.next)); // due but no free slot: backlog

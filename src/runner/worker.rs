@@ -29,6 +29,8 @@ pub(super) struct WorkerOut {
     pub(super) ios_all: u64,
     pub(super) errors: ErrorSummary,
     pub(super) verify: VerifySummary,
+    /// Requests × nanoseconds in flight inside the measured window.
+    pub(super) depth_area: f64,
 }
 
 /// One worker thread: its I/O loop, then the finish barrier whatever happened.
@@ -101,9 +103,19 @@ fn worker_loop(
         features: engine.features(),
         ..WorkerOut::default()
     };
-    let mut req = Requests::new(cfg, &sh.range, idx, t0);
+    let mut req = Requests::new(cfg, &sh.range, idx, t0, (ramp_end, end));
     let mut comps: Vec<Completion> = Vec::with_capacity(depth * bpr);
     let batch = cfg.batch;
+    // Reap no more than a batch (at least --complete-min) before refilling: one out, one in at
+    // batch 1, the way fio's iodepth_batch_complete_max holds the queue at its depth. Taking every
+    // completion at once and then submitting each freed slot in turn left slots idle while the
+    // others were submitted (QD32 ran at a mean depth of ~20). The open loop issues on its
+    // schedule, not on completions, so it takes all there are.
+    let reap_max = if cfg.rate.is_some() {
+        usize::MAX
+    } else {
+        batch.max(cfg.complete_min) * bpr
+    };
     let mut interval = Recorder::default();
     let mut second = 0u64;
     let mut now = Instant::now();
@@ -119,23 +131,29 @@ fn worker_loop(
     loop {
         if !stopping && (now >= end || sh.stop.load(Ordering::Relaxed) || req.budget == Some(0)) {
             stopping = true;
+            req.depth.close(now);
         }
         let mut wait_for = cfg.complete_min.min(req.inflight);
         match (&mut schedule, stopping) {
             (_, true) => {}
             (None, false) => {
-                while req.free.len() >= batch && req.budget.is_none_or(|b| b >= batch as u64) {
-                    if let Some(b) = &mut req.budget {
-                        *b -= batch as u64;
-                    }
+                // Refill every free slot, up to `batch` requests per submit call; a request is
+                // never held back to fill a batch (its latency would count the wait).
+                while !req.free.is_empty() && req.budget != Some(0) {
                     let ts = Instant::now();
-                    for _ in 0..batch {
-                        let r = req.free.pop().expect("free requests checked") as usize;
-                        req.start(r, ts, engine.as_mut())?;
+                    let mut n = 0;
+                    while n < batch && req.budget != Some(0) {
+                        let Some(r) = req.free.pop() else { break };
+                        if let Some(b) = &mut req.budget {
+                            *b -= 1;
+                        }
+                        req.start(r as usize, ts, engine.as_mut())?;
+                        n += 1;
                     }
                     engine.submit()?;
                     out.clock_reads += 1;
-                    req.inflight += batch * bpr;
+                    req.inflight += n * bpr;
+                    req.depth.started(ts, n);
                 }
                 wait_for = cfg.complete_min.min(req.inflight);
             }
@@ -155,7 +173,7 @@ fn worker_loop(
             break;
         }
         comps.clear();
-        engine.reap(wait_for, &mut comps)?;
+        engine.reap_at_most(wait_for, reap_max, &mut comps)?;
         now = Instant::now();
         if comps.is_empty() {
             continue;
@@ -202,6 +220,7 @@ fn worker_loop(
                 continue;
             }
             req.free.push(r as u32);
+            req.depth.finished(now, 1);
             if in_window && !req.failed[r] {
                 let ns = now.duration_since(req.issued[r]).as_nanos() as u64;
                 let s = now.duration_since(ramp_end).as_secs();
@@ -219,6 +238,7 @@ fn worker_loop(
         }
     }
     sh.flush_interval(second, &mut interval);
+    out.depth_area = req.depth.area(now);
     if let Some(s) = schedule {
         out.open_loop = Some(s.finish(end));
     }

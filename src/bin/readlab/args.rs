@@ -100,6 +100,9 @@ pub struct TuneArgs {
     /// Do not verify the data read.
     #[arg(long)]
     pub no_verify: bool,
+    /// Runs of each finalist, interleaved; the table and the trade-offs show their medians.
+    #[arg(long, default_value_t = readlab::tune::DEFAULT_REPEAT, value_parser = count)]
+    pub repeat: usize,
 }
 
 impl TuneArgs {
@@ -126,6 +129,7 @@ impl TuneArgs {
                 .clone()
                 .unwrap_or_else(|| readlab::tune::default_out(&self.target)),
             verify: self.no_verify.then_some(false),
+            repeat: self.repeat,
         })
     }
 }
@@ -386,6 +390,10 @@ pub struct RunArgs {
     /// Also write the JSON document to this file.
     #[arg(long)]
     pub json: Option<PathBuf>,
+    /// Measure N times (seeds seed, seed+1, …) and report the median run with a confidence
+    /// interval per figure.
+    #[arg(long, default_value = "1", value_parser = count)]
+    pub repeat: usize,
     /// No progress bar.
     #[arg(long, short)]
     pub quiet: bool,

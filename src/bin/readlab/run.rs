@@ -8,7 +8,7 @@ use std::process::ExitCode;
 pub fn run(a: &RunArgs) -> anyhow::Result<ExitCode> {
     let cfg = a.to_config()?;
     let progress = Progress::new(a.quiet || a.output == OutputArg::Json);
-    let doc = readlab::runner::run(&cfg, &progress)?;
+    let doc = readlab::repeat::run(&cfg, a.repeat, &progress)?;
     progress.finish();
     print_warnings(&doc);
     let docs = std::slice::from_ref(&doc);

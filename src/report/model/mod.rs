@@ -32,6 +32,7 @@ pub(crate) mod tests {
             bs,
             threads: 1,
             iodepth: 1,
+            achieved_depth: 1.0,
             batch: 1,
             blocks_per_request: 1,
             direct: true,
@@ -43,7 +44,7 @@ pub(crate) mod tests {
             cpu_pct: 10.0,
             sqpoll_cpu_pct: 0.0,
             latency: LatencySummary {
-                count: 1000,
+                count: 1_000_000,
                 min_ns: ns / 10,
                 mean_ns: ns as f64 / 4.0,
                 stdev_ns: 1.0,

@@ -56,6 +56,9 @@ pub struct Point {
     pub bs: u64,
     pub threads: usize,
     pub iodepth: usize,
+    /// Mean requests in flight per thread: measured by readlab; IOPS × mean latency (Little's law)
+    /// for fio jobs and results written before readlab measured it.
+    pub achieved_depth: f64,
     pub batch: usize,
     pub blocks_per_request: usize,
     pub direct: bool,
@@ -116,6 +119,9 @@ impl Point {
             bs: c.bs,
             threads: c.threads,
             iodepth: c.iodepth,
+            achieved_depth: r
+                .achieved_depth
+                .unwrap_or_else(|| little(r.requests_per_s, r.latency.mean_ns, c.threads)),
             batch: c.batch,
             blocks_per_request: c.blocks_per_request,
             direct: c.direct,
@@ -181,6 +187,11 @@ pub fn origin_name(origin: &str) -> String {
     name.strip_suffix(".json")
         .map(str::to_string)
         .unwrap_or(name)
+}
+
+/// Mean requests in flight per thread by Little's law: rate × mean time in the system.
+pub fn little(requests_per_s: f64, mean_latency_ns: f64, threads: usize) -> f64 {
+    requests_per_s * mean_latency_ns / 1e9 / threads.max(1) as f64
 }
 
 #[cfg(test)]

@@ -1,0 +1,126 @@
+//! Repetitions: the same configuration measured N times, interleaved with the others of its
+//! round, summarised as a median and a distribution-free confidence interval per figure, so one
+//! lucky second is never the answer.
+
+use crate::error::Result;
+use crate::interval::{RepeatSummary, coverage, interval};
+use crate::config::RunConfig;
+use crate::result::{Document, EndedBy, RunResult};
+use crate::runner::{self, Observer};
+
+/// Summarise repetitions of one configuration.
+pub fn summarize(results: &[RunResult]) -> RepeatSummary {
+    let of = |f: &dyn Fn(&RunResult) -> f64| interval(&results.iter().map(f).collect::<Vec<_>>());
+    let depths: Option<Vec<f64>> = results.iter().map(|r| r.achieved_depth).collect();
+    RepeatSummary {
+        runs: results.len(),
+        confidence: coverage(results.len()),
+        iops: of(&|r| r.iops),
+        mb_s: of(&|r| r.mb_s),
+        p50_ns: of(&|r| r.latency.p50_ns as f64),
+        p99_ns: of(&|r| r.latency.p99_ns as f64),
+        p999_ns: of(&|r| r.latency.p999_ns as f64),
+        cpu_us_per_io: of(&|r| r.cpu_us_per_io),
+        achieved_depth: depths.map(|d| interval(&d)),
+    }
+}
+
+/// Of several repetitions, the one whose IOPS is the median (the lower middle one for an even
+/// count): a real run, with its own histogram and timeline, to stand for all of them.
+pub fn median_run(results: &[RunResult]) -> usize {
+    let mut idx: Vec<usize> = (0..results.len()).collect();
+    idx.sort_by(|&a, &b| results[a].iops.total_cmp(&results[b].iops));
+    idx[(idx.len().max(1) - 1) / 2]
+}
+
+/// Merge the repetitions of one configuration into one document: the median run, carrying the
+/// summary of all of them in `result.repeat`. One repetition is returned as it is.
+pub fn combine(mut docs: Vec<Document>) -> Option<Document> {
+    if docs.len() <= 1 {
+        return docs.pop();
+    }
+    let results: Vec<RunResult> = docs.iter().map(|d| d.result.clone()).collect();
+    let summary = summarize(&results);
+    let mut doc = docs.swap_remove(median_run(&results));
+    doc.result.repeat = Some(summary);
+    Some(doc)
+}
+
+/// Measure one configuration `runs` times (seeds `seed`, `seed + 1`, …) and combine them; an
+/// interrupted repetition ends the series and is kept, marked, as the result.
+pub fn run(cfg: &RunConfig, runs: usize, observer: &dyn Observer) -> Result<Document> {
+    let mut docs = Vec::with_capacity(runs);
+    for i in 0..runs.max(1) {
+        let mut c = cfg.clone();
+        c.seed = cfg.seed.wrapping_add(i as u64);
+        let doc = runner::run(&c, observer)?;
+        if doc.result.ended_by == EndedBy::Interrupted {
+            return Ok(doc);
+        }
+        docs.push(doc);
+    }
+    Ok(combine(docs).expect("at least one run"))
+}
+
+/// Measure every configuration `runs` times, interleaved (round 1: A B C, round 2: A B C, …), so
+/// a slow drift of the machine touches them all alike; then one combined document per
+/// configuration, in order. `measure(i, round)` runs configuration `i` once.
+pub fn interleaved<F>(count: usize, runs: usize, mut measure: F) -> Result<Vec<Document>>
+where
+    F: FnMut(usize, usize) -> Result<Document>,
+{
+    let mut per: Vec<Vec<Document>> = (0..count).map(|_| Vec::with_capacity(runs)).collect();
+    for round in 0..runs.max(1) {
+        for (i, docs) in per.iter_mut().enumerate() {
+            docs.push(measure(i, round)?);
+        }
+    }
+    Ok(per
+        .into_iter()
+        .map(|d| combine(d).expect("at least one run per configuration"))
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_fluke_does_not_move_the_median() {
+        let i = interval(&[850.0, 1875.0, 1160.0, 900.0, 1000.0]);
+        assert_eq!(i.median, 1000.0);
+        assert_eq!((i.lo, i.hi), (850.0, 1875.0));
+    }
+
+    fn fixture() -> Vec<Document> {
+        let text = include_str!("../tests/fixtures/results-small.jsonl");
+        text.lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn rounds_interleave_configurations_and_keep_the_median_run() {
+        let docs = fixture();
+        let mut order = Vec::new();
+        let out = interleaved(2, 3, |i, r| {
+            order.push((i, r));
+            Ok(docs[i * 3 + r].clone())
+        })
+        .unwrap();
+        assert_eq!(order, [(0, 0), (1, 0), (0, 1), (1, 1), (0, 2), (1, 2)]);
+        assert_eq!(out.len(), 2);
+        let rep = out[0].result.repeat.as_ref().expect("summary");
+        assert_eq!(rep.runs, 3);
+        let iops: Vec<f64> = docs[..3].iter().map(|d| d.result.iops).collect();
+        assert_eq!(rep.iops, interval(&iops));
+        assert_eq!(
+            out[0].result.iops, rep.iops.median,
+            "the median run stands for all"
+        );
+        let failed = interleaved(2, 2, |_, _| {
+            Err::<Document, _>(crate::error::Error::InvalidArgument("x".into()))
+        });
+        assert!(failed.is_err());
+    }
+}
