@@ -86,6 +86,7 @@ mod tests {
             p999_ns: 900_000,
             p50_ns: 300_000,
             cpu_cores: 0.5,
+            spread: None,
         };
         let rec = Recommendation {
             bs: 1 << 20,

@@ -150,6 +150,7 @@ mod tests {
             p999_ns: 0,
             p50_ns: 0,
             cpu_cores: 0.0,
+            spread: None,
         }
     }
 
@@ -181,6 +182,7 @@ mod tests {
             budget: Duration::from_secs(60),
             out: "out".into(),
             verify: None,
+            repeat: 3,
         };
         (rec, opts)
     }
