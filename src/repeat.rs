@@ -2,9 +2,9 @@
 //! round, summarised as a median and a distribution-free confidence interval per figure, so one
 //! lucky second is never the answer.
 
+use crate::config::RunConfig;
 use crate::error::Result;
 use crate::interval::{RepeatSummary, coverage, interval};
-use crate::config::RunConfig;
 use crate::result::{Document, EndedBy, RunResult};
 use crate::runner::{self, Observer};
 
