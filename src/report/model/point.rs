@@ -143,10 +143,7 @@ impl Point {
                 date: e.date.clone(),
                 tool: format!("readlab {}", e.readlab_version),
             },
-            // Runs end by their runtime, an I/O limit (scans) or stability; anything else
-            // (an interrupted run) is worth a word.
-            note: (!matches!(r.ended_by.as_str(), "runtime" | "io-limit" | "stable"))
-                .then(|| format!("ended by {}", r.ended_by)),
+            note: run_note(r),
         }
     }
 
@@ -189,6 +186,22 @@ pub fn origin_name(origin: &str) -> String {
         .unwrap_or(name)
 }
 
+/// What a reader of the report must know about a run: how it ended when that was not its plan
+/// (an interrupted run), its failures (I/O errors, verification mismatches, with the first
+/// offsets) and its warnings (other load, a target in memory, too few samples).
+fn run_note(r: &crate::result::RunResult) -> Option<String> {
+    let mut parts = Vec::new();
+    // Runs end by their runtime, an I/O limit (scans) or stability; anything else is worth a word.
+    if !matches!(r.ended_by.as_str(), "runtime" | "io-limit" | "stable") {
+        parts.push(format!("ended by {}", r.ended_by));
+    }
+    if let Some(lines) = r.failure_summary() {
+        parts.push(format!("FAILED: {}", lines.join("; ")));
+    }
+    parts.extend(r.warnings.iter().cloned());
+    (!parts.is_empty()).then(|| parts.join("; "))
+}
+
 /// Mean requests in flight per thread by Little's law: rate × mean time in the system.
 pub fn little(requests_per_s: f64, mean_latency_ns: f64, threads: usize) -> f64 {
     requests_per_s * mean_latency_ns / 1e9 / threads.max(1) as f64
@@ -204,5 +217,33 @@ mod tests {
         assert_eq!(origin_name("results.jsonl"), "results.jsonl");
         assert_eq!(origin_name("out/fio-4k.json"), "fio-4k");
         assert_eq!(origin_name("a/small.jsonl"), "small.jsonl");
+    }
+
+    /// A run's failures and warnings reach the report as its note.
+    #[test]
+    fn failures_and_warnings_are_noted() {
+        let text = include_str!("../../../tests/fixtures/results-small.jsonl");
+        let mut d: Document = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+        assert_eq!(Point::from_document(&d, "x").note, None);
+        d.result
+            .warnings
+            .push("other processes used 90 % of a core".into());
+        d.result.errors.count = 2;
+        d.result.errors.first.push(crate::result::IoErrorRecord {
+            offset: 8192,
+            len: 4096,
+            errno: libc::EIO,
+            message: "Input/output error (os error 5)".into(),
+        });
+        let note = Point::from_document(&d, "x").note.unwrap();
+        assert!(
+            note.starts_with("FAILED: run failed: 2 I/O error(s)"),
+            "{note}"
+        );
+        assert!(note.contains("first error at offset 8192"), "{note}");
+        assert!(
+            note.ends_with("other processes used 90 % of a core"),
+            "{note}"
+        );
     }
 }
