@@ -3,7 +3,7 @@
 
 use crate::engine::{EngineKind, EngineOptions};
 use crate::error::{Error, Result};
-use crate::target::Target;
+use crate::source::Source;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -141,22 +141,16 @@ impl RunConfig {
         if self.engine.capabilities().asynchronous {
             l.push_str(&format!("{}B{}", self.iodepth, self.batch));
         }
-        if self.engine == EngineKind::Uring {
-            let o = &self.options;
-            for (on, c) in [(o.fixed_bufs, 'M'), (o.fixed_files, 'F'), (o.sqpoll, 'S')] {
-                if on {
-                    l.push(c);
-                }
-            }
-        }
+        l.push_str(&(self.engine.spec().label_suffix)(&self.options));
         if self.threads > 1 {
             l.push_str(&format!("T{}", self.threads));
         }
         l
     }
 
-    /// Check the config against the target before anything starts; returns the byte range to read.
-    pub fn validate(&self, target: &Target) -> Result<Range> {
+    /// Every check of a configuration, in one place, against the source it will read, before
+    /// anything starts; returns the byte range to read.
+    pub fn check(&self, source: &dyn Source) -> Result<Range> {
         let caps = self.engine.capabilities();
         if self.runtime.is_zero() {
             return Err(Error::invalid(
@@ -196,47 +190,44 @@ impl RunConfig {
                 self.bs
             )));
         }
+        let name = source.name();
+        let size = source.size();
         if self.direct && caps.does_io {
-            if !target.direct_supported {
+            let Some(align) = source.direct() else {
                 return Err(Error::invalid(format!(
-                    "{}: the filesystem does not support O_DIRECT; use --buffered",
-                    target.path.display()
+                    "{name}: the filesystem does not support O_DIRECT; use --buffered"
                 )));
-            }
+            };
             for (what, value) in [("block size", self.bs), ("offset", self.offset)] {
-                if value % target.dio_offset_align != 0 {
+                if value % align.offset != 0 {
                     return Err(Error::Misaligned {
                         what,
                         value,
-                        align: target.dio_offset_align,
-                        path: target.path.clone(),
+                        align: align.offset,
+                        path: name.clone().into(),
                     });
                 }
             }
         }
-        if self.offset >= target.size {
+        if self.offset >= size {
             return Err(Error::invalid(format!(
-                "offset {} is past the end of {} ({} B)",
-                self.offset,
-                target.path.display(),
-                target.size
+                "offset {} is past the end of {name} ({size} B)",
+                self.offset
             )));
         }
-        let avail = target.size - self.offset;
+        let avail = size - self.offset;
         let len = self.size.unwrap_or(avail);
         if len > avail {
             return Err(Error::invalid(format!(
-                "size {len} B from offset {} runs past the end of {} ({} B)",
-                self.offset,
-                target.path.display(),
-                target.size
+                "size {len} B from offset {} runs past the end of {name} ({size} B)",
+                self.offset
             )));
         }
         if self.bs > len {
             return Err(Error::BlockLargerThanTarget {
                 bs: self.bs,
                 range: len,
-                path: target.path.clone(),
+                path: name.clone().into(),
             });
         }
         let blocks = len / self.bs;
@@ -253,51 +244,26 @@ impl RunConfig {
                     self.engine.name()
                 )));
             }
-            if target.prepared_id.is_none() {
+            if source.prepared_id().is_none() {
                 return Err(Error::NotPrepared {
-                    path: target.path.clone(),
+                    path: name.clone().into(),
                 });
             }
         }
-        let o = &self.options;
-        let only = |on: bool, flag: &str, engine: EngineKind| {
-            if on && self.engine != engine {
-                Err(Error::invalid(format!(
-                    "--{flag} needs --engine {}",
-                    engine.name()
-                )))
-            } else {
-                Ok(())
+        // An option belongs to one engine (its spec says which are its own); the engine checks
+        // its own options against the rest of the configuration.
+        for spec in crate::engine::registry() {
+            if spec.name == self.engine.name() {
+                continue;
             }
-        };
-        only(o.hipri, "hipri", EngineKind::Pvsync2)?;
-        only(o.nowait, "nowait", EngineKind::Pvsync2)?;
-        only(o.fixed_files, "fixed-files", EngineKind::Uring)?;
-        only(o.fixed_bufs, "fixed-bufs", EngineKind::Uring)?;
-        only(o.sqpoll, "sqpoll", EngineKind::Uring)?;
-        only(o.sqpoll_cpu.is_some(), "sqpoll-cpu", EngineKind::Uring)?;
-        only(o.iopoll, "iopoll", EngineKind::Uring)?;
-        only(o.plain_setup, "plain-setup", EngineKind::Uring)?;
-        only(o.pool_threads.is_some(), "pool-threads", EngineKind::Pool)?;
-        if o.sqpoll_cpu.is_some() && !o.sqpoll {
-            return Err(Error::invalid("--sqpoll-cpu needs --sqpoll"));
+            if let Some(flag) = (spec.options_set)(&self.options).first() {
+                return Err(Error::invalid(format!(
+                    "--{flag} needs --engine {}",
+                    spec.name
+                )));
+            }
         }
-        if let Some(cpu) = o.sqpoll_cpu
-            && cpu as usize >= crate::env::cpus()
-        {
-            return Err(Error::invalid(format!(
-                "--sqpoll-cpu {cpu}: this machine has CPUs 0…{}",
-                crate::env::cpus() - 1
-            )));
-        }
-        if o.iopoll && !self.direct {
-            return Err(Error::invalid(
-                "--iopoll needs O_DIRECT: polled completion only exists for direct I/O; drop --buffered",
-            ));
-        }
-        if o.pool_threads == Some(0) {
-            return Err(Error::invalid("--pool-threads must be at least 1"));
-        }
+        (self.engine.spec().check)(&self.options, self)?;
         if self.io_limit == Some(0) {
             return Err(Error::invalid("--io-limit must be positive"));
         }
@@ -330,11 +296,6 @@ impl RunConfig {
             ));
         }
         let slots = self.iodepth as u64 * self.blocks_per_request as u64;
-        if self.engine == EngineKind::Uring && slots > 32768 {
-            return Err(Error::invalid(format!(
-                "iodepth × blocks-per-request = {slots} exceeds io_uring's 32768 entries"
-            )));
-        }
         let memory = slots * self.bs * self.threads as u64;
         if memory > 8 << 30 {
             return Err(Error::invalid(format!(
@@ -361,6 +322,7 @@ pub struct Range {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::source::Target;
 
     fn cfg(engine: EngineKind, qs: usize, batch: usize, threads: usize) -> RunConfig {
         RunConfig {
@@ -379,21 +341,21 @@ mod tests {
         assert_eq!(cfg(EngineKind::Libaio, 16, 1, 3).label(), "A16B1T3");
         assert_eq!(cfg(EngineKind::Uring, 32, 1, 1).label(), "U32B1");
         let mut u = cfg(EngineKind::Uring, 64, 1, 2);
-        u.options.fixed_bufs = true;
-        u.options.fixed_files = true;
+        u.options.uring.fixed_bufs = true;
+        u.options.uring.fixed_files = true;
         assert_eq!(u.label(), "U64B1MFT2");
-        u.options.sqpoll = true;
-        u.options.fixed_bufs = false;
+        u.options.uring.sqpoll = true;
+        u.options.uring.fixed_bufs = false;
         assert_eq!(u.label(), "U64B1FST2");
         let mut f = cfg(EngineKind::Uring, 1, 1, 1);
-        f.options.fixed_files = true;
+        f.options.uring.fixed_files = true;
         assert_eq!(f.label(), "U1B1F");
     }
 
     fn target(size: u64) -> Target {
         Target {
             path: "/x".into(),
-            kind: crate::target::TargetKind::File,
+            kind: crate::source::TargetKind::File,
             size,
             dio_offset_align: 4096,
             dio_mem_align: 512,
@@ -405,11 +367,11 @@ mod tests {
     #[test]
     fn validation_rejects_what_cannot_run() {
         let t = target(1 << 20);
-        assert!(RunConfig::new("/x").validate(&t).is_ok());
+        assert!(RunConfig::new("/x").check(&t).is_ok());
         let bad = |f: fn(&mut RunConfig)| {
             let mut c = RunConfig::new("/x");
             f(&mut c);
-            c.validate(&t).is_err()
+            c.check(&t).is_err()
         };
         assert!(bad(|c| c.bs = 512)); // below the 4 KiB DIO alignment
         assert!(bad(|c| c.bs = 2 << 20));
@@ -419,10 +381,10 @@ mod tests {
             c.iodepth = 4;
             c.batch = 8;
         }));
-        assert!(bad(|c| c.options.fixed_files = true)); // needs uring
+        assert!(bad(|c| c.options.uring.fixed_files = true)); // needs uring
         assert!(bad(|c| {
             c.engine = EngineKind::Uring;
-            c.options.iopoll = true;
+            c.options.uring.iopoll = true;
             c.direct = false;
         }));
         assert!(bad(|c| c.blocks_per_request = 0));
@@ -439,7 +401,7 @@ mod tests {
     fn range_is_whole_blocks() {
         let mut c = RunConfig::new("/x");
         c.bs = 12288;
-        let r = c.validate(&target(1 << 20)).unwrap();
+        let r = c.check(&target(1 << 20)).unwrap();
         assert_eq!(r.blocks, (1 << 20) / 12288);
         assert_eq!(r.len, r.blocks * 12288);
     }

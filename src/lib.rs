@@ -25,12 +25,12 @@ pub mod residency;
 pub mod result;
 pub mod runner;
 pub mod size;
+pub mod source;
 pub mod stability;
 pub mod stats;
 pub mod store;
 pub mod study;
 pub mod table;
-pub mod target;
 pub mod tune;
 pub mod units;
 

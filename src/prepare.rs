@@ -4,7 +4,7 @@
 use crate::buffer::AlignedBuf;
 use crate::data;
 use crate::error::{Error, Result};
-use crate::target::{self, TargetKind};
+use crate::source::{TargetKind, local as target};
 use std::fs::OpenOptions;
 use std::io::ErrorKind;
 use std::os::unix::fs::OpenOptionsExt;

@@ -35,10 +35,10 @@ pub const SQPOLL_DEFER_TASKRUN: &str = "SQPOLL cannot be combined with DEFER_TAS
 /// Refusals and warnings for a run, decided before any I/O. Errors are bad input.
 pub fn check_run(cfg: &RunConfig, dev: &DeviceInfo) -> Result<Vec<String>, String> {
     let mut warnings = Vec::new();
-    if cfg.options.iopoll && dev.io_poll != Some(true) {
+    if cfg.options.uring.iopoll && dev.io_poll != Some(true) {
         return Err(iopoll_unsupported(dev));
     }
-    if cfg.options.hipri && dev.io_poll != Some(true) {
+    if cfg.options.pvsync2.hipri && dev.io_poll != Some(true) {
         warnings.push(hipri_ignored(dev));
     }
     if cfg.engine == EngineKind::Libaio && !cfg.direct {
@@ -53,7 +53,7 @@ pub fn check_run(cfg: &RunConfig, dev: &DeviceInfo) -> Result<Vec<String>, Strin
 /// Explain an errno the way the probe would, for the run's error messages.
 pub fn explain_errno(errno: i32, cfg: &RunConfig) -> Option<String> {
     match errno {
-        libc::EOPNOTSUPP if cfg.options.iopoll => Some(
+        libc::EOPNOTSUPP if cfg.options.uring.iopoll => Some(
             "IOPOLL needs a device with poll queues (io_poll=1, e.g. nvme poll_queues>0); this one has none, \
              so every polled read fails with EOPNOTSUPP. Drop --iopoll"
                 .into(),
@@ -68,9 +68,8 @@ pub fn explain_errno(errno: i32, cfg: &RunConfig) -> Option<String> {
 
 use crate::buffer::BufferPool;
 use crate::engine::{self, Completion, EngineOptions, EngineSetup, Io};
-use crate::target::{self, Target};
+use crate::source::{Target, local as target};
 use serde::{Deserialize, Serialize};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// How one interface behaves on the target.
@@ -130,7 +129,7 @@ fn target_from_sysfs(path: &std::path::Path, dev: &DeviceInfo) -> Option<Target>
     let lbs = dev.logical_block_size.unwrap_or(512);
     Some(Target {
         path: path.into(),
-        kind: crate::target::TargetKind::Block,
+        kind: crate::source::TargetKind::Block,
         size: sectors * 512,
         dio_offset_align: lbs,
         dio_mem_align: lbs,
@@ -157,11 +156,11 @@ fn probe_read(
         .name("readlab-probe".into())
         .spawn(move || {
             let res = (|| -> crate::error::Result<((i64, u64), Vec<String>)> {
-                let file = Arc::new(target::open_read(&path, direct)?);
+                let file = target::open_read(&path, direct)?;
                 let mut e = engine::open(
                     kind,
                     EngineSetup {
-                        file,
+                        handle: file.into(),
                         pool: BufferPool::new(1, len),
                         depth: 1,
                         direct,
@@ -265,42 +264,42 @@ pub fn probe(path: &std::path::Path) -> crate::error::Result<Report> {
         (
             "pvsync2 --hipri",
             EngineKind::Pvsync2,
-            opts(|o| o.hipri = true),
+            opts(|o| o.pvsync2.hipri = true),
         ),
         (
             "pvsync2 --nowait",
             EngineKind::Pvsync2,
-            opts(|o| o.nowait = true),
+            opts(|o| o.pvsync2.nowait = true),
         ),
         ("libaio", EngineKind::Libaio, EngineOptions::default()),
         ("uring", EngineKind::Uring, EngineOptions::default()),
         (
             "uring --plain-setup",
             EngineKind::Uring,
-            opts(|o| o.plain_setup = true),
+            opts(|o| o.uring.plain_setup = true),
         ),
         (
             "uring --fixed-files",
             EngineKind::Uring,
-            opts(|o| o.fixed_files = true),
+            opts(|o| o.uring.fixed_files = true),
         ),
         (
             "uring --fixed-bufs",
             EngineKind::Uring,
-            opts(|o| o.fixed_bufs = true),
+            opts(|o| o.uring.fixed_bufs = true),
         ),
         (
             "uring --sqpoll",
             EngineKind::Uring,
             opts(|o| {
-                o.sqpoll = true;
-                o.sqpoll_idle_ms = 10;
+                o.uring.sqpoll = true;
+                o.uring.sqpoll_idle_ms = 10;
             }),
         ),
         (
             "uring --iopoll",
             EngineKind::Uring,
-            opts(|o| o.iopoll = true),
+            opts(|o| o.uring.iopoll = true),
         ),
         ("pool", EngineKind::Pool, EngineOptions::default()),
         ("posixaio", EngineKind::Posixaio, EngineOptions::default()),
@@ -318,7 +317,7 @@ pub fn probe(path: &std::path::Path) -> crate::error::Result<Report> {
             continue;
         }
         for (name, kind, o) in &cases {
-            let polled = o.hipri || o.iopoll;
+            let polled = o.pvsync2.hipri || o.uring.iopoll;
             if polled && !direct {
                 continue; // polling exists only for direct I/O
             }
@@ -330,9 +329,9 @@ pub fn probe(path: &std::path::Path) -> crate::error::Result<Report> {
                 Ok((n, _)) => {
                     let errno = (-n) as i32;
                     let why = std::io::Error::from_raw_os_error(errno).to_string();
-                    let detail = if o.iopoll && errno == libc::EOPNOTSUPP {
+                    let detail = if o.uring.iopoll && errno == libc::EOPNOTSUPP {
                         iopoll_unsupported(&dev)
-                    } else if o.nowait && errno == libc::EAGAIN {
+                    } else if o.pvsync2.nowait && errno == libc::EAGAIN {
                         "RWF_NOWAIT: the data is not cached, so the read was refused with EAGAIN \
                          (counted apart from errors in a run)"
                             .into()
@@ -345,13 +344,13 @@ pub fn probe(path: &std::path::Path) -> crate::error::Result<Report> {
             };
             let mut status = status;
             if status == Status::Works {
-                if o.hipri && !polls {
+                if o.pvsync2.hipri && !polls {
                     status = Status::Ignored;
                     detail = hipri_ignored(&dev);
                 } else if *kind == EngineKind::Libaio && !direct {
                     status = Status::Synchronous;
                     detail = BUFFERED_LIBAIO.into();
-                } else if o.iopoll && !polls {
+                } else if o.uring.iopoll && !polls {
                     detail = "completed, but this device reports io_poll=0".into();
                 }
             }
@@ -412,8 +411,8 @@ pub fn render(r: &Report) -> String {
         "target     {} ({}, {} = {} B), kernel {}",
         t.path.display(),
         match t.kind {
-            crate::target::TargetKind::File => "regular file",
-            crate::target::TargetKind::Block => "block device",
+            crate::source::TargetKind::File => "regular file",
+            crate::source::TargetKind::Block => "block device",
         },
         format_bytes(t.size as f64, Style::Table),
         t.size,

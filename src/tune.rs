@@ -14,9 +14,9 @@ use crate::engine::EngineKind;
 use crate::error::{Error, Result};
 use crate::result::{Document, StudyTag};
 use crate::runner::{self, Observer};
+use crate::source::Target;
 use crate::stability::StopRule;
 use crate::store::Store;
-use crate::target::Target;
 use crate::units::{Style, format_bytes, format_ns};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
@@ -374,9 +374,9 @@ impl Search<'_> {
                 (true, true, true),
             ] {
                 let mut c = best.config.clone();
-                c.options.fixed_files = files;
-                c.options.fixed_bufs = bufs;
-                c.options.sqpoll = sqpoll;
+                c.options.uring.fixed_files = files;
+                c.options.uring.fixed_bufs = bufs;
+                c.options.uring.sqpoll = sqpoll;
                 if sqpoll && c.threads > 1 {
                     // One SQ poll thread per ring eats a core each: try it with one thread only.
                     c.threads = 1;
@@ -589,14 +589,7 @@ pub fn tune(opts: &TuneOptions, obs: &dyn TuneObserver) -> Result<TuneReport> {
 
 /// The fio command line that runs the same workload.
 pub fn fio_command(c: &RunConfig) -> String {
-    let engine = match c.engine {
-        EngineKind::Psync => "psync",
-        EngineKind::Pvsync2 => "pvsync2",
-        EngineKind::Libaio => "libaio",
-        EngineKind::Uring => "io_uring",
-        EngineKind::Posixaio => "posixaio",
-        EngineKind::Pool | EngineKind::Null => "psync",
-    };
+    let engine = c.engine.fio_name();
     let mut s = format!(
         "fio --name=readlab --filename={} --ioengine={engine} --rw={} --bs={} --direct={} \
          --iodepth={} --numjobs={} --time_based --runtime={}s --ramp_time={}ms --group_reporting \
@@ -621,20 +614,20 @@ pub fn fio_command(c: &RunConfig) -> String {
     }
     let o = &c.options;
     if c.engine == EngineKind::Uring {
-        if o.fixed_bufs {
+        if o.uring.fixed_bufs {
             s.push_str(" --fixedbufs=1");
         }
-        if o.fixed_files {
+        if o.uring.fixed_files {
             s.push_str(" --registerfiles=1");
         }
-        if o.sqpoll {
+        if o.uring.sqpoll {
             s.push_str(" --sqthread_poll=1");
         }
-        if o.iopoll {
+        if o.uring.iopoll {
             s.push_str(" --hipri=1");
         }
     }
-    if o.hipri {
+    if o.pvsync2.hipri {
         s.push_str(" --hipri=1");
     }
     s
@@ -660,9 +653,9 @@ pub fn readlab_command(c: &RunConfig) -> String {
     }
     let o = &c.options;
     for (on, flag) in [
-        (o.fixed_files, " --fixed-files"),
-        (o.fixed_bufs, " --fixed-bufs"),
-        (o.sqpoll, " --sqpoll"),
+        (o.uring.fixed_files, " --fixed-files"),
+        (o.uring.fixed_bufs, " --fixed-bufs"),
+        (o.uring.sqpoll, " --sqpoll"),
     ] {
         if on {
             s.push_str(flag);
@@ -731,8 +724,8 @@ mod tests {
         c.engine = EngineKind::Uring;
         c.iodepth = 32;
         c.batch = 4;
-        c.options.fixed_bufs = true;
-        c.options.fixed_files = true;
+        c.options.uring.fixed_bufs = true;
+        c.options.uring.fixed_files = true;
         let f = fio_command(&c);
         for part in [
             "--ioengine=io_uring",

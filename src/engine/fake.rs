@@ -3,7 +3,21 @@
 //! service time, an errno, a short length or a corrupted byte. Completions come back in the order
 //! they fall due, so a slow I/O is overtaken by faster ones queued after it.
 
-use super::{Completion, Engine, EngineSetup, Io};
+use super::{Completion, Engine, EngineSetup, EngineSpec, Io};
+
+/// The fake as a registered engine (its default script: every read correct, at once), so the
+/// engine conformance suite runs it like any other: adding it took this file and one line in
+/// [`registry`](super::registry).
+pub static SPEC: EngineSpec = EngineSpec {
+    name: "fake",
+    label: "Z",
+    fio_name: "psync",
+    capabilities: super::ASYNC,
+    options_set: super::no_options,
+    check: super::no_check,
+    label_suffix: super::no_suffix,
+    open: |s| Ok(Box::new(Fake::new(s, Script::new())?)),
+};
 use crate::buffer::BufferPool;
 use crate::error::Result;
 use std::fs::File;
@@ -123,15 +137,15 @@ pub struct Fake {
 }
 
 impl Fake {
-    pub fn new(setup: EngineSetup, script: Script) -> Fake {
-        Fake {
-            file: setup.file,
+    pub fn new(setup: EngineSetup, script: Script) -> Result<Fake> {
+        Ok(Fake {
+            file: setup.handle.file()?,
             queued: Vec::with_capacity(setup.depth),
             pending: Vec::with_capacity(setup.depth),
             pool: setup.pool,
             script,
             seq: 0,
-        }
+        })
     }
 }
 
@@ -216,13 +230,13 @@ mod tests {
 
     fn fake(file: &tempfile::NamedTempFile, depth: usize, script: Script) -> Fake {
         let setup = EngineSetup {
-            file: Arc::new(file.reopen().unwrap()),
+            handle: Arc::new(file.reopen().unwrap()).into(),
             pool: BufferPool::new(depth, 4096),
             depth,
             direct: false,
             options: EngineOptions::default(),
         };
-        Fake::new(setup, script)
+        Fake::new(setup, script).unwrap()
     }
 
     fn io(token: u32, block: u64) -> Io {

@@ -8,7 +8,22 @@
 //! Without O_DIRECT the kernel performs the read inside io_submit, so buffered libaio is synchronous
 //! (the probe warns about it); it still reads correctly.
 
-use super::{Completion, Engine, EngineSetup, Io};
+use super::{Capabilities, Completion, Engine, EngineSetup, EngineSpec, Io};
+
+pub static SPEC: EngineSpec = EngineSpec {
+    name: "libaio",
+    label: "A",
+    fio_name: "libaio",
+    // Without O_DIRECT, io_submit performs the read itself before returning.
+    capabilities: Capabilities {
+        needs_direct: true,
+        ..super::ASYNC
+    },
+    options_set: super::no_options,
+    check: super::no_check,
+    label_suffix: super::no_suffix,
+    open: |s| Ok(Box::new(Libaio::new(s)?)),
+};
 use crate::buffer::BufferPool;
 use crate::error::{Error, Result};
 use std::fs::File;
@@ -108,10 +123,11 @@ impl Libaio {
         if r < 0 {
             return Err(Error::Engine(setup_error(depth, errno())));
         }
-        let fd = setup.file.as_raw_fd() as u32;
+        let file = setup.handle.file()?;
+        let fd = file.as_raw_fd() as u32;
         Ok(Libaio {
             ctx,
-            _file: setup.file,
+            _file: file,
             fd,
             pool: setup.pool,
             iocbs: vec![Iocb::default(); depth],
@@ -378,13 +394,13 @@ mod tests {
                 .unwrap();
         }
         f.as_file().sync_all().unwrap();
-        let direct = crate::target::open_read(f.path(), true).unwrap();
+        let direct = crate::source::local::open_read(f.path(), true).unwrap();
         (f, direct)
     }
 
     fn engine(file: File, depth: usize) -> Libaio {
         Libaio::new(EngineSetup {
-            file: Arc::new(file),
+            handle: Arc::new(file).into(),
             pool: BufferPool::new(depth, BUF_ALIGN),
             depth,
             direct: true,

@@ -19,9 +19,8 @@ pub use sync::{SyncEngine, SyncRead};
 
 use crate::buffer::BufferPool;
 use crate::error::{Error, Result};
+use crate::source::Handle;
 use serde::{Deserialize, Serialize};
-use std::fs::File;
-use std::sync::Arc;
 
 /// One read: `len` bytes at `offset` into the buffer of slot `token`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -87,149 +86,207 @@ pub struct Capabilities {
     pub does_io: bool,
 }
 
-/// The engines readlab knows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum EngineKind {
-    Psync,
-    Pvsync2,
-    Libaio,
-    Uring,
-    Pool,
-    Posixaio,
-    Null,
+/// One engine, described by itself in its own file and listed once in [`registry`]: what it is
+/// called, its label letter, what it can do, which of the options it owns, and how it opens.
+pub struct EngineSpec {
+    /// Its name on the command line and in results (`uring`).
+    pub name: &'static str,
+    /// The report's label letter: `P` pread, `A` Linux aio, `U` io_uring; readlab adds `W` for the
+    /// thread pool, `X` for POSIX aio and `N` for null.
+    pub label: &'static str,
+    /// fio's `ioengine` for the same interface (fio has no thread pool or null reader of this
+    /// kind: those map to `psync`).
+    pub fio_name: &'static str,
+    pub capabilities: Capabilities,
+    /// The options of [`EngineOptions`] this engine owns, by their flag names, and whether each is
+    /// set; an option set for another engine is refused by [`RunConfig::check`](crate::config).
+    pub options_set: fn(&EngineOptions) -> Vec<&'static str>,
+    /// Check its own options (beyond which engine they belong to).
+    pub check: fn(&EngineOptions, &crate::config::RunConfig) -> Result<()>,
+    /// Letters its options add to the label (`M`, `F`, `S` for io_uring).
+    pub label_suffix: fn(&EngineOptions) -> String,
+    /// Create one worker's engine.
+    pub open: fn(EngineSetup) -> Result<Box<dyn Engine>>,
+}
+
+/// No options of its own.
+pub(crate) fn no_options(_: &EngineOptions) -> Vec<&'static str> {
+    Vec::new()
+}
+
+/// Nothing to check.
+pub(crate) fn no_check(_: &EngineOptions, _: &crate::config::RunConfig) -> Result<()> {
+    Ok(())
+}
+
+/// No label letters.
+pub(crate) fn no_suffix(_: &EngineOptions) -> String {
+    String::new()
+}
+
+/// Synchronous, one I/O in flight per thread.
+pub(crate) const SYNC: Capabilities = Capabilities {
+    asynchronous: false,
+    needs_direct: false,
+    supports_batch: false,
+    does_io: true,
+};
+
+/// Keeps many I/Os in flight and submits several per call.
+pub(crate) const ASYNC: Capabilities = Capabilities {
+    asynchronous: true,
+    needs_direct: false,
+    supports_batch: true,
+    does_io: true,
+};
+
+/// Every engine readlab knows, in the order tables list them. Adding an engine is one file with
+/// its [`EngineSpec`] and one line here.
+pub fn registry() -> &'static [&'static EngineSpec] {
+    static ALL: &[&EngineSpec] = &[
+        &psync::SPEC,
+        &pvsync2::SPEC,
+        &libaio::SPEC,
+        &uring::SPEC,
+        &pool::SPEC,
+        &posixaio::SPEC,
+        &null::SPEC,
+        #[cfg(test)]
+        &fake::SPEC,
+    ];
+    ALL
+}
+
+/// An engine, by name: a typed handle on its [`EngineSpec`], stored in results as the name.
+#[derive(Clone, Copy)]
+pub struct EngineKind(&'static EngineSpec);
+
+#[allow(non_upper_case_globals)]
+impl EngineKind {
+    pub const Psync: EngineKind = EngineKind(&psync::SPEC);
+    pub const Pvsync2: EngineKind = EngineKind(&pvsync2::SPEC);
+    pub const Libaio: EngineKind = EngineKind(&libaio::SPEC);
+    pub const Uring: EngineKind = EngineKind(&uring::SPEC);
+    pub const Pool: EngineKind = EngineKind(&pool::SPEC);
+    pub const Posixaio: EngineKind = EngineKind(&posixaio::SPEC);
+    pub const Null: EngineKind = EngineKind(&null::SPEC);
 }
 
 impl EngineKind {
-    pub const ALL: [EngineKind; 7] = [
-        EngineKind::Psync,
-        EngineKind::Pvsync2,
-        EngineKind::Libaio,
-        EngineKind::Uring,
-        EngineKind::Pool,
-        EngineKind::Posixaio,
-        EngineKind::Null,
-    ];
+    /// Every registered engine.
+    pub fn all() -> impl Iterator<Item = EngineKind> {
+        registry().iter().map(|s| EngineKind(s))
+    }
+
+    /// Its place in the registry, for tables that list engines in the registry's order.
+    pub fn index(self) -> usize {
+        registry()
+            .iter()
+            .position(|s| s.name == self.0.name)
+            .unwrap_or(usize::MAX)
+    }
+
+    pub fn spec(self) -> &'static EngineSpec {
+        self.0
+    }
 
     pub fn name(self) -> &'static str {
-        match self {
-            EngineKind::Psync => "psync",
-            EngineKind::Pvsync2 => "pvsync2",
-            EngineKind::Libaio => "libaio",
-            EngineKind::Uring => "uring",
-            EngineKind::Pool => "pool",
-            EngineKind::Posixaio => "posixaio",
-            EngineKind::Null => "null",
-        }
+        self.0.name
     }
 
     pub fn parse(name: &str) -> Result<EngineKind> {
-        EngineKind::ALL
-            .into_iter()
+        EngineKind::all()
             .find(|k| k.name() == name)
             .ok_or_else(|| Error::UnknownEngine {
                 name: name.into(),
-                known: EngineKind::ALL.map(|k| k.name()).join(", "),
+                known: EngineKind::all()
+                    .map(|k| k.name())
+                    .collect::<Vec<_>>()
+                    .join(", "),
             })
     }
 
     pub fn capabilities(self) -> Capabilities {
-        let sync = Capabilities {
-            asynchronous: false,
-            needs_direct: false,
-            supports_batch: false,
-            does_io: true,
-        };
-        let asynchronous = Capabilities {
-            asynchronous: true,
-            supports_batch: true,
-            ..sync
-        };
-        match self {
-            EngineKind::Psync | EngineKind::Pvsync2 => sync,
-            EngineKind::Null => Capabilities {
-                does_io: false,
-                ..sync
-            },
-            // Without O_DIRECT, io_submit performs the read itself before returning.
-            EngineKind::Libaio => Capabilities {
-                needs_direct: true,
-                ..asynchronous
-            },
-            EngineKind::Uring | EngineKind::Posixaio => asynchronous,
-            EngineKind::Pool => Capabilities {
-                supports_batch: false,
-                ..asynchronous
-            },
-        }
+        self.0.capabilities
     }
 
-    /// The report's label letter for this interface: `P` pread, `A` Linux aio, `U` io_uring;
-    /// readlab adds `W` for the thread pool, `X` for POSIX aio and `N` for null.
+    /// The report's label letter for this interface.
     pub fn label_prefix(self) -> &'static str {
-        match self {
-            EngineKind::Psync | EngineKind::Pvsync2 => "P",
-            EngineKind::Libaio => "A",
-            EngineKind::Uring => "U",
-            EngineKind::Pool => "W",
-            EngineKind::Posixaio => "X",
-            EngineKind::Null => "N",
-        }
+        self.0.label
+    }
+
+    /// fio's name for the same interface.
+    pub fn fio_name(self) -> &'static str {
+        self.0.fio_name
     }
 }
 
-/// Engine options that only some engines understand.
+impl PartialEq for EngineKind {
+    fn eq(&self, other: &EngineKind) -> bool {
+        self.0.name == other.0.name
+    }
+}
+
+impl Eq for EngineKind {}
+
+impl std::hash::Hash for EngineKind {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        self.0.name.hash(h)
+    }
+}
+
+impl std::fmt::Debug for EngineKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "EngineKind({})", self.0.name)
+    }
+}
+
+impl Serialize for EngineKind {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.serialize_str(self.0.name)
+    }
+}
+
+impl<'de> Deserialize<'de> for EngineKind {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<EngineKind, D::Error> {
+        let name = String::deserialize(d)?;
+        EngineKind::parse(&name).map_err(serde::de::Error::custom)
+    }
+}
+
+/// Engine options that only some engines understand: each engine's own typed options, stored
+/// flat (`"fixed_files": true`, …) as readlab has always written them.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(default)]
 pub struct EngineOptions {
-    /// preadv2 RWF_HIPRI: poll for completion (needs a device with poll queues).
-    pub hipri: bool,
-    /// preadv2 RWF_NOWAIT: fail with EAGAIN instead of blocking.
-    pub nowait: bool,
-    /// io_uring: register the file and use fixed-file SQEs.
-    pub fixed_files: bool,
-    /// io_uring: register the buffer region once and use READ_FIXED.
-    pub fixed_bufs: bool,
-    /// io_uring: a kernel thread polls the submission queue (IORING_SETUP_SQPOLL).
-    pub sqpoll: bool,
-    /// io_uring: pin the SQ poll thread to this CPU.
-    pub sqpoll_cpu: Option<u32>,
-    /// io_uring: milliseconds the SQ poll thread spins before it sleeps.
-    pub sqpoll_idle_ms: u32,
-    /// io_uring: busy-poll for completions (IORING_SETUP_IOPOLL; needs device poll queues).
-    pub iopoll: bool,
-    /// io_uring: do not try COOP_TASKRUN / SINGLE_ISSUER / DEFER_TASKRUN / a registered ring fd.
-    pub plain_setup: bool,
-    /// pool: worker threads doing the reads (default: iodepth).
-    pub pool_threads: Option<usize>,
+    #[serde(flatten)]
+    pub pvsync2: pvsync2::Pvsync2Options,
+    #[serde(flatten)]
+    pub uring: uring::UringOptions,
+    #[serde(flatten)]
+    pub pool: pool::PoolOptions,
 }
 
-/// Everything an engine needs to start: the opened target, its buffers and options.
+pub use pool::PoolOptions;
+pub use pvsync2::Pvsync2Options;
+pub use uring::UringOptions;
+
+/// Everything an engine needs to start: what it reads, its buffers and options.
 pub struct EngineSetup {
-    pub file: Arc<File>,
+    /// What this worker reads through (a local descriptor today).
+    pub handle: Handle,
     /// One slot per I/O that can be in flight (`depth` slots of `pool.slot_len()` bytes).
     pub pool: BufferPool,
     /// Most I/Os in flight at once (iodepth × blocks per request).
     pub depth: usize,
-    /// Whether the file was opened with O_DIRECT.
+    /// Whether the handle was opened with O_DIRECT.
     pub direct: bool,
     pub options: EngineOptions,
 }
 
 /// Create an engine of `kind` for one worker thread.
 pub fn open(kind: EngineKind, setup: EngineSetup) -> Result<Box<dyn Engine>> {
-    Ok(match kind {
-        EngineKind::Psync => Box::new(SyncEngine::new(psync::Psync::new(setup.file), setup.pool)),
-        EngineKind::Pvsync2 => Box::new(SyncEngine::new(
-            pvsync2::Pvsync2::new(setup.file, &setup.options),
-            setup.pool,
-        )),
-        EngineKind::Null => Box::new(SyncEngine::new(null::Null, setup.pool)),
-        EngineKind::Libaio => Box::new(libaio::Libaio::new(setup)?),
-        EngineKind::Uring => Box::new(uring::Uring::new(setup)?),
-        EngineKind::Pool => Box::new(pool::Pool::new(setup)?),
-        EngineKind::Posixaio => Box::new(posixaio::PosixAio::new(setup)?),
-    })
+    (kind.0.open)(setup)
 }
 
 /// A temporary file of `blocks` blocks of `bs` bytes, block `b` filled with byte `b`: engine unit

@@ -1,6 +1,20 @@
 //! `null`: completes every I/O at once without reading, to measure readlab's own cost per I/O.
 
-use super::SyncRead;
+use super::{Capabilities, EngineSetup, EngineSpec, SyncEngine, SyncRead};
+
+pub static SPEC: EngineSpec = EngineSpec {
+    name: "null",
+    label: "N",
+    fio_name: "psync",
+    capabilities: Capabilities {
+        does_io: false,
+        ..super::SYNC
+    },
+    options_set: super::no_options,
+    check: super::no_check,
+    label_suffix: super::no_suffix,
+    open: |s: EngineSetup| Ok(Box::new(SyncEngine::new(Null, s.pool))),
+};
 
 pub struct Null;
 

@@ -9,7 +9,43 @@
 
 #![forbid(unsafe_code)]
 
-use super::{Completion, Engine, EngineSetup, Io};
+use super::{Capabilities, Completion, Engine, EngineSetup, EngineSpec, Io};
+use serde::{Deserialize, Serialize};
+
+/// The pool's own options.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(default)]
+pub struct PoolOptions {
+    /// Worker threads doing the reads (default: iodepth).
+    pub pool_threads: Option<usize>,
+}
+
+pub static SPEC: EngineSpec = EngineSpec {
+    name: "pool",
+    label: "W",
+    fio_name: "psync",
+    capabilities: Capabilities {
+        supports_batch: false,
+        ..super::ASYNC
+    },
+    options_set: |o| {
+        if o.pool.pool_threads.is_some() {
+            vec!["pool-threads"]
+        } else {
+            Vec::new()
+        }
+    },
+    check: |o, _| {
+        if o.pool.pool_threads == Some(0) {
+            return Err(crate::error::Error::invalid(
+                "--pool-threads must be at least 1",
+            ));
+        }
+        Ok(())
+    },
+    label_suffix: super::no_suffix,
+    open: |s| Ok(Box::new(Pool::new(s)?)),
+};
 use crate::buffer::AlignedBuf;
 use crate::error::{Error, Result};
 use crossbeam_channel::{Receiver, Sender};
@@ -50,11 +86,17 @@ pub struct Pool {
 
 impl Pool {
     pub fn new(setup: EngineSetup) -> Result<Self> {
+        let source = setup.handle.file()?;
         let slots = setup.pool.slots();
         let slot_len = setup.pool.slot_len();
         // Each slot gets its own buffer instead of a piece of the shared region.
         drop(setup.pool);
-        let threads = setup.options.pool_threads.unwrap_or(setup.depth).max(1);
+        let threads = setup
+            .options
+            .pool
+            .pool_threads
+            .unwrap_or(setup.depth)
+            .max(1);
         // Bounded to the number of slots: at most `slots` jobs and completions exist at once, so
         // neither side ever blocks on a full channel, and the array channel never allocates per
         // message.
@@ -71,7 +113,7 @@ impl Pool {
             readers: Vec::with_capacity(threads),
         };
         for i in 0..threads {
-            let (file, jobs, done) = (setup.file.clone(), job_rx.clone(), done_tx.clone());
+            let (file, jobs, done) = (source.clone(), job_rx.clone(), done_tx.clone());
             let handle = std::thread::Builder::new()
                 .name(format!("readlab-pool-{i}"))
                 .stack_size(READER_STACK)
@@ -213,12 +255,14 @@ mod tests {
 
     fn open(f: File, slots: usize, threads: Option<usize>) -> Pool {
         Pool::new(EngineSetup {
-            file: Arc::new(f),
+            handle: Arc::new(f).into(),
             pool: BufferPool::new(slots, BS),
             depth: slots,
             direct: false,
             options: EngineOptions {
-                pool_threads: threads,
+                pool: PoolOptions {
+                    pool_threads: threads,
+                },
                 ..EngineOptions::default()
             },
         })

@@ -12,7 +12,18 @@
 //! through raw pointers (`UnsafeCell`) because glibc's threads write into them concurrently.
 //! Buffers are lent from the [`BufferPool`] for exactly as long as the request is in flight.
 
-use super::{Completion, Engine, EngineSetup, Io};
+use super::{Completion, Engine, EngineSetup, EngineSpec, Io};
+
+pub static SPEC: EngineSpec = EngineSpec {
+    name: "posixaio",
+    label: "X",
+    fio_name: "posixaio",
+    capabilities: super::ASYNC,
+    options_set: super::no_options,
+    check: super::no_check,
+    label_suffix: super::no_suffix,
+    open: |s| Ok(Box::new(PosixAio::new(s)?)),
+};
 use crate::buffer::BufferPool;
 use crate::error::{Error, Result};
 use std::cell::UnsafeCell;
@@ -48,7 +59,8 @@ impl PosixAio {
         // SAFETY: aiocb is a plain C struct of integers, pointers and a sigevent; all-zero bytes
         // is a valid value (and what C code gets from memset before filling it in).
         let mut template: libc::aiocb = unsafe { std::mem::zeroed() };
-        template.aio_fildes = setup.file.as_raw_fd();
+        let file = setup.handle.file()?;
+        template.aio_fildes = file.as_raw_fd();
         template.aio_lio_opcode = libc::LIO_READ;
         template.aio_reqprio = 0;
         template.aio_sigevent.sigev_notify = libc::SIGEV_NONE;
@@ -61,7 +73,7 @@ impl PosixAio {
             list: Vec::with_capacity(slots.min(LISTIO_CHUNK)),
             waitlist: Vec::with_capacity(slots),
             pool: setup.pool,
-            file: setup.file,
+            file,
         })
     }
 
@@ -297,7 +309,7 @@ mod tests {
 
     fn open(f: File, slots: usize) -> PosixAio {
         PosixAio::new(EngineSetup {
-            file: Arc::new(f),
+            handle: Arc::new(f).into(),
             pool: BufferPool::new(slots, BS),
             depth: slots,
             direct: false,

@@ -1,8 +1,22 @@
 //! `psync`: one pread(2) per I/O, the interface of section 5 of the report.
 
-use super::SyncRead;
+use super::{EngineSetup, EngineSpec, SyncEngine, SyncRead};
 use std::fs::File;
 use std::sync::Arc;
+
+pub static SPEC: EngineSpec = EngineSpec {
+    name: "psync",
+    label: "P",
+    fio_name: "psync",
+    capabilities: super::SYNC,
+    options_set: super::no_options,
+    check: super::no_check,
+    label_suffix: super::no_suffix,
+    open: |s: EngineSetup| {
+        let file = s.handle.file()?;
+        Ok(Box::new(SyncEngine::new(Psync::new(file), s.pool)))
+    },
+};
 
 pub struct Psync {
     file: Arc<File>,

@@ -15,7 +15,86 @@
 //! `Submitter`, `SubmissionQueue` and `CompletionQueue` of one `IoUring::split()` for its whole
 //! life. They borrow the ring, which lives in a leaked `Box` freed by `Drop` after them.
 
-use super::{Completion, Engine, EngineOptions, EngineSetup, Io};
+use super::{Completion, Engine, EngineOptions, EngineSetup, EngineSpec, Io};
+use serde::{Deserialize, Serialize};
+
+/// io_uring's own options.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(default)]
+pub struct UringOptions {
+    /// Register the file and use fixed-file SQEs.
+    pub fixed_files: bool,
+    /// Register the buffer region once and use READ_FIXED.
+    pub fixed_bufs: bool,
+    /// A kernel thread polls the submission queue (IORING_SETUP_SQPOLL).
+    pub sqpoll: bool,
+    /// Pin the SQ poll thread to this CPU.
+    pub sqpoll_cpu: Option<u32>,
+    /// Milliseconds the SQ poll thread spins before it sleeps.
+    pub sqpoll_idle_ms: u32,
+    /// Busy-poll for completions (IORING_SETUP_IOPOLL; needs device poll queues).
+    pub iopoll: bool,
+    /// Do not try COOP_TASKRUN / SINGLE_ISSUER / DEFER_TASKRUN / a registered ring fd.
+    pub plain_setup: bool,
+}
+
+pub static SPEC: EngineSpec = EngineSpec {
+    name: "uring",
+    label: "U",
+    fio_name: "io_uring",
+    capabilities: super::ASYNC,
+    options_set: |o| {
+        let o = &o.uring;
+        [
+            (o.fixed_files, "fixed-files"),
+            (o.fixed_bufs, "fixed-bufs"),
+            (o.sqpoll, "sqpoll"),
+            (o.sqpoll_cpu.is_some(), "sqpoll-cpu"),
+            (o.iopoll, "iopoll"),
+            (o.plain_setup, "plain-setup"),
+        ]
+        .into_iter()
+        .filter_map(|(on, f)| on.then_some(f))
+        .collect()
+    },
+    check: check_options,
+    label_suffix: |o| {
+        let o = &o.uring;
+        [(o.fixed_bufs, 'M'), (o.fixed_files, 'F'), (o.sqpoll, 'S')]
+            .into_iter()
+            .filter_map(|(on, c)| on.then_some(c))
+            .collect()
+    },
+    open: |s| Ok(Box::new(Uring::new(s)?)),
+};
+
+/// io_uring's options against the rest of the configuration.
+fn check_options(o: &EngineOptions, cfg: &crate::config::RunConfig) -> Result<()> {
+    let o = &o.uring;
+    if o.sqpoll_cpu.is_some() && !o.sqpoll {
+        return Err(Error::invalid("--sqpoll-cpu needs --sqpoll"));
+    }
+    if let Some(cpu) = o.sqpoll_cpu
+        && cpu as usize >= crate::env::cpus()
+    {
+        return Err(Error::invalid(format!(
+            "--sqpoll-cpu {cpu}: this machine has CPUs 0…{}",
+            crate::env::cpus() - 1
+        )));
+    }
+    if o.iopoll && !cfg.direct {
+        return Err(Error::invalid(
+            "--iopoll needs O_DIRECT: polled completion only exists for direct I/O; drop --buffered",
+        ));
+    }
+    let slots = cfg.iodepth as u64 * cfg.blocks_per_request as u64;
+    if slots > 32768 {
+        return Err(Error::invalid(format!(
+            "iodepth × blocks-per-request = {slots} exceeds io_uring's 32768 entries"
+        )));
+    }
+    Ok(())
+}
 use crate::buffer::BufferPool;
 use crate::error::{Error, Result};
 use io_uring::{CompletionQueue, IoUring, SubmissionQueue, Submitter, opcode, squeue, types};
@@ -48,7 +127,7 @@ impl SetupFlag {
 }
 
 /// The optional flags to try for these options.
-fn wanted_flags(o: &EngineOptions) -> Vec<SetupFlag> {
+fn wanted_flags(o: &UringOptions) -> Vec<SetupFlag> {
     if o.plain_setup {
         return Vec::new();
     }
@@ -96,7 +175,7 @@ fn with_fallback<T>(
     }
 }
 
-fn build_ring(entries: u32, o: &EngineOptions, flags: &[SetupFlag]) -> io::Result<IoUring> {
+fn build_ring(entries: u32, o: &UringOptions, flags: &[SetupFlag]) -> io::Result<IoUring> {
     let mut b = IoUring::builder();
     if o.sqpoll {
         b.setup_sqpoll(o.sqpoll_idle_ms);
@@ -167,7 +246,7 @@ impl Uring {
     }
 
     fn with_max_registered_buf(setup: EngineSetup, max_buf: usize) -> Result<Self> {
-        let o = setup.options.clone();
+        let o = setup.options.uring.clone();
         let slots = setup.pool.slots();
         assert!(
             setup.depth <= slots,
@@ -184,14 +263,15 @@ impl Uring {
         // parts split from it here (the only borrows of it) have been dropped.
         let ring: &'static mut IoUring = unsafe { &mut *raw };
         let (submitter, sq, cq) = ring.split();
-        let fd = setup.file.as_raw_fd();
+        let file = setup.handle.file()?;
+        let fd = file.as_raw_fd();
         let mut u = Uring {
             submitter: ManuallyDrop::new(submitter),
             sq: ManuallyDrop::new(sq),
             cq: ManuallyDrop::new(cq),
             ring: raw,
             pool: setup.pool,
-            _file: setup.file,
+            _file: file,
             fd,
             fixed_files: false,
             fixed_bufs: false,
@@ -359,7 +439,7 @@ impl Uring {
     }
 }
 
-fn setup_error(entries: u32, o: &EngineOptions, e: io::Error) -> Error {
+fn setup_error(entries: u32, o: &UringOptions, e: io::Error) -> Error {
     let mut what = String::new();
     if o.sqpoll {
         what.push_str(" with SQPOLL");
@@ -509,7 +589,7 @@ mod tests {
         p
     }
 
-    fn open(path: &Path, direct: bool, slots: usize, options: EngineOptions) -> Result<Uring> {
+    fn open(path: &Path, direct: bool, slots: usize, options: UringOptions) -> Result<Uring> {
         open_with(path, direct, slots, options, MAX_REGISTERED_BUF)
     }
 
@@ -517,17 +597,20 @@ mod tests {
         path: &Path,
         direct: bool,
         slots: usize,
-        options: EngineOptions,
+        options: UringOptions,
         max_buf: usize,
     ) -> Result<Uring> {
-        let file = crate::target::open_read(path, direct).unwrap();
+        let file = crate::source::local::open_read(path, direct).unwrap();
         Uring::with_max_registered_buf(
             EngineSetup {
-                file: Arc::new(file),
+                handle: file.into(),
                 pool: BufferPool::new(slots, BS),
                 depth: slots,
                 direct,
-                options,
+                options: EngineOptions {
+                    uring: options,
+                    ..EngineOptions::default()
+                },
             },
             max_buf,
         )
@@ -590,16 +673,16 @@ mod tests {
 
     #[test]
     fn all_flags_are_wanted_but_never_defer_taskrun_with_sqpoll() {
-        let o = EngineOptions::default();
+        let o = UringOptions::default();
         assert_eq!(wanted_flags(&o), [CoopTaskrun, SingleIssuer, DeferTaskrun]);
-        let sq = EngineOptions {
+        let sq = UringOptions {
             sqpoll: true,
-            ..EngineOptions::default()
+            ..UringOptions::default()
         };
         assert_eq!(wanted_flags(&sq), [CoopTaskrun, SingleIssuer]);
-        let plain = EngineOptions {
+        let plain = UringOptions {
             plain_setup: true,
-            ..EngineOptions::default()
+            ..UringOptions::default()
         };
         assert!(wanted_flags(&plain).is_empty());
     }
@@ -692,15 +775,15 @@ mod tests {
         ];
         // 6.18 refuses COOP_TASKRUN with SQPOLL, and readlab never asks for DEFER_TASKRUN there.
         let sqpoll = ["SQPOLL", "SINGLE_ISSUER", "REGISTERED_RING_FD"];
-        let o = |f: fn(&mut EngineOptions)| {
-            let mut o = EngineOptions {
+        let o = |f: fn(&mut UringOptions)| {
+            let mut o = UringOptions {
                 sqpoll_idle_ms: 100,
-                ..EngineOptions::default()
+                ..UringOptions::default()
             };
             f(&mut o);
             o
         };
-        let cases: Vec<(EngineOptions, Vec<&str>)> = vec![
+        let cases: Vec<(UringOptions, Vec<&str>)> = vec![
             (o(|_| {}), full.to_vec()),
             (o(|o| o.plain_setup = true), vec![]),
             (
@@ -756,10 +839,10 @@ mod tests {
         let dir = tempfile::tempdir_in(std::env::temp_dir()).unwrap();
         let path = prepared(dir.path(), 64);
         within(20, move || {
-            let o = EngineOptions {
+            let o = UringOptions {
                 fixed_bufs: true,
                 fixed_files: true,
-                ..EngineOptions::default()
+                ..UringOptions::default()
             };
             // 3 slots per registered buffer: tokens 0-2 use buffer 0, … 9 uses buffer 3. A wrong
             // index would point outside its buffer and fail with EFAULT.
@@ -782,7 +865,7 @@ mod tests {
         let dir = tempfile::tempdir_in(std::env::temp_dir()).unwrap();
         let path = prepared(dir.path(), 8);
         within(10, move || {
-            let mut u = open(&path, true, 8, EngineOptions::default()).unwrap();
+            let mut u = open(&path, true, 8, UringOptions::default()).unwrap();
             let mut out = Vec::new();
             assert_eq!(u.reap(1, &mut out).unwrap(), 0);
             for t in 0..2 {
@@ -815,7 +898,7 @@ mod tests {
         let dir = tempfile::tempdir_in(std::env::temp_dir()).unwrap();
         let path = prepared(dir.path(), 8);
         within(10, move || {
-            let mut u = open(&path, true, 4, EngineOptions::default()).unwrap();
+            let mut u = open(&path, true, 4, UringOptions::default()).unwrap();
             assert!(u.features().contains(&"DEFER_TASKRUN".to_string()));
             u.queue(Io {
                 token: 0,
@@ -852,11 +935,11 @@ mod tests {
         let path = prepared(dir.path(), 64);
         within(10, move || {
             for opts in [
-                EngineOptions::default(),
-                EngineOptions {
+                UringOptions::default(),
+                UringOptions {
                     sqpoll: true,
                     fixed_bufs: true,
-                    ..EngineOptions::default()
+                    ..UringOptions::default()
                 },
             ] {
                 let mut u = open(&path, true, 32, opts).unwrap();
@@ -870,7 +953,7 @@ mod tests {
                 }
                 u.submit().unwrap();
                 // Some queued but never submitted.
-                let mut u2 = open(&path, true, 4, EngineOptions::default()).unwrap();
+                let mut u2 = open(&path, true, 4, UringOptions::default()).unwrap();
                 u2.queue(Io {
                     token: 0,
                     offset: 0,
@@ -898,9 +981,9 @@ mod tests {
             "this test needs a temp dir on a device without poll queues: {dev:?}"
         );
         let res = within(10, move || {
-            let o = EngineOptions {
+            let o = UringOptions {
                 iopoll: true,
-                ..EngineOptions::default()
+                ..UringOptions::default()
             };
             let mut u = open(&path, true, 16, o).unwrap();
             assert!(u.features().contains(&"IOPOLL".to_string()));
@@ -937,10 +1020,10 @@ mod tests {
     fn a_bad_sqpoll_cpu_is_explained() {
         let dir = tempfile::tempdir_in(std::env::temp_dir()).unwrap();
         let path = prepared(dir.path(), 8);
-        let o = EngineOptions {
+        let o = UringOptions {
             sqpoll: true,
             sqpoll_cpu: Some(4095),
-            ..EngineOptions::default()
+            ..UringOptions::default()
         };
         let e = within(10, move || {
             open(&path, true, 4, o).err().map(|e| e.to_string())
@@ -958,7 +1041,7 @@ mod tests {
         let mut expect = vec![0u8; BS];
         f.read_exact_at(&mut expect, 3 * BS as u64).unwrap();
         within(10, move || {
-            let mut u = open(&path, false, 4, EngineOptions::default()).unwrap();
+            let mut u = open(&path, false, 4, UringOptions::default()).unwrap();
             u.queue(Io {
                 token: 2,
                 offset: 3 * BS as u64,

@@ -6,7 +6,7 @@ use crate::config::{Range, RunConfig};
 use crate::data::{self, Mismatch};
 use crate::error::{Error, Result};
 use crate::result::{ErrorSummary, IoErrorRecord, RunResult, VerifySummary};
-use crate::target::Target;
+use crate::source::Source;
 
 /// How many errors and mismatches are kept in full (all are counted).
 pub(super) const KEEP_FIRST: usize = 16;
@@ -15,7 +15,7 @@ pub(super) const ABORT_AFTER_FAILURES: u64 = 256;
 
 /// What `prepare_run` found out about a run before any I/O.
 pub struct Prepared {
-    pub target: Target,
+    pub source: Box<dyn Source>,
     pub device: crate::env::DeviceInfo,
     pub range: Range,
     /// The probe's warnings for this configuration.
@@ -24,23 +24,23 @@ pub struct Prepared {
 
 /// Check a configuration against its target; nothing is read yet.
 pub fn prepare_run(cfg: &RunConfig) -> Result<Prepared> {
-    let target = Target::inspect(&cfg.target)?;
-    let range = cfg.validate(&target)?;
-    let device = crate::env::DeviceInfo::of(&target.path);
+    let source = crate::source::open(&cfg.target)?;
+    let range = cfg.check(source.as_ref())?;
+    let device = crate::env::DeviceInfo::of(&cfg.target);
     let warnings = crate::probe::check_run(cfg, &device).map_err(Error::InvalidArgument)?;
     if cfg.verify {
         let last = range.offset + range.len - 1;
         let last_sector = last - last % data::SECTOR as u64;
-        if !target.prepared_at(last_sector) {
+        if !source.prepared_at(last_sector) {
             return Err(Error::invalid(format!(
                 "{}: the sector at {last_sector} is not part of the prepared image; \
                  limit the range with --size or drop --verify",
-                target.path.display()
+                source.name()
             )));
         }
     }
     Ok(Prepared {
-        target,
+        source,
         device,
         range,
         warnings,

@@ -31,12 +31,11 @@ use crate::engine::{self, Engine, EngineSetup};
 use crate::env::Environment;
 use crate::error::{Error, Result};
 use crate::result::{Document, EndedBy, SCHEMA};
+use crate::source::{Handle, Source, WorkerOpen};
 use crate::stats::Recorder;
-use crate::target;
 use std::collections::BTreeMap;
-use std::fs::File;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Barrier, Mutex, OnceLock};
+use std::sync::{Barrier, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 /// Phases of a run, for progress display.
@@ -93,19 +92,23 @@ pub fn run_with(
     open: &EngineFactory,
 ) -> Result<Document> {
     let Prepared {
-        target,
+        source,
         device,
         range,
         warnings,
     } = prepare_run(cfg)?;
-    let files = open_files(cfg, &range)?;
-    let environment = Environment::capture(&target, device);
+    let handles = open_handles(cfg, source.as_ref(), &range)?;
+    let environment = Environment::capture(source.as_ref(), device);
     let timer_ns = clock::timer_cost_ns();
 
     let shared = Shared {
         cfg,
         range,
-        file_id: if cfg.verify { target.prepared_id } else { None },
+        file_id: if cfg.verify {
+            source.prepared_id()
+        } else {
+            None
+        },
         start: Barrier::new(cfg.threads + 1),
         finish: Barrier::new(cfg.threads + 1),
         exited: AtomicUsize::new(0),
@@ -116,7 +119,7 @@ pub fn run_with(
     };
 
     let (outs, ended) = std::thread::scope(|s| {
-        let handles: Vec<_> = files
+        let handles: Vec<_> = handles
             .into_iter()
             .enumerate()
             .map(|(i, f)| {
@@ -150,28 +153,18 @@ pub fn run_with(
     })
 }
 
-/// One descriptor per worker thread, each with the configured `posix_fadvise` hint.
-fn open_files(cfg: &RunConfig, range: &Range) -> Result<Vec<Arc<File>>> {
-    let does_io = cfg.engine.capabilities().does_io;
-    let mut files = Vec::with_capacity(cfg.threads);
-    for _ in 0..cfg.threads {
-        let f = target::open_read(&cfg.target, cfg.direct && does_io)?;
-        if let Some(adv) = cfg.fadvise {
-            let advice = match adv {
-                crate::config::Fadvise::Sequential => rustix::fs::Advice::Sequential,
-                crate::config::Fadvise::Random => rustix::fs::Advice::Random,
-            };
-            rustix::fs::fadvise(
-                &f,
-                range.offset,
-                std::num::NonZeroU64::new(range.len),
-                advice,
-            )
-            .map_err(|e| Error::io(&cfg.target, "posix_fadvise failed", e.into()))?;
-        }
-        files.push(Arc::new(f));
-    }
-    Ok(files)
+/// One handle per worker thread, each with the configured `posix_fadvise` hint.
+fn open_handles(cfg: &RunConfig, source: &dyn Source, range: &Range) -> Result<Vec<Handle>> {
+    let how = WorkerOpen {
+        direct: cfg.direct && cfg.engine.capabilities().does_io,
+        advice: cfg.fadvise.map(|a| match a {
+            crate::config::Fadvise::Sequential => rustix::fs::Advice::Sequential,
+            crate::config::Fadvise::Random => rustix::fs::Advice::Random,
+        }),
+        offset: range.offset,
+        len: range.len,
+    };
+    (0..cfg.threads).map(|_| source.open_worker(&how)).collect()
 }
 
 /// A per-worker completion counter on its own cache line.

@@ -47,7 +47,7 @@ fn config(target: &tempfile::NamedTempFile, iodepth: usize) -> RunConfig {
 }
 
 fn factory(script: Script) -> impl Fn(usize, EngineSetup) -> Result<Box<dyn Engine>> + Sync {
-    move |_, setup| Ok(Box::new(Fake::new(setup, script.clone())))
+    move |_, setup| Ok(Box::new(Fake::new(setup, script.clone())?))
 }
 
 /// A result's warnings about the run itself, without those on how far its figures can be trusted
@@ -99,7 +99,7 @@ fn each_worker_gets_its_own_engine() {
     let seen = Mutex::new(Vec::new());
     let open = |i: usize, setup: EngineSetup| -> Result<Box<dyn Engine>> {
         seen.lock().unwrap().push(i);
-        Ok(Box::new(Fake::new(setup, Script::new())))
+        Ok(Box::new(Fake::new(setup, Script::new())?))
     };
     let r = run_with(&cfg, &Silent, &open).unwrap().result;
     assert_eq!(r.ios, 12);
@@ -340,7 +340,7 @@ fn an_engine_that_cannot_start_fails_the_run() {
         if i == 1 {
             return Err(Error::Engine("no engine here".into()));
         }
-        Ok(Box::new(Fake::new(setup, Script::new().delay(MS))))
+        Ok(Box::new(Fake::new(setup, Script::new().delay(MS))?))
     };
     let t = Instant::now();
     let e = run_with(&cfg, &Silent, &open as &EngineFactory).unwrap_err();

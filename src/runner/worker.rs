@@ -11,8 +11,8 @@ use crate::data;
 use crate::engine::{Completion, Engine, EngineSetup};
 use crate::error::Result;
 use crate::result::{ErrorSummary, VerifySummary};
+use crate::source::Handle;
 use crate::stats::Recorder;
-use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
@@ -37,11 +37,11 @@ pub(super) struct WorkerOut {
 pub(super) fn worker(
     sh: &Shared,
     idx: usize,
-    file: Arc<std::fs::File>,
+    handle: Handle,
     open: &EngineFactory,
 ) -> Result<WorkerOut> {
     let mut guard = Exit { sh, started: false };
-    let r = worker_loop(sh, idx, file, open, &mut guard.started);
+    let r = worker_loop(sh, idx, handle, open, &mut guard.started);
     if r.is_err() {
         sh.stop.store(true, Ordering::Relaxed);
     }
@@ -71,7 +71,7 @@ impl Drop for Exit<'_, '_> {
 fn worker_loop(
     sh: &Shared,
     idx: usize,
-    file: Arc<std::fs::File>,
+    handle: Handle,
     open: &EngineFactory,
     started: &mut bool,
 ) -> Result<WorkerOut> {
@@ -80,7 +80,7 @@ fn worker_loop(
     let bpr = cfg.blocks_per_request;
     let bs = cfg.bs as u32;
     let setup = EngineSetup {
-        file,
+        handle,
         pool: BufferPool::new(depth * bpr, cfg.bs as usize),
         depth: depth * bpr,
         direct: cfg.direct,
@@ -191,7 +191,7 @@ fn worker_loop(
             if c.res < 0 {
                 let errno = (-c.res) as i32;
                 req.failed[r] = true;
-                if errno == libc::EAGAIN && cfg.options.nowait {
+                if errno == libc::EAGAIN && cfg.options.pvsync2.nowait {
                     out.errors.eagain += 1;
                 } else {
                     record_error(&mut out.errors, offset, bs as u64, errno, None);

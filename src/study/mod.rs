@@ -13,8 +13,8 @@ pub use summary::summarize;
 use crate::error::{Error, Result};
 use crate::result::Document;
 use crate::runner::{self, Observer};
+use crate::source::Target;
 use crate::store::Store;
-use crate::target::Target;
 use std::path::{Path, PathBuf};
 
 /// What the user asked for.

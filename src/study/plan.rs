@@ -5,8 +5,8 @@ use crate::config::{RunConfig, Rw};
 use crate::engine::EngineKind;
 use crate::error::{Error, Result};
 use crate::result::{Document, StudyTag};
+use crate::source::Target;
 use crate::stability::StopRule;
-use crate::target::Target;
 use std::time::Duration;
 
 /// The studies readlab knows, named as on the command line.
@@ -355,9 +355,9 @@ pub fn plan(name: StudyName, ctx: &Context, docs: &[Document]) -> Result<Vec<Poi
                 let mut c = ctx.base(EngineKind::Uring, Rw::Randread, 4 * K);
                 c.iodepth = qs;
                 c.batch = batch;
-                c.options.fixed_files = files;
-                c.options.fixed_bufs = bufs;
-                c.options.sqpoll = sqpoll;
+                c.options.uring.fixed_files = files;
+                c.options.uring.fixed_bufs = bufs;
+                c.options.uring.sqpoll = sqpoll;
                 points.push(point(c));
             }
         }

@@ -31,7 +31,7 @@ impl Key {
         let c = &d.config;
         match self {
             Key::Bs => (c.bs, format_size(c.bs)),
-            Key::Engine => (c.engine as u64, c.engine.name().into()),
+            Key::Engine => (c.engine.index() as u64, c.engine.name().into()),
             Key::Rw => match c.rw {
                 Rw::Read => (0, "sequential".into()),
                 Rw::Randread => (1, "random".into()),
@@ -44,11 +44,11 @@ impl Key {
                 c.blocks_per_request.to_string(),
             ),
             Key::EngineThreads => (
-                (c.engine as u64) << 32 | c.threads as u64,
+                (c.engine.index() as u64) << 32 | c.threads as u64,
                 format!("{} T{}", c.engine.name(), c.threads),
             ),
             Key::EngineIodepth => (
-                (c.engine as u64) << 32 | c.iodepth as u64,
+                (c.engine.index() as u64) << 32 | c.iodepth as u64,
                 format!("{} QS{}", c.engine.name(), c.iodepth),
             ),
             Key::Label => (0, d.result.label.clone()),

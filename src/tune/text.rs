@@ -25,9 +25,9 @@ impl Recommendation {
             let cfg = &c.config;
             let o = &cfg.options;
             let feats: Vec<&str> = [
-                (o.fixed_files, "fixed files"),
-                (o.fixed_bufs, "fixed buffers"),
-                (o.sqpoll, "SQ poll"),
+                (o.uring.fixed_files, "fixed files"),
+                (o.uring.fixed_bufs, "fixed buffers"),
+                (o.uring.sqpoll, "SQ poll"),
             ]
             .into_iter()
             .filter_map(|(on, n)| on.then_some(n))
@@ -157,8 +157,8 @@ mod tests {
     fn setup() -> (Recommendation, TuneOptions) {
         let mut fast = cand(EngineKind::Uring, 1, 32, "U32B4");
         fast.config.batch = 4;
-        fast.config.options.fixed_files = true;
-        fast.config.options.fixed_bufs = true;
+        fast.config.options.uring.fixed_files = true;
+        fast.config.options.uring.fixed_bufs = true;
         (fast.iops, fast.mb_s, fast.p999_ns, fast.cpu_cores) = (122070.3, 500.04, 1_220_000, 0.951);
         let mut calm = cand(EngineKind::Psync, 2, 1, "PT2");
         (calm.iops, calm.mb_s, calm.p999_ns, calm.cpu_cores) = (24414.0, 100.0, 100_000, 2.0);

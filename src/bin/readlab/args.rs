@@ -5,7 +5,7 @@
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use readlab::config::{Arrivals, Fadvise, Rate, RunConfig, Rw};
-use readlab::engine::{EngineKind, EngineOptions};
+use readlab::engine::{EngineKind, EngineOptions, PoolOptions, Pvsync2Options, UringOptions};
 use readlab::error::Error;
 use readlab::prepare::PrepareConfig;
 use readlab::stability::StopRule;
@@ -460,16 +460,22 @@ impl RunArgs {
                 },
             }),
             options: EngineOptions {
-                hipri: self.hipri,
-                nowait: self.nowait,
-                fixed_files: self.fixed_files,
-                fixed_bufs: self.fixed_bufs,
-                sqpoll: self.sqpoll,
-                sqpoll_cpu: self.sqpoll_cpu,
-                sqpoll_idle_ms: self.sqpoll_idle.as_millis().min(u32::MAX as u128) as u32,
-                iopoll: self.iopoll,
-                plain_setup: self.plain_setup,
-                pool_threads: self.pool_threads,
+                pvsync2: Pvsync2Options {
+                    hipri: self.hipri,
+                    nowait: self.nowait,
+                },
+                uring: UringOptions {
+                    fixed_files: self.fixed_files,
+                    fixed_bufs: self.fixed_bufs,
+                    sqpoll: self.sqpoll,
+                    sqpoll_cpu: self.sqpoll_cpu,
+                    sqpoll_idle_ms: self.sqpoll_idle.as_millis().min(u32::MAX as u128) as u32,
+                    iopoll: self.iopoll,
+                    plain_setup: self.plain_setup,
+                },
+                pool: PoolOptions {
+                    pool_threads: self.pool_threads,
+                },
             },
         })
     }

@@ -104,8 +104,8 @@ impl Target {
         // statx reports 0 when the file does not support direct I/O; confirm by trying.
         let direct_supported = open_read(path, true).is_ok();
         if off_align == 0 {
-            off_align = crate::env::device_of(path)
-                .and_then(|d| crate::env::sysfs_u64(&d.queue_dir().join("logical_block_size")))
+            off_align = super::device::device_of(path)
+                .and_then(|d| super::device::sysfs_u64(&d.queue_dir().join("logical_block_size")))
                 .unwrap_or(512);
         }
         if mem_align == 0 {
