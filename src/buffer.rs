@@ -127,7 +127,13 @@ impl BufferPool {
     }
 
     /// The kernel has finished with slot `i` (its completion was reaped).
-    pub fn reclaim(&mut self, i: usize) {
+    ///
+    /// # Safety
+    ///
+    /// Nothing may write to slot `i` any more: the read lent it to (by [`lend`](Self::lend)) has
+    /// completed and been reaped, or was never handed to the kernel. Reclaiming a slot the kernel
+    /// is still writing lets [`slot`](Self::slot) hand out a slice that changes under the reader.
+    pub unsafe fn reclaim(&mut self, i: usize) {
         self.lent[i] = false;
     }
 
@@ -160,7 +166,8 @@ mod tests {
         let b = p.lend(1) as usize;
         assert_eq!(a % BUF_ALIGN, 0);
         assert_eq!(b - a, BUF_ALIGN);
-        p.reclaim(0);
+        // SAFETY: slot 0 was lent to no one but this test.
+        unsafe { p.reclaim(0) };
         assert_eq!(p.slot(0, 512).len(), 512);
     }
 

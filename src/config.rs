@@ -263,7 +263,12 @@ impl RunConfig {
                 )));
             }
         }
-        (self.engine.spec().check)(&self.options, self)?;
+        let workload = crate::engine::Workload {
+            direct: self.direct,
+            iodepth: self.iodepth,
+            blocks_per_request: self.blocks_per_request,
+        };
+        (self.engine.spec().check)(&self.options, &workload)?;
         if self.io_limit == Some(0) {
             return Err(Error::invalid("--io-limit must be positive"));
         }

@@ -253,57 +253,20 @@ pub fn probe(path: &std::path::Path) -> crate::error::Result<Report> {
     };
     let polls = dev.io_poll == Some(true);
     let mut checks = Vec::new();
-    let opts = |f: fn(&mut EngineOptions)| {
-        let mut o = EngineOptions::default();
-        f(&mut o);
-        o
-    };
-    let cases: Vec<(&str, EngineKind, EngineOptions)> = vec![
-        ("psync", EngineKind::Psync, EngineOptions::default()),
-        ("pvsync2", EngineKind::Pvsync2, EngineOptions::default()),
-        (
-            "pvsync2 --hipri",
-            EngineKind::Pvsync2,
-            opts(|o| o.pvsync2.hipri = true),
-        ),
-        (
-            "pvsync2 --nowait",
-            EngineKind::Pvsync2,
-            opts(|o| o.pvsync2.nowait = true),
-        ),
-        ("libaio", EngineKind::Libaio, EngineOptions::default()),
-        ("uring", EngineKind::Uring, EngineOptions::default()),
-        (
-            "uring --plain-setup",
-            EngineKind::Uring,
-            opts(|o| o.uring.plain_setup = true),
-        ),
-        (
-            "uring --fixed-files",
-            EngineKind::Uring,
-            opts(|o| o.uring.fixed_files = true),
-        ),
-        (
-            "uring --fixed-bufs",
-            EngineKind::Uring,
-            opts(|o| o.uring.fixed_bufs = true),
-        ),
-        (
-            "uring --sqpoll",
-            EngineKind::Uring,
-            opts(|o| {
-                o.uring.sqpoll = true;
-                o.uring.sqpoll_idle_ms = 10;
-            }),
-        ),
-        (
-            "uring --iopoll",
-            EngineKind::Uring,
-            opts(|o| o.uring.iopoll = true),
-        ),
-        ("pool", EngineKind::Pool, EngineOptions::default()),
-        ("posixaio", EngineKind::Posixaio, EngineOptions::default()),
-    ];
+    // Every registered engine that reads, in each feature variant its spec lists.
+    let cases: Vec<(String, EngineKind, EngineOptions)> = EngineKind::all()
+        .filter(|k| k.capabilities().does_io)
+        .flat_map(|k| {
+            (k.spec().variants)().into_iter().map(move |(flags, o)| {
+                let name = if flags.is_empty() {
+                    k.name().to_string()
+                } else {
+                    format!("{} {flags}", k.name())
+                };
+                (name, k, o)
+            })
+        })
+        .collect();
     for direct in [true, false] {
         if direct && !t.direct_supported {
             checks.push(Check {

@@ -6,9 +6,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-/// Cycles known and being removed elsewhere; each pair is allowed in either direction.
-/// `env` ↔ `target`: the engine helper's work (issue 9) removes it; delete this line after merging.
-const ALLOWED: &[(&str, &str)] = &[("crate::env", "crate::target")];
+/// Cycles known and being removed elsewhere; each pair is allowed in either direction. None now.
+const ALLOWED: &[(&str, &str)] = &[];
 
 #[derive(Debug, Clone, PartialEq)]
 enum Tok {

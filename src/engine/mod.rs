@@ -5,6 +5,8 @@
 //! engine lives in its own file; its [`Capabilities`] are plain data.
 
 #[cfg(test)]
+mod conformance;
+#[cfg(test)]
 pub(crate) mod fake;
 mod libaio;
 mod null;
@@ -101,12 +103,27 @@ pub struct EngineSpec {
     /// The options of [`EngineOptions`] this engine owns, by their flag names, and whether each is
     /// set; an option set for another engine is refused by [`RunConfig::check`](crate::config).
     pub options_set: fn(&EngineOptions) -> Vec<&'static str>,
-    /// Check its own options (beyond which engine they belong to).
-    pub check: fn(&EngineOptions, &crate::config::RunConfig) -> Result<()>,
+    /// Check its own options (beyond which engine they belong to) against the workload.
+    pub check: fn(&EngineOptions, &Workload) -> Result<()>,
     /// Letters its options add to the label (`M`, `F`, `S` for io_uring).
     pub label_suffix: fn(&EngineOptions) -> String,
+    /// Its feature variants worth trying on their own, as (flags, options): `("", default)` first,
+    /// then e.g. `("--fixed-bufs", …)`. The probe's table and the conformance suite run each.
+    pub variants: fn() -> Vec<(&'static str, EngineOptions)>,
     /// Create one worker's engine.
     pub open: fn(EngineSetup) -> Result<Box<dyn Engine>>,
+}
+
+/// Only the default options.
+pub(crate) fn plain() -> Vec<(&'static str, EngineOptions)> {
+    vec![("", EngineOptions::default())]
+}
+
+/// The default options changed by `f`.
+pub(crate) fn with(f: impl FnOnce(&mut EngineOptions)) -> EngineOptions {
+    let mut o = EngineOptions::default();
+    f(&mut o);
+    o
 }
 
 /// No options of its own.
@@ -114,8 +131,16 @@ pub(crate) fn no_options(_: &EngineOptions) -> Vec<&'static str> {
     Vec::new()
 }
 
+/// What of a run's configuration an engine checks its options against.
+#[derive(Debug, Clone, Copy)]
+pub struct Workload {
+    pub direct: bool,
+    pub iodepth: usize,
+    pub blocks_per_request: usize,
+}
+
 /// Nothing to check.
-pub(crate) fn no_check(_: &EngineOptions, _: &crate::config::RunConfig) -> Result<()> {
+pub(crate) fn no_check(_: &EngineOptions, _: &Workload) -> Result<()> {
     Ok(())
 }
 

@@ -44,6 +44,7 @@ pub static SPEC: EngineSpec = EngineSpec {
         Ok(())
     },
     label_suffix: super::no_suffix,
+    variants: super::plain,
     open: |s| Ok(Box::new(Pool::new(s)?)),
 };
 use crate::buffer::AlignedBuf;

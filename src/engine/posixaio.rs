@@ -22,6 +22,7 @@ pub static SPEC: EngineSpec = EngineSpec {
     options_set: super::no_options,
     check: super::no_check,
     label_suffix: super::no_suffix,
+    variants: super::plain,
     open: |s| Ok(Box::new(PosixAio::new(s)?)),
 };
 use crate::buffer::BufferPool;
@@ -144,7 +145,9 @@ impl PosixAio {
                 None => self.inflight.push(token),
                 Some(res) => {
                     let res = if res > 0 { res } else { -(errno as i64) };
-                    self.pool.reclaim(token as usize);
+                    // SAFETY: glibc reports this request finished (aio_error is no longer
+                    // EINPROGRESS), so nothing writes its buffer any more.
+                    unsafe { self.pool.reclaim(token as usize) };
                     self.refused.push(Completion::new(token, res));
                 }
             }
@@ -162,7 +165,8 @@ impl PosixAio {
                 None => i += 1,
                 Some(res) => {
                     self.inflight.swap_remove(i);
-                    self.pool.reclaim(token as usize);
+                    // SAFETY: glibc reports this request finished, so nothing writes its buffer.
+                    unsafe { self.pool.reclaim(token as usize) };
                     out.push(Completion::new(token, res));
                     n += 1;
                 }
@@ -278,7 +282,8 @@ impl PosixAio {
                     i += 1;
                 } else {
                     let t = self.inflight.swap_remove(i);
-                    self.pool.reclaim(t as usize);
+                    // SAFETY: aio_error is no longer EINPROGRESS: the request is over.
+                    unsafe { self.pool.reclaim(t as usize) };
                 }
             }
             if !self.inflight.is_empty() {

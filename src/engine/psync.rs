@@ -12,6 +12,7 @@ pub static SPEC: EngineSpec = EngineSpec {
     options_set: super::no_options,
     check: super::no_check,
     label_suffix: super::no_suffix,
+    variants: super::plain,
     open: |s: EngineSetup| {
         let file = s.handle.file()?;
         Ok(Box::new(SyncEngine::new(Psync::new(file), s.pool)))

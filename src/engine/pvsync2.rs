@@ -31,6 +31,13 @@ pub static SPEC: EngineSpec = EngineSpec {
     },
     check: super::no_check,
     label_suffix: super::no_suffix,
+    variants: || {
+        vec![
+            ("", EngineOptions::default()),
+            ("--hipri", super::with(|o| o.pvsync2.hipri = true)),
+            ("--nowait", super::with(|o| o.pvsync2.nowait = true)),
+        ]
+    },
     open: |s: EngineSetup| {
         let file = s.handle.file()?;
         Ok(Box::new(SyncEngine::new(

@@ -65,11 +65,27 @@ pub static SPEC: EngineSpec = EngineSpec {
             .filter_map(|(on, c)| on.then_some(c))
             .collect()
     },
+    variants: || {
+        vec![
+            ("", EngineOptions::default()),
+            ("--plain-setup", super::with(|o| o.uring.plain_setup = true)),
+            ("--fixed-files", super::with(|o| o.uring.fixed_files = true)),
+            ("--fixed-bufs", super::with(|o| o.uring.fixed_bufs = true)),
+            (
+                "--sqpoll",
+                super::with(|o| {
+                    o.uring.sqpoll = true;
+                    o.uring.sqpoll_idle_ms = 10;
+                }),
+            ),
+            ("--iopoll", super::with(|o| o.uring.iopoll = true)),
+        ]
+    },
     open: |s| Ok(Box::new(Uring::new(s)?)),
 };
 
 /// io_uring's options against the rest of the configuration.
-fn check_options(o: &EngineOptions, cfg: &crate::config::RunConfig) -> Result<()> {
+fn check_options(o: &EngineOptions, cfg: &super::Workload) -> Result<()> {
     let o = &o.uring;
     if o.sqpoll_cpu.is_some() && !o.sqpoll {
         return Err(Error::invalid("--sqpoll-cpu needs --sqpoll"));
@@ -389,7 +405,8 @@ impl Uring {
         let mut n = 0;
         for cqe in (&mut *self.cq).take(max) {
             let token = cqe.user_data() as u32;
-            self.pool.reclaim(token as usize);
+            // SAFETY: this CQE is the read's completion: the kernel is done with its buffer.
+            unsafe { self.pool.reclaim(token as usize) };
             f(Completion::new(token, cqe.result() as i64));
             n += 1;
         }
@@ -492,7 +509,8 @@ impl Engine for Uring {
         // the pool outlives the ring; the descriptor stays open in `self._file`, and the
         // registered buffer and file an SQE names were registered in `new`.
         if unsafe { self.sq.push(&sqe) }.is_err() {
-            self.pool.reclaim(io.token as usize);
+            // SAFETY: the SQE was not pushed, so the kernel never saw the buffer.
+            unsafe { self.pool.reclaim(io.token as usize) };
             return Err(Error::Engine(format!(
                 "io_uring: submission queue full with {} I/Os in flight",
                 self.inflight

@@ -51,13 +51,16 @@ fn block_size(s: &str) -> Option<u64> {
     crate::size::parse_size(first).ok().filter(|&b| b > 0)
 }
 
-/// fio engine names in readlab's words.
+/// fio engine names in readlab's words: the registered engine whose fio name it is (readlab's
+/// own name first: `psync` stays `psync`, `io_uring` becomes `uring`); fio's others as fio says.
 fn engine_name(fio: &str) -> String {
-    match fio {
-        "io_uring" => "uring".into(),
-        "" => "psync".into(),
-        other => other.into(),
+    if fio.is_empty() {
+        return "psync".into();
     }
+    EngineKind::parse(fio)
+        .ok()
+        .or_else(|| EngineKind::all().find(|k| k.fio_name() == fio))
+        .map_or_else(|| fio.to_string(), |k| k.name().to_string())
 }
 
 /// The percentiles of one of fio's latency blocks (`lat_ns` or `clat_ns`).
