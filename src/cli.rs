@@ -481,6 +481,9 @@ impl PrepareObserver for Progress {
             }
         }
     }
+    fn should_stop(&self) -> bool {
+        self.interrupted.load(Ordering::Relaxed)
+    }
 }
 
 impl QuickObserver for Progress {
@@ -524,6 +527,13 @@ fn print_warnings(doc: &Document) {
 
 fn cmd_run(a: &RunArgs) -> anyhow::Result<ExitCode> {
     let cfg = a.to_config()?;
+    if let Some(p) = &a.json {
+        let profile = a.profile.as_deref().into_iter();
+        crate::outpath::check_file(
+            p,
+            &profile.chain([cfg.target.as_path()]).collect::<Vec<_>>(),
+        )?;
+    }
     let progress = Progress::new(a.quiet || a.output == OutputArg::Json);
     let doc = runner::run(&cfg, &progress)?;
     progress.finish();
@@ -651,13 +661,15 @@ impl crate::study::StudyObserver for StudyProgress {
 
 fn cmd_study(a: &StudyArgs) -> anyhow::Result<ExitCode> {
     let name = crate::study::StudyName::parse(&a.name)?;
+    let out = a
+        .out
+        .clone()
+        .unwrap_or_else(|| crate::study::default_out(&a.target));
+    crate::outpath::check_dir(&out, &[&a.target], &[crate::store::RESULTS, "summary.md"])?;
     let opts = crate::study::StudyOptions {
         target: a.target.clone(),
         quick: a.quick,
-        out: a
-            .out
-            .clone()
-            .unwrap_or_else(|| crate::study::default_out(&a.target)),
+        out,
         resume: a.resume,
         max_threads: a
             .max_threads
@@ -754,6 +766,7 @@ fn cmd_tune(a: &TuneArgs) -> anyhow::Result<ExitCode> {
             .unwrap_or_else(|| PathBuf::from(format!("readlab-tune-{target_name}"))),
         verify: prepared && !a.no_verify,
     };
+    crate::outpath::check_dir(&opts.out, &[&a.target], &[crate::store::RESULTS])?;
     let progress = TuneProgress {
         inner: Progress::new(true),
     };
@@ -867,6 +880,23 @@ fn cmd_tune(a: &TuneArgs) -> anyhow::Result<ExitCode> {
 
 fn cmd_report(a: &ReportArgs) -> anyhow::Result<ExitCode> {
     let format = crate::report::ReportFormat::parse(&a.format)?;
+    let inputs: Vec<&Path> = a
+        .inputs
+        .iter()
+        .chain(&a.fio)
+        .map(PathBuf::as_path)
+        .collect();
+    match &a.out {
+        Some(o) if o.as_os_str() == "-" => {}
+        o => crate::outpath::check_file(
+            o.as_deref()
+                .unwrap_or(Path::new(&format!("report.{}", format.extension()))),
+            &inputs,
+        )?,
+    }
+    if let Some(dir) = &a.png {
+        crate::outpath::check_dir(dir, &inputs, &[])?;
+    }
     let report = crate::report::load(&a.inputs, &a.fio)?;
     for n in &report.notes {
         eprintln!("readlab: note: {n}");
@@ -914,7 +944,21 @@ fn cmd_prepare(a: &PrepareArgs) -> anyhow::Result<ExitCode> {
         overwrite: a.overwrite,
     };
     let progress = Progress::new(false);
-    let p = prepare::prepare(&cfg, &progress)?;
+    let term = Arc::new(AtomicBool::new(false));
+    let _ = signal_hook::flag::register(signal_hook::consts::SIGTERM, term.clone());
+    let _ = signal_hook::flag::register(signal_hook::consts::SIGTERM, progress.interrupted.clone());
+    let p = match prepare::prepare(&cfg, &progress) {
+        Err(e @ Error::Interrupted { .. }) => {
+            progress.finish();
+            eprintln!("readlab: {e}");
+            return Ok(ExitCode::from(if term.load(Ordering::Relaxed) {
+                143
+            } else {
+                130
+            }));
+        }
+        r => r?,
+    };
     progress.finish();
     println!(
         "prepared {}: {} ({} B) in {:.2} s, {:.0} MiB/s, {}, file id {:016x}",
@@ -984,8 +1028,15 @@ pub fn main() -> ExitCode {
         Ok(code) => code,
         Err(e) => {
             let bad_input = e.downcast_ref::<Error>().is_some_and(Error::is_bad_input);
+            let interrupted = matches!(e.downcast_ref(), Some(Error::Interrupted { .. }));
             eprintln!("readlab: error: {e:#}");
-            ExitCode::from(if bad_input { 2 } else { 1 })
+            ExitCode::from(if bad_input {
+                2
+            } else if interrupted {
+                130
+            } else {
+                1
+            })
         }
     }
 }

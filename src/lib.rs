@@ -13,6 +13,7 @@ pub mod env;
 pub mod error;
 pub mod export;
 pub mod fsio;
+pub mod outpath;
 pub mod pareto;
 pub mod prepare;
 pub mod probe;
