@@ -102,7 +102,11 @@ fn check_file_inner(out: &Path, inputs: &[&Path]) -> Result<(), OutputError> {
                 kind: kind_of(m.file_type()),
             });
         }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e)
+            if matches!(
+                e.kind(),
+                std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+            ) => {}
         Err(e) => {
             return Err(OutputError::Unusable {
                 out: out.into(),
