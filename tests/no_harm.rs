@@ -69,7 +69,10 @@ struct MountedExt4 {
 
 impl MountedExt4 {
     fn new() -> MountedExt4 {
-        assert!(is_root(), "loop devices and mount need root (CI runs as root)");
+        assert!(
+            is_root(),
+            "loop devices and mount need root (CI runs as root)"
+        );
         let backing = PathBuf::from(format!(
             "/dev/shm/readlab-noharm-{}-{:?}",
             std::process::id(),
@@ -224,7 +227,14 @@ fn assert_not_prepared(f: &Path) {
         "{}",
         stdout(&o)
     );
-    let o = run(&["run", "--verify", "--runtime", "1s", "-q", f.to_str().unwrap()]);
+    let o = run(&[
+        "run",
+        "--verify",
+        "--runtime",
+        "1s",
+        "-q",
+        f.to_str().unwrap(),
+    ]);
     assert_refused(&o, "not written by `readlab prepare`");
 }
 
@@ -239,7 +249,14 @@ fn ctrl_c_stops_prepare_and_nothing_is_called_prepared() {
     assert_not_prepared(&f);
     let o = run(&["prepare", f.to_str().unwrap(), "--size", "1m"]);
     assert!(o.status.success(), "{}", stderr(&o));
-    let o = run(&["run", "--verify", "--runtime", "1s", "-q", f.to_str().unwrap()]);
+    let o = run(&[
+        "run",
+        "--verify",
+        "--runtime",
+        "1s",
+        "-q",
+        f.to_str().unwrap(),
+    ]);
     assert!(o.status.success(), "{}", stderr(&o));
 
     // A new file: interrupted, nothing is left behind.
@@ -356,7 +373,11 @@ fn resume_beside_a_running_study_changes_nothing() {
     assert_refused(&o, &format!("pid {}", first.id()));
     // The running study's file was neither replaced nor rewritten: it only grew.
     assert_eq!(std::fs::metadata(&results).unwrap().ino(), ino);
-    assert!(std::fs::read_to_string(&results).unwrap().starts_with(&before));
+    assert!(
+        std::fs::read_to_string(&results)
+            .unwrap()
+            .starts_with(&before)
+    );
     finish_study(first, &out);
     // Afterwards resume works as before.
     let o = run(&[

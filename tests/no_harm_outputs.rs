@@ -31,7 +31,10 @@ fn results_dir(dir: &Path) -> PathBuf {
     let out = dir.join("study");
     std::fs::create_dir(&out).unwrap();
     std::fs::copy(
-        concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/results-small.jsonl"),
+        concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/results-small.jsonl"
+        ),
         out.join("results.jsonl"),
     )
     .unwrap();
@@ -53,7 +56,15 @@ fn run_json_over_the_target_is_refused() {
     assert_eq!(snapshot(&f), before);
     // A different file is written as before.
     let j = d.path().join("run.json");
-    let o = run(&["run", "--runtime", "1s", "-q", "--json", j.to_str().unwrap(), t]);
+    let o = run(&[
+        "run",
+        "--runtime",
+        "1s",
+        "-q",
+        "--json",
+        j.to_str().unwrap(),
+        t,
+    ]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(j.is_file());
 }
@@ -64,12 +75,18 @@ fn run_json_over_a_device_node_is_refused() {
     let d = disk_dir();
     let f = prepare(d.path(), "f", "1M");
     let rdev = std::fs::metadata(&lo.dev).unwrap().rdev();
-    for target in [f.to_str().unwrap(), lo.dev.as_str()] {
+    for (target, why) in [
+        (f.to_str().unwrap(), "block device"),
+        (lo.dev.as_str(), "which this command reads"),
+    ] {
         let o = run(&["run", "--runtime", "1s", "-q", "--json", &lo.dev, target]);
-        assert_refused(&o, "block device");
+        assert_refused(&o, why);
     }
     let m = std::fs::metadata(&lo.dev).unwrap();
-    assert!(m.file_type().is_block_device(), "the device node was replaced");
+    assert!(
+        m.file_type().is_block_device(),
+        "the device node was replaced"
+    );
     assert_eq!(m.rdev(), rdev);
     let o = run(&["info", &lo.dev]);
     assert!(stdout(&o).contains("prepared by readlab"), "{}", stdout(&o));
@@ -83,13 +100,37 @@ fn run_json_to_a_fifo_a_directory_or_a_missing_directory_is_refused() {
     let fifo = d.path().join("fifo");
     let made = std::process::Command::new("mkfifo").arg(&fifo).status();
     assert!(made.is_ok_and(|s| s.success()), "mkfifo");
-    let o = run(&["run", "--runtime", "1s", "-q", "--json", fifo.to_str().unwrap(), t]);
+    let o = run(&[
+        "run",
+        "--runtime",
+        "1s",
+        "-q",
+        "--json",
+        fifo.to_str().unwrap(),
+        t,
+    ]);
     assert_refused(&o, "FIFO");
     assert!(std::fs::metadata(&fifo).unwrap().file_type().is_fifo());
-    let o = run(&["run", "--runtime", "1s", "-q", "--json", d.path().to_str().unwrap(), t]);
+    let o = run(&[
+        "run",
+        "--runtime",
+        "1s",
+        "-q",
+        "--json",
+        d.path().to_str().unwrap(),
+        t,
+    ]);
     assert_refused(&o, "directory");
     let missing = d.path().join("no/such/dir/run.json");
-    let o = run(&["run", "--runtime", "1s", "-q", "--json", missing.to_str().unwrap(), t]);
+    let o = run(&[
+        "run",
+        "--runtime",
+        "1s",
+        "-q",
+        "--json",
+        missing.to_str().unwrap(),
+        t,
+    ]);
     assert_refused(&o, "does not exist");
     assert!(!d.path().join("no").exists());
 }
@@ -103,13 +144,28 @@ fn report_over_its_own_input_is_refused() {
     let s = study.to_str().unwrap();
     for args in [
         vec!["report", s, "-o", results.to_str().unwrap()],
-        vec!["report", s, "--format", "csv", "-o", results.to_str().unwrap()],
-        vec!["report", results.to_str().unwrap(), "-o", results.to_str().unwrap()],
+        vec![
+            "report",
+            s,
+            "--format",
+            "csv",
+            "-o",
+            results.to_str().unwrap(),
+        ],
+        vec![
+            "report",
+            results.to_str().unwrap(),
+            "-o",
+            results.to_str().unwrap(),
+        ],
     ] {
         let o = run(&args);
         assert_refused(&o, "which this command reads");
     }
-    let fio = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/fio-normal.json"));
+    let fio = PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/fio-normal.json"
+    ));
     let fio_copy = d.path().join("fio.json");
     std::fs::copy(&fio, &fio_copy).unwrap();
     let fio_before = snapshot(&fio_copy);
@@ -147,7 +203,14 @@ fn report_to_a_device_node_or_png_into_a_file_is_refused() {
     let file = d.path().join("a-file");
     std::fs::write(&file, b"keep me").unwrap();
     let html = d.path().join("r.html");
-    let o = run(&["report", s, "-o", html.to_str().unwrap(), "--png", file.to_str().unwrap()]);
+    let o = run(&[
+        "report",
+        s,
+        "-o",
+        html.to_str().unwrap(),
+        "--png",
+        file.to_str().unwrap(),
+    ]);
     assert_refused(&o, "as a directory");
     assert_eq!(std::fs::read(&file).unwrap(), b"keep me");
     assert!(!html.exists(), "work started before the check");
