@@ -67,7 +67,7 @@ pub enum Error {
     ResultsLocked { dir: PathBuf, holder: String },
 
     #[error(transparent)]
-    Output(#[from] crate::outpath::OutputError),
+    Output(#[from] OutputError),
 
     #[error("{path}: {what}: {source}")]
     Io {
@@ -101,6 +101,28 @@ impl Error {
     pub(crate) fn invalid(msg: impl Into<String>) -> Self {
         Error::InvalidArgument(msg.into())
     }
+}
+
+/// Why an output path was refused (bad input: exit 2, nothing touched).
+/// (Checked by `crate::outpath`.)
+#[derive(Debug, thiserror::Error)]
+pub enum OutputError {
+    #[error(
+        "refusing to write {out}: it is {input}, which this command reads; choose another output path"
+    )]
+    IsInput { out: PathBuf, input: PathBuf },
+
+    #[error("refusing to write {out}: it is {kind}, not a regular file; choose a file path")]
+    NotRegular { out: PathBuf, kind: &'static str },
+
+    #[error("refusing to use {out} as a directory: it is {kind}; choose a directory path")]
+    NotDirectory { out: PathBuf, kind: &'static str },
+
+    #[error("cannot write {out}: the directory {parent} does not exist; create it first")]
+    NoParent { out: PathBuf, parent: PathBuf },
+
+    #[error("cannot write {out}: {why}")]
+    Unusable { out: PathBuf, why: String },
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;

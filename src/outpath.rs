@@ -2,30 +2,11 @@
 //! file readlab writes is never one of the files it reads or measures (compared by device and
 //! inode, and by canonical path), never a device node, FIFO or directory, and its directory exists.
 
+pub use crate::error::OutputError;
+
 use crate::error::{Error, Result};
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
-
-/// Why an output path was refused (bad input: exit 2, nothing touched).
-#[derive(Debug, thiserror::Error)]
-pub enum OutputError {
-    #[error(
-        "refusing to write {out}: it is {input}, which this command reads; choose another output path"
-    )]
-    IsInput { out: PathBuf, input: PathBuf },
-
-    #[error("refusing to write {out}: it is {kind}, not a regular file; choose a file path")]
-    NotRegular { out: PathBuf, kind: &'static str },
-
-    #[error("refusing to use {out} as a directory: it is {kind}; choose a directory path")]
-    NotDirectory { out: PathBuf, kind: &'static str },
-
-    #[error("cannot write {out}: the directory {parent} does not exist; create it first")]
-    NoParent { out: PathBuf, parent: PathBuf },
-
-    #[error("cannot write {out}: {why}")]
-    Unusable { out: PathBuf, why: String },
-}
 
 /// What a file system object is, in words.
 fn kind_of(ft: std::fs::FileType) -> &'static str {
