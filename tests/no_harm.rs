@@ -194,17 +194,50 @@ fn a_foreign_file_with_a_copied_readlab_header_is_refused() {
     assert!(o.status.success(), "{}", stderr(&o));
 }
 
+/// A private 64 MiB tmpfs, unmounted on drop (a small filesystem to run out of).
+struct SmallTmpfs(tempfile::TempDir);
+
+impl SmallTmpfs {
+    fn new() -> SmallTmpfs {
+        assert!(is_root(), "mount needs root (CI runs as root)");
+        let d = tempfile::tempdir().unwrap();
+        let o = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", "size=64m", "readlab-test"])
+            .arg(d.path())
+            .output()
+            .expect("mount");
+        assert!(o.status.success(), "mount tmpfs: {}", stderr(&o));
+        SmallTmpfs(d)
+    }
+}
+
+impl Drop for SmallTmpfs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(self.0.path()).status();
+    }
+}
+
 #[test]
 fn a_size_larger_than_the_free_space_is_refused_up_front() {
-    for dir in [disk_dir(), tempfile::tempdir_in("/dev/shm").unwrap()] {
-        let f = dir.path().join("huge");
+    let small = SmallTmpfs::new();
+    let disk = disk_dir();
+    for (dir, size) in [
+        (small.0.path(), "100m"),
+        (small.0.path(), "8t"),
+        (disk.path(), "8t"),
+    ] {
+        let f = dir.join("huge");
         let t = Instant::now();
-        let child = spawn(&["prepare", f.to_str().unwrap(), "--size", "8t"]);
-        let o = wait_at_most(child, Duration::from_secs(20), "prepare --size 8t");
+        let child = spawn(&["prepare", f.to_str().unwrap(), "--size", size]);
+        let o = wait_at_most(child, Duration::from_secs(10), "prepare of a huge size");
         assert_refused(&o, "not enough free space");
-        assert!(t.elapsed() < Duration::from_secs(10));
+        assert!(t.elapsed() < Duration::from_secs(5));
         assert!(!f.exists(), "{} was created", f.display());
     }
+    // What fits is written.
+    let f = small.0.path().join("fits");
+    let o = run(&["prepare", f.to_str().unwrap(), "--size", "16m"]);
+    assert!(o.status.success(), "{}", stderr(&o));
 }
 
 /// Start `prepare FILE --size 20g`, wait until it is writing, send `sig`, and return its output.

@@ -69,20 +69,38 @@ fn run_json_over_the_target_is_refused() {
     assert!(j.is_file());
 }
 
+/// A device node in `dir` for the device `rdev` (so that, should a check ever fail, only this
+/// copy is replaced and never a node under /dev).
+fn node(dir: &Path, name: &str, kind: &str, rdev: u64) -> PathBuf {
+    let p = dir.join(name);
+    let o = std::process::Command::new("mknod")
+        .arg(&p)
+        .arg(kind)
+        .arg(rustix::fs::major(rdev).to_string())
+        .arg(rustix::fs::minor(rdev).to_string())
+        .output()
+        .expect("mknod (coreutils)");
+    assert!(o.status.success(), "mknod: {}", stderr(&o));
+    p
+}
+
 #[test]
 fn run_json_over_a_device_node_is_refused() {
+    assert!(is_root(), "device nodes need root (CI runs as root)");
     let lo = LoopDev::prepared("8M");
     let d = disk_dir();
     let f = prepare(d.path(), "f", "1M");
     let rdev = std::fs::metadata(&lo.dev).unwrap().rdev();
+    let dev = node(d.path(), "dev", "b", rdev);
+    let dev = dev.to_str().unwrap();
     for (target, why) in [
         (f.to_str().unwrap(), "block device"),
-        (lo.dev.as_str(), "which this command reads"),
+        (dev, "which this command reads"),
     ] {
-        let o = run(&["run", "--runtime", "1s", "-q", "--json", &lo.dev, target]);
+        let o = run(&["run", "--runtime", "1s", "-q", "--json", dev, target]);
         assert_refused(&o, why);
     }
-    let m = std::fs::metadata(&lo.dev).unwrap();
+    let m = std::fs::metadata(dev).unwrap();
     assert!(
         m.file_type().is_block_device(),
         "the device node was replaced"
@@ -192,10 +210,17 @@ fn report_to_a_device_node_or_png_into_a_file_is_refused() {
     let d = disk_dir();
     let study = results_dir(d.path());
     let s = study.to_str().unwrap();
-    let o = run(&["report", s, "--format", "csv", "-o", "/dev/null"]);
+    assert!(is_root(), "device nodes need root (CI runs as root)");
+    let null = node(
+        d.path(),
+        "null",
+        "c",
+        std::fs::metadata("/dev/null").unwrap().rdev(),
+    );
+    let o = run(&["report", s, "--format", "csv", "-o", null.to_str().unwrap()]);
     assert_refused(&o, "character device");
     assert!(
-        std::fs::metadata("/dev/null")
+        std::fs::metadata(&null)
             .unwrap()
             .file_type()
             .is_char_device()
