@@ -42,6 +42,33 @@ pub enum Error {
     #[error("refusing to overwrite {path}: {why}; pass --overwrite to destroy its contents")]
     Foreign { path: PathBuf, why: String },
 
+    #[error(
+        "refusing to write to {path}: it is in use ({why}); unmount it or stop what holds it first (--overwrite does not override this)"
+    )]
+    Busy { path: PathBuf, why: String },
+
+    #[error(
+        "{path}: not enough free space: {need} B to write, {avail} B available on its filesystem; use a smaller --size or free some space"
+    )]
+    NoSpace {
+        path: PathBuf,
+        need: u64,
+        avail: u64,
+    },
+
+    #[error(
+        "{path}: interrupted; what was written is not marked prepared, run the same command again"
+    )]
+    Interrupted { path: PathBuf },
+
+    #[error(
+        "{dir} is in use by another readlab run ({holder}); wait for it to finish or choose another --out"
+    )]
+    ResultsLocked { dir: PathBuf, holder: String },
+
+    #[error(transparent)]
+    Output(#[from] OutputError),
+
     #[error("{path}: {what}: {source}")]
     Io {
         path: PathBuf,
@@ -57,7 +84,10 @@ pub enum Error {
 impl Error {
     /// True when the user asked for something impossible (exit code 2, nothing was touched).
     pub fn is_bad_input(&self) -> bool {
-        !matches!(self, Error::Io { .. } | Error::Engine(_))
+        !matches!(
+            self,
+            Error::Io { .. } | Error::Engine(_) | Error::Interrupted { .. }
+        )
     }
 
     pub(crate) fn io(path: impl Into<PathBuf>, what: &'static str, source: std::io::Error) -> Self {
@@ -71,6 +101,28 @@ impl Error {
     pub(crate) fn invalid(msg: impl Into<String>) -> Self {
         Error::InvalidArgument(msg.into())
     }
+}
+
+/// Why an output path was refused (bad input: exit 2, nothing touched).
+/// (Checked by `crate::outpath`.)
+#[derive(Debug, thiserror::Error)]
+pub enum OutputError {
+    #[error(
+        "refusing to write {out}: it is {input}, which this command reads; choose another output path"
+    )]
+    IsInput { out: PathBuf, input: PathBuf },
+
+    #[error("refusing to write {out}: it is {kind}, not a regular file; choose a file path")]
+    NotRegular { out: PathBuf, kind: &'static str },
+
+    #[error("refusing to use {out} as a directory: it is {kind}; choose a directory path")]
+    NotDirectory { out: PathBuf, kind: &'static str },
+
+    #[error("cannot write {out}: the directory {parent} does not exist; create it first")]
+    NoParent { out: PathBuf, parent: PathBuf },
+
+    #[error("cannot write {out}: {why}")]
+    Unusable { out: PathBuf, why: String },
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -7,8 +7,19 @@ use std::io::Write;
 use std::path::Path;
 
 /// Write `content` to `path` through a temporary file, fsync, and rename, so a crash leaves either
-/// the previous complete file or the new one.
+/// the previous complete file or the new one. Never renames over anything but a regular file (or
+/// a symlink, which is replaced, not followed); callers check paths up front with
+/// [`crate::outpath`], this is the last line of defence.
 pub fn write_file(path: &Path, content: &str) -> Result<()> {
+    if let Ok(m) = std::fs::symlink_metadata(path)
+        && !m.is_file()
+        && !m.file_type().is_symlink()
+    {
+        return Err(Error::invalid(format!(
+            "refusing to replace {}: it is not a regular file",
+            path.display()
+        )));
+    }
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
@@ -16,10 +27,22 @@ pub fn write_file(path: &Path, content: &str) -> Result<()> {
     let name = path
         .file_name()
         .ok_or_else(|| Error::invalid(format!("{}: not a file name", path.display())))?;
-    let tmp = dir.join(format!(".{}.tmp", name.to_string_lossy()));
+    // One temporary name per process, so two writers never share a half-written file.
+    let tmp = dir.join(format!(
+        ".{}.{}.tmp",
+        name.to_string_lossy(),
+        std::process::id()
+    ));
     let mut f = std::fs::File::create(&tmp).map_err(|e| Error::io(&tmp, "cannot create", e))?;
-    f.write_all(content.as_bytes())
+    let done = f
+        .write_all(content.as_bytes())
         .and_then(|_| f.sync_all())
-        .map_err(|e| Error::io(&tmp, "cannot write", e))?;
-    std::fs::rename(&tmp, path).map_err(|e| Error::io(path, "cannot rename into place", e))
+        .map_err(|e| Error::io(&tmp, "cannot write", e))
+        .and_then(|_| {
+            std::fs::rename(&tmp, path).map_err(|e| Error::io(path, "cannot rename into place", e))
+        });
+    if done.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    done
 }

@@ -15,6 +15,7 @@ pub mod export;
 pub mod fsio;
 pub mod interval;
 pub mod outdir;
+pub mod outpath;
 pub mod pareto;
 pub mod prepare;
 pub mod probe;

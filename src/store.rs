@@ -1,15 +1,20 @@
 //! The results store: `results.jsonl`, one run per line, appended and fsynced after every point so
 //! a crash or Ctrl-C loses nothing but the point in flight; `--resume` skips what is already there.
+//! One writer at a time: the directory is locked (flock on [`LOCK`]) while a store is open, and a
+//! resumed file is only ever appended to (a torn last line is cut in place, never rewritten).
 
 use crate::config::RunConfig;
 use crate::error::{Error, Result};
 use crate::result::{Document, StudyTag};
 use std::collections::HashSet;
 use std::fs::{File, OpenOptions};
-use std::io::Write;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 pub const RESULTS: &str = "results.jsonl";
+
+/// The lock file of a results directory; it names the run holding it.
+pub const LOCK: &str = ".readlab.lock";
 
 /// The identity of a point: its study tag and its full configuration.
 pub fn key(tag: Option<&StudyTag>, cfg: &RunConfig) -> String {
@@ -19,12 +24,18 @@ pub fn key(tag: Option<&StudyTag>, cfg: &RunConfig) -> String {
 /// Read every document of a results file; a torn last line (a crash mid-write) is ignored.
 pub fn load(path: &Path) -> Result<Vec<Document>> {
     let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, "cannot read", e))?;
+    Ok(parse(path, &text)?.0)
+}
+
+/// The documents of a results file's text, and whether its last line was torn.
+fn parse(path: &Path, text: &str) -> Result<(Vec<Document>, bool)> {
     let mut docs = Vec::new();
+    let mut torn = false;
     let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
     for (i, line) in lines.iter().enumerate() {
         match serde_json::from_str::<Document>(line) {
             Ok(d) => docs.push(d),
-            Err(_) if i + 1 == lines.len() && !text.ends_with('\n') => {}
+            Err(_) if i + 1 == lines.len() && !text.ends_with('\n') => torn = true,
             Err(e) => {
                 return Err(Error::invalid(format!(
                     "{}: line {} is not a readlab result ({e})",
@@ -34,22 +45,59 @@ pub fn load(path: &Path) -> Result<Vec<Document>> {
             }
         }
     }
-    Ok(docs)
+    Ok((docs, torn))
+}
+
+/// Take the exclusive lock of results directory `dir` (without waiting), or say who holds it.
+fn lock_dir(dir: &Path) -> Result<File> {
+    let path = dir.join(LOCK);
+    let mut f = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(&path)
+        .map_err(|e| Error::io(&path, "cannot open the lock file", e))?;
+    match rustix::fs::flock(&f, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
+        Ok(()) => {}
+        Err(rustix::io::Errno::WOULDBLOCK) => {
+            let holder = std::fs::read_to_string(&path).unwrap_or_default();
+            let holder = holder.trim();
+            return Err(Error::ResultsLocked {
+                dir: dir.to_path_buf(),
+                holder: if holder.is_empty() {
+                    "a process that has not said who it is".into()
+                } else {
+                    holder.to_string()
+                },
+            });
+        }
+        Err(e) => return Err(Error::io(&path, "cannot lock", e.into())),
+    }
+    let args: Vec<String> = std::env::args().collect();
+    let who = format!("pid {}: {}", std::process::id(), args.join(" "));
+    // Best effort: the lock itself is what excludes; the text only names the holder.
+    let _ = f.set_len(0).and_then(|_| f.write_all(who.as_bytes()));
+    Ok(f)
 }
 
 /// An open results file.
 pub struct Store {
     path: PathBuf,
     file: File,
+    /// Held (flocked) for as long as the store is open.
+    _lock: File,
     done: HashSet<String>,
     docs: Vec<Document>,
 }
 
 impl Store {
-    /// Open `dir/results.jsonl`. Without `resume` an existing non-empty file is refused, so no
-    /// earlier study is mixed in by accident.
+    /// Open `dir/results.jsonl`, locking `dir` for this process until the store is dropped (a
+    /// second writer is refused at once, naming this one). Without `resume` an existing non-empty
+    /// file is refused, so no earlier study is mixed in by accident.
     pub fn open(dir: &Path, resume: bool) -> Result<Store> {
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, "cannot create", e))?;
+        let lock = lock_dir(dir)?;
         let path = dir.join(RESULTS);
         let exists = std::fs::metadata(&path).is_ok_and(|m| m.len() > 0);
         if exists && !resume {
@@ -58,21 +106,30 @@ impl Store {
                 path.display()
             )));
         }
-        let docs = if exists { load(&path)? } else { Vec::new() };
-        // Rewrite without a torn last line before appending.
-        if exists {
-            let mut clean = String::new();
-            for d in &docs {
-                clean.push_str(&serde_json::to_string(d).expect("documents serialise"));
-                clean.push('\n');
-            }
-            crate::fsio::write_file(&path, &clean)?;
-        }
-        let file = OpenOptions::new()
+        let mut file = OpenOptions::new()
             .create(true)
+            .read(true)
             .append(true)
             .open(&path)
             .map_err(|e| Error::io(&path, "cannot open", e))?;
+        let mut docs = Vec::new();
+        if exists {
+            let mut text = String::new();
+            file.read_to_string(&mut text)
+                .map_err(|e| Error::io(&path, "cannot read", e))?;
+            let torn;
+            (docs, torn) = parse(&path, &text)?;
+            // Appending only: a torn last line is cut off in place, a whole last line without
+            // its newline gets one.
+            if torn {
+                let keep = text.rfind('\n').map_or(0, |i| i + 1);
+                file.set_len(keep as u64)
+                    .map_err(|e| Error::io(&path, "cannot cut the torn last line", e))?;
+            } else if !text.ends_with('\n') {
+                file.write_all(b"\n")
+                    .map_err(|e| Error::io(&path, "cannot append", e))?;
+            }
+        }
         let done = docs
             .iter()
             .map(|d| key(d.study.as_ref(), &d.config))
@@ -80,6 +137,7 @@ impl Store {
         Ok(Store {
             path,
             file,
+            _lock: lock,
             done,
             docs,
         })
@@ -110,5 +168,43 @@ impl Store {
         self.done.insert(key(doc.study.as_ref(), &doc.config));
         self.docs.push(doc);
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_second_store_on_the_same_directory_is_refused_until_the_first_closes() {
+        let d = tempfile::tempdir().unwrap();
+        let first = Store::open(d.path(), false).unwrap();
+        let e = Store::open(d.path(), true).err().expect("locked");
+        assert!(matches!(e, Error::ResultsLocked { .. }), "{e}");
+        assert!(e.is_bad_input());
+        assert!(
+            e.to_string()
+                .contains(&format!("pid {}", std::process::id())),
+            "{e}"
+        );
+        drop(first);
+        Store::open(d.path(), true).unwrap();
+    }
+
+    #[test]
+    fn resume_cuts_a_torn_line_in_place() {
+        let d = tempfile::tempdir().unwrap();
+        let path = d.path().join(RESULTS);
+        std::fs::write(&path, "{\"torn").unwrap();
+        let ino = std::os::unix::fs::MetadataExt::ino(&std::fs::metadata(&path).unwrap());
+        let s = Store::open(d.path(), true).unwrap();
+        assert!(s.docs().is_empty());
+        let m = std::fs::metadata(&path).unwrap();
+        assert_eq!(m.len(), 0);
+        assert_eq!(
+            std::os::unix::fs::MetadataExt::ino(&m),
+            ino,
+            "the file was replaced"
+        );
     }
 }

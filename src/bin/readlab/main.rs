@@ -47,11 +47,15 @@ fn main() -> ExitCode {
     match res {
         Ok(code) => code,
         Err(e) => {
-            let bad_input = e
-                .downcast_ref::<readlab::Error>()
-                .is_some_and(readlab::Error::is_bad_input);
+            let lib = e.downcast_ref::<readlab::Error>();
             eprintln!("readlab: error: {e:#}");
-            ExitCode::from(if bad_input { 2 } else { 1 })
+            if lib.is_some_and(readlab::Error::is_bad_input) {
+                ExitCode::from(2)
+            } else if matches!(lib, Some(readlab::Error::Interrupted { .. })) {
+                progress::interrupted_exit()
+            } else {
+                ExitCode::from(1)
+            }
         }
     }
 }

@@ -7,7 +7,14 @@ use std::process::ExitCode;
 
 pub fn run(a: &PrepareArgs) -> anyhow::Result<ExitCode> {
     let progress = Progress::new(false);
-    let p = readlab::prepare::prepare(&a.to_config(), &progress)?;
+    let p = match readlab::prepare::prepare(&a.to_config(), &progress) {
+        Err(e @ readlab::Error::Interrupted { .. }) => {
+            progress.finish();
+            eprintln!("readlab: {e}");
+            return Ok(crate::progress::interrupted_exit());
+        }
+        r => r?,
+    };
     progress.finish();
     println!(
         "prepared {}: {} ({} B) in {:.2} s, {:.0} MiB/s, {}, file id {:016x}",

@@ -1,6 +1,7 @@
 //! Progress on stderr while the library works: indicatif bars for runs, preparing, studies and
 //! the tuner (hidden when stderr is not a terminal), lines for the default job's steps, and
-//! SIGINT (Ctrl-C) turned into the observers' `cancelled()` so runs end cleanly.
+//! SIGINT (Ctrl-C) and SIGTERM turned into the observers' `cancelled()` so runs end cleanly, and
+//! into the exit code that says which signal it was (130 or 143).
 
 use indicatif::{ProgressBar, ProgressStyle};
 use readlab::config::RunConfig;
@@ -27,15 +28,48 @@ pub struct Progress {
     interrupted: Arc<AtomicBool>,
 }
 
+/// SIGINT and SIGTERM, caught once for the whole process.
+struct Signals {
+    /// Either arrived: stop what is running, keep what was measured.
+    any: Arc<AtomicBool>,
+    /// SIGTERM arrived.
+    term: Arc<AtomicBool>,
+}
+
+fn signals() -> &'static Signals {
+    static S: std::sync::OnceLock<Signals> = std::sync::OnceLock::new();
+    S.get_or_init(|| {
+        let s = Signals {
+            any: Arc::new(AtomicBool::new(false)),
+            term: Arc::new(AtomicBool::new(false)),
+        };
+        use signal_hook::consts::{SIGINT, SIGTERM};
+        // A second signal while the first is being honoured ends the process at once.
+        let _ = signal_hook::flag::register_conditional_shutdown(SIGINT, 130, s.any.clone());
+        let _ = signal_hook::flag::register_conditional_shutdown(SIGTERM, 143, s.any.clone());
+        let _ = signal_hook::flag::register(SIGINT, s.any.clone());
+        let _ = signal_hook::flag::register(SIGTERM, s.any.clone());
+        let _ = signal_hook::flag::register(SIGTERM, s.term.clone());
+        s
+    })
+}
+
+/// The exit code of a command a signal interrupted: 130 for SIGINT, 143 for SIGTERM.
+pub fn interrupted_exit() -> std::process::ExitCode {
+    std::process::ExitCode::from(if signals().term.load(Ordering::Relaxed) {
+        143
+    } else {
+        130
+    })
+}
+
 impl Progress {
-    /// A progress display (none when `quiet`) that also catches SIGINT.
+    /// A progress display (none when `quiet`) that also catches SIGINT and SIGTERM.
     pub fn new(quiet: bool) -> Progress {
-        let interrupted = Arc::new(AtomicBool::new(false));
-        let _ = signal_hook::flag::register(signal_hook::consts::SIGINT, interrupted.clone());
         Progress {
             bar: Mutex::new(None),
             quiet,
-            interrupted,
+            interrupted: signals().any.clone(),
         }
     }
 
@@ -99,6 +133,10 @@ impl PrepareObserver for Progress {
                 self.finish();
             }
         }
+    }
+
+    fn should_stop(&self) -> bool {
+        self.interrupted.load(Ordering::Relaxed)
     }
 }
 

@@ -6,6 +6,18 @@ use std::process::ExitCode;
 
 pub fn run(a: &ReportArgs) -> anyhow::Result<ExitCode> {
     let format = ReportFormat::parse(&a.format)?;
+    let inputs: Vec<&std::path::Path> =
+        a.inputs.iter().chain(&a.fio).map(|p| p.as_path()).collect();
+    match &a.out {
+        Some(o) if o.as_os_str() == "-" => {}
+        o => readlab::outpath::check_file(
+            &o.clone().unwrap_or_else(|| format.default_out()),
+            &inputs,
+        )?,
+    }
+    if let Some(dir) = &a.png {
+        readlab::outpath::check_dir(dir, &inputs, &[])?;
+    }
     let report = report::load(&a.inputs, &a.fio)?;
     for n in &report.notes {
         eprintln!("readlab: note: {n}");

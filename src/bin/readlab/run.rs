@@ -7,6 +7,13 @@ use std::process::ExitCode;
 
 pub fn run(a: &RunArgs) -> anyhow::Result<ExitCode> {
     let cfg = a.to_config()?;
+    if let Some(p) = &a.json {
+        let profile = a.profile.as_deref().into_iter();
+        readlab::outpath::check_file(
+            p,
+            &profile.chain([cfg.target.as_path()]).collect::<Vec<_>>(),
+        )?;
+    }
     let progress = Progress::new(a.quiet || a.output == OutputArg::Json);
     let doc = readlab::repeat::run(&cfg, a.repeat, &progress)?;
     progress.finish();
@@ -24,6 +31,10 @@ pub fn run(a: &RunArgs) -> anyhow::Result<ExitCode> {
             eprintln!("readlab: {l}");
         }
         return Ok(ExitCode::from(1));
+    }
+    if doc.result.ended_by == readlab::result::EndedBy::Interrupted {
+        eprintln!("readlab: interrupted; the figures cover only the part of the run measured");
+        return Ok(crate::progress::interrupted_exit());
     }
     Ok(ExitCode::SUCCESS)
 }

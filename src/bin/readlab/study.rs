@@ -7,6 +7,11 @@ use std::process::ExitCode;
 
 pub fn run(a: &StudyArgs) -> anyhow::Result<ExitCode> {
     let (name, opts) = a.to_options()?;
+    readlab::outpath::check_dir(
+        &opts.out,
+        &[&a.target],
+        &[readlab::store::RESULTS, "summary.md"],
+    )?;
     let progress = StudyProgress::new();
     let outcome = readlab::study::run(&[name], &opts, &progress)?;
     progress.finish();
@@ -20,7 +25,7 @@ pub fn run(a: &StudyArgs) -> anyhow::Result<ExitCode> {
     );
     if outcome.interrupted {
         eprintln!("readlab: interrupted; run the same command with --resume to continue");
-        return Ok(ExitCode::from(130));
+        return Ok(crate::progress::interrupted_exit());
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -8,6 +8,7 @@ use std::process::ExitCode;
 
 pub fn run(a: &TuneArgs) -> anyhow::Result<ExitCode> {
     let opts = a.to_options()?;
+    readlab::outpath::check_dir(&opts.out, &[&a.target], &[readlab::store::RESULTS])?;
     let report = tune::tune(&opts, &TuneProgress::new())?;
     let mut exit = ExitCode::SUCCESS;
     for rec in &report.recommendations {

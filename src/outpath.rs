@@ -1,0 +1,284 @@
+//! Output paths are checked before any work starts, so an output can never destroy an input: a
+//! file readlab writes is never one of the files it reads or measures (compared by device and
+//! inode, and by canonical path), never a device node, FIFO or directory, and its directory exists.
+
+pub use crate::error::OutputError;
+
+use crate::error::{Error, Result};
+use std::os::unix::fs::{FileTypeExt, MetadataExt};
+use std::path::{Path, PathBuf};
+
+/// What a file system object is, in words.
+fn kind_of(ft: std::fs::FileType) -> &'static str {
+    if ft.is_dir() {
+        "a directory"
+    } else if ft.is_block_device() {
+        "a block device"
+    } else if ft.is_char_device() {
+        "a character device"
+    } else if ft.is_fifo() {
+        "a FIFO"
+    } else if ft.is_socket() {
+        "a socket"
+    } else if ft.is_file() {
+        "a regular file"
+    } else {
+        "not a regular file"
+    }
+}
+
+/// The parent directory of `path` as the kernel would resolve it ("" is the current directory).
+fn parent_of(path: &Path) -> &Path {
+    path.parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
+}
+
+/// Canonical form of a path that may not exist yet: its canonical parent joined with its name.
+fn canonical(path: &Path) -> Option<PathBuf> {
+    std::fs::canonicalize(path).ok().or_else(|| {
+        let parent = std::fs::canonicalize(parent_of(path)).ok()?;
+        Some(parent.join(path.file_name()?))
+    })
+}
+
+/// Whether `a` and `b` name the same object: same device and inode when both exist, else the
+/// same canonical path.
+fn same(a: &Path, b: &Path) -> bool {
+    if let (Ok(ma), Ok(mb)) = (std::fs::metadata(a), std::fs::metadata(b)) {
+        return ma.dev() == mb.dev() && ma.ino() == mb.ino();
+    }
+    matches!((canonical(a), canonical(b)), (Some(x), Some(y)) if x == y)
+}
+
+/// The files an input stands for: itself, and for a results directory the results file readlab
+/// reads from it.
+fn read_files(input: &Path) -> Vec<PathBuf> {
+    let mut v = vec![input.to_path_buf()];
+    if input.is_dir() {
+        v.push(input.join(crate::store::RESULTS));
+    }
+    v
+}
+
+fn refuse_inputs(out: &Path, inputs: &[&Path]) -> Result<(), OutputError> {
+    for input in inputs {
+        if read_files(input).iter().any(|f| same(out, f)) {
+            return Err(OutputError::IsInput {
+                out: out.into(),
+                input: input.to_path_buf(),
+            });
+        }
+    }
+    Ok(())
+}
+
+fn check_file_inner(out: &Path, inputs: &[&Path]) -> Result<(), OutputError> {
+    refuse_inputs(out, inputs)?;
+    match std::fs::metadata(out) {
+        Ok(m) if m.is_file() => return Ok(()),
+        Ok(m) => {
+            return Err(OutputError::NotRegular {
+                out: out.into(),
+                kind: kind_of(m.file_type()),
+            });
+        }
+        Err(e)
+            if matches!(
+                e.kind(),
+                std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+            ) => {}
+        Err(e) => {
+            return Err(OutputError::Unusable {
+                out: out.into(),
+                why: e.to_string(),
+            });
+        }
+    }
+    if out.file_name().is_none() {
+        return Err(OutputError::Unusable {
+            out: out.into(),
+            why: "it does not name a file".into(),
+        });
+    }
+    let parent = parent_of(out);
+    match std::fs::metadata(parent) {
+        Ok(m) if m.is_dir() => Ok(()),
+        Ok(m) => Err(OutputError::NotDirectory {
+            out: parent.into(),
+            kind: kind_of(m.file_type()),
+        }),
+        Err(_) => Err(OutputError::NoParent {
+            out: out.into(),
+            parent: parent.into(),
+        }),
+    }
+}
+
+/// Check a file the command will write (created, or replaced by rename) against everything the
+/// command reads (`inputs`: targets, input files, results directories).
+pub fn check_file(out: &Path, inputs: &[&Path]) -> Result<()> {
+    check_file_inner(out, inputs).map_err(Error::from)
+}
+
+fn check_dir_inner(out: &Path, inputs: &[&Path], writes: &[&str]) -> Result<(), OutputError> {
+    for input in inputs {
+        if same(out, input) {
+            return Err(OutputError::IsInput {
+                out: out.into(),
+                input: input.to_path_buf(),
+            });
+        }
+    }
+    // The directory itself, or (when it is still to be created) its nearest existing ancestor,
+    // must be a directory.
+    let mut at = out;
+    loop {
+        match std::fs::metadata(at) {
+            Ok(m) if m.is_dir() => break,
+            Ok(m) => {
+                return Err(OutputError::NotDirectory {
+                    out: at.into(),
+                    kind: kind_of(m.file_type()),
+                });
+            }
+            Err(_) => match at.parent().filter(|p| !p.as_os_str().is_empty()) {
+                Some(p) => at = p,
+                None => break,
+            },
+        }
+    }
+    if out.is_dir() {
+        for name in writes {
+            check_file_inner(&out.join(name), inputs)?;
+        }
+    }
+    Ok(())
+}
+
+/// Check a directory the command will create if needed and write `writes` (file names) into.
+pub fn check_dir(out: &Path, inputs: &[&Path], writes: &[&str]) -> Result<()> {
+    check_dir_inner(out, inputs, writes).map_err(Error::from)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn refused(r: Result<()>) -> OutputError {
+        match r {
+            Err(Error::Output(e)) => e,
+            other => panic!("expected an output error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn an_input_is_never_an_output() {
+        let d = tempfile::tempdir().unwrap();
+        let t = d.path().join("target");
+        std::fs::write(&t, b"x").unwrap();
+        let e = refused(check_file(&t, &[&t]));
+        assert!(matches!(e, OutputError::IsInput { .. }), "{e}");
+        // Another spelling of the same path, a hard link, and a symlink are the same file.
+        let dotted = d.path().join(".").join("target");
+        assert!(matches!(
+            refused(check_file(&dotted, &[&t])),
+            OutputError::IsInput { .. }
+        ));
+        let hard = d.path().join("hard");
+        std::fs::hard_link(&t, &hard).unwrap();
+        assert!(matches!(
+            refused(check_file(&hard, &[&t])),
+            OutputError::IsInput { .. }
+        ));
+        let soft = d.path().join("soft");
+        std::os::unix::fs::symlink(&t, &soft).unwrap();
+        assert!(matches!(
+            refused(check_file(&soft, &[&t])),
+            OutputError::IsInput { .. }
+        ));
+        // A different file is fine, existing or not.
+        let other = d.path().join("other.json");
+        check_file(&other, &[&t]).unwrap();
+        std::fs::write(&other, b"{}").unwrap();
+        check_file(&other, &[&t]).unwrap();
+    }
+
+    #[test]
+    fn a_results_directory_stands_for_its_results_file() {
+        let d = tempfile::tempdir().unwrap();
+        let results = d.path().join(crate::store::RESULTS);
+        std::fs::write(&results, b"").unwrap();
+        let e = refused(check_file(&results, &[d.path()]));
+        assert!(matches!(e, OutputError::IsInput { .. }), "{e}");
+        // Other files beside it are fine (a report next to the study it draws).
+        check_file(&d.path().join("report.html"), &[d.path()]).unwrap();
+    }
+
+    #[test]
+    fn non_regular_files_and_missing_parents_are_refused() {
+        let d = tempfile::tempdir().unwrap();
+        let e = refused(check_file(d.path(), &[]));
+        assert!(
+            matches!(
+                e,
+                OutputError::NotRegular {
+                    kind: "a directory",
+                    ..
+                }
+            ),
+            "{e}"
+        );
+        let e = refused(check_file(Path::new("/dev/null"), &[]));
+        assert!(
+            matches!(
+                e,
+                OutputError::NotRegular {
+                    kind: "a character device",
+                    ..
+                }
+            ),
+            "{e}"
+        );
+        let fifo = d.path().join("fifo");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        assert!(made.is_ok_and(|s| s.success()), "mkfifo (coreutils)");
+        let e = refused(check_file(&fifo, &[]));
+        assert!(
+            matches!(e, OutputError::NotRegular { kind: "a FIFO", .. }),
+            "{e}"
+        );
+        let e = refused(check_file(&d.path().join("no/such/out.json"), &[]));
+        assert!(matches!(e, OutputError::NoParent { .. }), "{e}");
+        assert!(!e.to_string().contains('\n'));
+        // A file where a directory is expected.
+        let f = d.path().join("f");
+        std::fs::write(&f, b"x").unwrap();
+        let e = refused(check_file(&f.join("out.json"), &[]));
+        assert!(matches!(e, OutputError::NotDirectory { .. }), "{e}");
+    }
+
+    #[test]
+    fn output_directories() {
+        let d = tempfile::tempdir().unwrap();
+        let t = d.path().join("target");
+        std::fs::write(&t, b"x").unwrap();
+        // New (nested) directories are created later; an existing one is fine.
+        check_dir(&d.path().join("a/b/c"), &[&t], &["results.jsonl"]).unwrap();
+        check_dir(d.path(), &[&t], &["results.jsonl"]).unwrap();
+        // The target is not a directory, nor is anything under a file.
+        let e = refused(check_dir(&t, &[&t], &[]));
+        assert!(matches!(e, OutputError::IsInput { .. }), "{e}");
+        let e = refused(check_dir(&t.join("sub"), &[], &[]));
+        assert!(matches!(e, OutputError::NotDirectory { .. }), "{e}");
+        // A file the command writes into the directory must not be the target.
+        let e = refused(check_dir(d.path(), &[&t], &["target"]));
+        assert!(matches!(e, OutputError::IsInput { .. }), "{e}");
+    }
+
+    #[test]
+    fn refusals_are_bad_input() {
+        let e = check_file(Path::new("/dev/null"), &[]).unwrap_err();
+        assert!(e.is_bad_input());
+    }
+}
