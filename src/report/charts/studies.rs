@@ -1,0 +1,384 @@
+//! Each study's charts, one function per study (section of the report), called through
+//! [`super::section_charts`]'s table.
+
+use super::*;
+
+/// The charts of Latency.
+pub(super) fn latency(c: &Ctx) -> Vec<Chart> {
+    let (pts, namer) = (c.pts.clone(), &c.namer);
+    let id = |what: &str| c.id(what);
+    let mut out = Vec::new();
+    let b = bars(
+        &pts,
+        "block size",
+        |p| p.bs,
+        bs_name,
+        |p| namer.name(p, &p.engine),
+        Measure::latency(),
+    );
+    out.push(chart(
+        id("bars"),
+        "Single-read latency per block size: min, avg, p99, p99.9, max".into(),
+        &pts,
+        Kind::Bars(b),
+    ));
+    out
+}
+
+/// The charts of Scan.
+pub(super) fn scan(c: &Ctx) -> Vec<Chart> {
+    let (pts, namer) = (c.pts.clone(), &c.namer);
+    let id = |what: &str| c.id(what);
+    let mut out = Vec::new();
+    let mut series = Vec::new();
+    for p in &pts {
+        let mut offset = p.offset as f64;
+        let mut points = Vec::new();
+        for t in &p.timeline {
+            offset += t.ios as f64 * p.bs as f64;
+            points.push((offset, t.mib_s * 1.048_576));
+        }
+        let points = thin(&points, MAX_LINE_POINTS);
+        let n = series.len();
+        series.push(LineSeries {
+            name: namer.name(p, if p.direct { "direct" } else { "buffered" }),
+            points,
+            color: n,
+            dashed: false,
+            marker: None,
+            fio: p.is_fio(),
+            step: false,
+        });
+    }
+    let lines = Lines {
+        x: XAxis::Numeric(Axis::linear("offset read up to (bytes)", Unit::Bytes)),
+        y: mb_axis(),
+        series,
+    };
+    out.push(chart(
+        id("bandwidth"),
+        "Whole-target sequential read: bandwidth against offset (1 MiB blocks, per second)".into(),
+        &pts,
+        Kind::Lines(lines),
+    ));
+    out
+}
+
+/// The charts of Stream.
+pub(super) fn stream(c: &Ctx) -> Vec<Chart> {
+    let (pts, namer) = (c.pts.clone(), &c.namer);
+    let id = |what: &str| c.id(what);
+    let mut out = Vec::new();
+    let l = lines_over(
+        &pts,
+        "block size",
+        |p| p.bs,
+        bs_name,
+        |p| namer.name(p, p.access()),
+        mb_axis(),
+        |p| p.mb_s,
+    );
+    out.push(chart(
+        id("throughput"),
+        "One thread: sequential and random throughput per block size".into(),
+        &pts,
+        Kind::Lines(l),
+    ));
+    let b = bars(
+        &pts,
+        "block size",
+        |p| p.bs,
+        bs_name,
+        |p| namer.name(p, p.access()),
+        Measure::latency(),
+    );
+    out.push(chart(
+        id("latency"),
+        "One thread: sequential and random read latency per block size".into(),
+        &pts,
+        Kind::Bars(b),
+    ));
+    out
+}
+
+/// The charts of Threads.
+pub(super) fn threads(c: &Ctx) -> Vec<Chart> {
+    let (pts, namer) = (c.pts.clone(), &c.namer);
+    let id = |what: &str| c.id(what);
+    let mut out = Vec::new();
+    let thr = |p: &Point| p.threads;
+    let tname = |t: &usize| t.to_string();
+    let series = |p: &Point| namer.name(p, &format_size(p.bs));
+    out.push(chart(
+        id("throughput"),
+        "Throughput against threads, one line per block size".into(),
+        &pts,
+        Kind::Lines(lines_over(
+            &pts,
+            "threads",
+            thr,
+            tname,
+            series,
+            mb_axis(),
+            |p| p.mb_s,
+        )),
+    ));
+    out.push(chart(
+        id("cpu"),
+        "CPU against threads, one line per block size".into(),
+        &pts,
+        Kind::Lines(lines_over(
+            &pts,
+            "threads",
+            thr,
+            tname,
+            series,
+            cpu_axis(),
+            |p| p.cpu_pct,
+        )),
+    ));
+    let sizes: BTreeSet<u64> = pts.iter().map(|p| p.bs).collect();
+    for bs in sizes {
+        let mine: Vec<&Point> = pts.iter().copied().filter(|p| p.bs == bs).collect();
+        let b = bars(
+            &mine,
+            "threads",
+            thr,
+            tname,
+            |p| namer.name(p, &p.engine),
+            Measure::latency(),
+        );
+        out.push(chart(
+            id(&format!("latency-{}", format_size(bs))),
+            format!("Latency against threads, {} blocks", format_size(bs)),
+            &mine,
+            Kind::Bars(b),
+        ));
+    }
+    out
+}
+
+/// The charts of Queue and Batch.
+pub(super) fn queue_batch(c: &Ctx) -> Vec<Chart> {
+    let (pts, namer) = (c.pts.clone(), &c.namer);
+    let id = |what: &str| c.id(what);
+    let mut out = Vec::new();
+    let queue = c.study == StudyName::Queue.name();
+    let (x_desc, what) = if queue {
+        ("queue size (I/Os in flight per thread)", "queue size")
+    } else {
+        ("batch size (I/Os per submit)", "batch size")
+    };
+    let cat = |p: &Point| if queue { p.iodepth } else { p.batch };
+    let series = |p: &Point| {
+        if queue {
+            namer.name(p, &format!("{} T{}", p.engine, p.threads))
+        } else {
+            namer.name(p, &format!("{} QS{}", p.engine, p.iodepth))
+        }
+    };
+    let measures = [
+        (
+            "throughput",
+            "Throughput",
+            Measure::one(mb_axis(), |p| p.mb_s),
+        ),
+        ("cpu", "CPU", Measure::one(cpu_axis(), |p| p.cpu_pct)),
+        (
+            "p999",
+            "p99.9 latency",
+            Measure::one(p999_axis(), |p| p.latency.p999_ns as f64),
+        ),
+    ];
+    for (key, title, m) in measures {
+        let b = bars(&pts, x_desc, cat, |k| k.to_string(), series, m);
+        out.push(chart(
+            id(key),
+            format!("{title} per {what}, 4 KiB random reads"),
+            &pts,
+            Kind::Bars(b),
+        ));
+    }
+    out
+}
+
+/// The charts of Multiblock.
+pub(super) fn multiblock(c: &Ctx) -> Vec<Chart> {
+    let (pts, namer) = (c.pts.clone(), &c.namer);
+    let id = |what: &str| c.id(what);
+    let mut out = Vec::new();
+    let mut series: Vec<LineSeries> = Vec::new();
+    let engines: Vec<String> = {
+        let mut e: Vec<String> = Vec::new();
+        for p in &pts {
+            let n = namer.name(p, &p.engine);
+            if !e.contains(&n) {
+                e.push(n);
+            }
+        }
+        e
+    };
+    for (k, engine) in engines.iter().enumerate() {
+        let mine: Vec<&&Point> = pts
+            .iter()
+            .filter(|p| namer.name(p, &p.engine) == *engine)
+            .collect();
+        for (stat, dashed, marker) in [
+            ("avg", false, Shape::Circle),
+            ("p99.9", true, Shape::Triangle),
+        ] {
+            let mut points: Vec<(f64, f64)> = mine
+                .iter()
+                .map(|p| {
+                    let v = if dashed {
+                        p.latency.p999_ns as f64
+                    } else {
+                        p.latency.mean_ns
+                    };
+                    (p.blocks_per_request as f64, v)
+                })
+                .collect();
+            points.sort_by(|a, b| a.0.total_cmp(&b.0));
+            points.dedup_by(|a, b| a.0 == b.0);
+            series.push(LineSeries {
+                name: format!("{engine} {stat}"),
+                points,
+                color: k,
+                dashed,
+                marker: Some(marker),
+                fio: false,
+                step: false,
+            });
+        }
+    }
+    let mut x = Axis::linear("random 4 KiB blocks per request", Unit::Number);
+    x.from_zero = true;
+    let lines = Lines {
+        x: XAxis::Numeric(x),
+        y: Axis::linear("request latency (linear scale)", Unit::Ns),
+        series,
+    };
+    out.push(chart(
+        id("latency"),
+        "Request latency against blocks per request (avg solid, p99.9 dashed)".into(),
+        &pts,
+        Kind::Lines(lines),
+    ));
+    out
+}
+
+/// The charts of UringFeatures.
+pub(super) fn uring_features(c: &Ctx) -> Vec<Chart> {
+    let (pts, namer) = (c.pts.clone(), &c.namer);
+    let id = |what: &str| c.id(what);
+    let mut out = Vec::new();
+    let label = |p: &Point| p.label.clone();
+    let name = |l: &String| l.clone();
+    let one = |p: &Point| namer.name(p, "");
+    let single = |p: &Point| {
+        let n = one(p);
+        if n.is_empty() {
+            "io_uring".to_string()
+        } else {
+            n
+        }
+    };
+    out.push(chart(
+        id("throughput"),
+        "io_uring features: throughput (M fixed buffers, F fixed files, S SQ poll)".into(),
+        &pts,
+        Kind::Bars(bars(
+            &pts,
+            "configuration",
+            label,
+            name,
+            single,
+            Measure::one(mb_axis(), |p| p.mb_s),
+        )),
+    ));
+    let mut cpu = bars(
+        &pts,
+        "configuration",
+        label,
+        name,
+        |p| namer.name(p, "process"),
+        Measure::one(cpu_axis(), |p| p.cpu_pct),
+    );
+    let sq = bars(
+        &pts,
+        "configuration",
+        label,
+        name,
+        |p| namer.name(p, "SQ poll thread"),
+        Measure::one(cpu_axis(), |p| p.sqpoll_cpu_pct),
+    );
+    cpu.series.extend(sq.series);
+    out.push(chart(
+        id("cpu"),
+        "io_uring features: CPU of the process and of its SQ poll thread".into(),
+        &pts,
+        Kind::Bars(cpu),
+    ));
+    out.push(chart(
+        id("p999"),
+        "io_uring features: p99.9 latency".into(),
+        &pts,
+        Kind::Bars(bars(
+            &pts,
+            "configuration",
+            label,
+            name,
+            single,
+            Measure::one(p999_axis(), |p| p.latency.p999_ns as f64),
+        )),
+    ));
+    out
+}
+
+/// The charts of Scheduler.
+pub(super) fn scheduler(c: &Ctx) -> Vec<Chart> {
+    let (pts, namer) = (c.pts.clone(), &c.namer);
+    let id = |what: &str| c.id(what);
+    let mut out = Vec::new();
+    let thr = |p: &Point| p.threads;
+    let tname = |t: &usize| t.to_string();
+    let series = |p: &Point| {
+        namer.name(
+            p,
+            &format!(
+                "{} {}",
+                p.scheduler.as_deref().unwrap_or("?"),
+                format_size(p.bs)
+            ),
+        )
+    };
+    out.push(chart(
+        id("throughput"),
+        "Throughput against threads under each I/O scheduler".into(),
+        &pts,
+        Kind::Lines(lines_over(
+            &pts,
+            "threads",
+            thr,
+            tname,
+            series,
+            mb_axis(),
+            |p| p.mb_s,
+        )),
+    ));
+    out.push(chart(
+        id("p999"),
+        "p99.9 latency against threads under each I/O scheduler".into(),
+        &pts,
+        Kind::Lines(lines_over(
+            &pts,
+            "threads",
+            thr,
+            tname,
+            series,
+            p999_axis(),
+            |p| p.latency.p999_ns as f64,
+        )),
+    ));
+    out
+}
