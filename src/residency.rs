@@ -95,14 +95,17 @@ fn cached_share(file: &std::fs::File, offset: u64, len: u64) -> Option<f64> {
 /// Why a run of `path` measured memory rather than a device, if it did: the target's place, or
 /// (for buffered runs, checked after the run) how much of the range read was in the page cache.
 pub fn memory_warning(path: &Path, direct: bool, offset: u64, len: u64) -> Option<String> {
-    if let Some(fs) = fs_magic(path).and_then(memory_fs) {
+    let block = std::fs::metadata(path).is_ok_and(|m| m.file_type().is_block_device());
+    if block {
+        // A device node's own filesystem (/dev, often a tmpfs) says nothing about the device.
+        if let Some(why) = block_memory(path) {
+            return Some(format!(
+                "{why}: you are measuring RAM through the block layer, not a device"
+            ));
+        }
+    } else if let Some(fs) = fs_magic(path).and_then(memory_fs) {
         return Some(format!(
             "the target is on {fs}: every read is a memory copy; you are measuring RAM, not a device"
-        ));
-    }
-    if let Some(why) = block_memory(path) {
-        return Some(format!(
-            "{why}: you are measuring RAM through the block layer, not a device"
         ));
     }
     if direct {
