@@ -26,6 +26,7 @@ pub mod report;
 pub mod residency;
 pub mod result;
 pub mod runner;
+pub mod serve;
 pub mod size;
 pub mod source;
 pub mod stability;

@@ -111,7 +111,10 @@ impl NbdEngine {
         self.rpos += SIMPLE_REPLY_LEN;
         let token = h.cookie as usize;
         if token >= self.busy.len() || !self.busy[token] {
-            return Err(self.lost(format!("reply to cookie {} that is not in flight", h.cookie)));
+            return Err(self.lost(format!(
+                "reply to cookie {} that is not in flight",
+                h.cookie
+            )));
         }
         self.busy[token] = false;
         self.inflight -= 1;

@@ -329,11 +329,11 @@ impl Listener {
     }
 }
 
-impl AsRawFd for Listener {
-    fn as_raw_fd(&self) -> RawFd {
+impl AsFd for Listener {
+    fn as_fd(&self) -> BorrowedFd<'_> {
         match self {
-            Listener::Tcp(l) => l.as_raw_fd(),
-            Listener::Unix(l, _) => l.as_raw_fd(),
+            Listener::Tcp(l) => l.as_fd(),
+            Listener::Unix(l, _) => l.as_fd(),
         }
     }
 }

@@ -63,6 +63,8 @@ pub enum Command {
     Tune(TuneArgs),
     /// Turn study results, run documents and fio JSON into one HTML page of charts (or CSV/Markdown/JSON tables).
     Report(ReportArgs),
+    /// Serve a file, a device or zeros read-only over NBD (the networked-flash experiments' server).
+    Serve(Box<crate::serve::ServeArgs>),
 }
 
 #[derive(Copy, Clone, Debug, ValueEnum)]

@@ -10,6 +10,7 @@ mod progress;
 mod quick;
 mod report;
 mod run;
+mod serve;
 mod study;
 mod tune;
 
@@ -43,6 +44,7 @@ fn main() -> ExitCode {
         Some(Command::Study(a)) => study::run(a),
         Some(Command::Tune(a)) => tune::run(a),
         Some(Command::Report(a)) => report::run(a),
+        Some(Command::Serve(a)) => serve::run(a),
     };
     match res {
         Ok(code) => code,
