@@ -213,7 +213,8 @@ pub struct ServeSummary {
     pub clients_rejected: u64,
     pub connections_hung_up: u64,
     pub cpu: CpuUsage,
-    /// CPU of the server process per read served, µs.
+    /// CPU of the server process per read served, µs (from the process's own tick counts, so
+    /// connection threads that ended are included).
     pub cpu_us_per_read: f64,
     pub per_second: Vec<Second>,
 }
@@ -416,6 +417,9 @@ impl Server {
                 c.rejected.fetch_add(1, Ordering::Relaxed);
             }
         }
+        // CPU is read while every server thread still exists (connection threads that ended
+        // earlier are in the process's own figure, which the per-read cost uses).
+        let cpu = cpu0.usage_until(&CpuSnapshot::take());
         // Stop: wake every connection and wait for it.
         ctx.stop.store(true, Ordering::Relaxed);
         for s in ctx.live.lock().unwrap().values() {
@@ -428,7 +432,6 @@ impl Server {
             w.join();
         }
         drop(self.listener);
-        let cpu = cpu0.usage_until(&CpuSnapshot::take());
         let secs = start.elapsed().as_secs_f64();
         let c = &ctx.counters;
         let reads = c.reads.load(Ordering::Relaxed);
@@ -456,7 +459,7 @@ impl Server {
             clients_rejected: c.rejected.load(Ordering::Relaxed),
             connections_hung_up: c.hung_up.load(Ordering::Relaxed),
             cpu_us_per_read: if reads > 0 {
-                cpu.process_total_s() * 1e6 / reads as f64
+                cpu.process_pct_of_core / 100.0 * cpu.window_s * 1e6 / reads as f64
             } else {
                 0.0
             },
