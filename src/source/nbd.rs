@@ -124,3 +124,49 @@ impl Source for NbdSource {
         }
     }
 }
+
+/// What `readlab info nbd://…` prints.
+pub fn render(url: &str, a: &Advertised) -> String {
+    use crate::nbd::proto::{FLAG_FIXED_NEWSTYLE, FLAG_NO_ZEROES, flag_names};
+    let e = &a.export;
+    let mut s = format!("{url}: NBD export '{}'\n", e.name);
+    s += &format!("  size            {} B\n", e.size);
+    s += &format!(
+        "  handshake       {}{}{}\n",
+        if a.handshake_flags & FLAG_FIXED_NEWSTYLE != 0 {
+            "fixed newstyle"
+        } else {
+            "newstyle"
+        },
+        if a.handshake_flags & FLAG_NO_ZEROES != 0 {
+            ", no-zeroes"
+        } else {
+            ""
+        },
+        format_args!(", negotiated with {}", a.negotiated_with)
+    );
+    s += &format!("  flags           {} ({:#06x})\n", flag_names(e.flags), e.flags);
+    s += &format!("  read-only       {}\n", e.read_only());
+    s += &format!("  multi-conn      {}\n", e.multi_conn());
+    match e.block_sizes {
+        Some(b) => {
+            s += &format!(
+                "  block sizes     minimum {} B, preferred {} B, maximum {} B\n",
+                b.minimum, b.preferred, b.maximum
+            )
+        }
+        None => s += "  block sizes     not advertised\n",
+    }
+    if let Some(d) = &e.description {
+        s += &format!("  description     {d}\n");
+    }
+    match &a.list {
+        Some(Ok(l)) => {
+            let names: Vec<String> = l.iter().map(|(n, _)| format!("'{n}'")).collect();
+            s += &format!("  exports listed  {}\n", names.join(", "));
+        }
+        Some(Err(why)) => s += &format!("  exports listed  refused: {why}\n"),
+        None => {}
+    }
+    s
+}
