@@ -8,7 +8,16 @@ mod nbd_common;
 use nbd_common::{nbdkit, readlab_serve};
 
 fn run_nbd(url: &str, extra: &[&str]) -> std::process::Output {
-    let mut args = vec!["run", "--engine", "nbd", "--runtime", "1s", "--output", "json", url];
+    let mut args = vec![
+        "run",
+        "--engine",
+        "nbd",
+        "--runtime",
+        "1s",
+        "--output",
+        "json",
+        url,
+    ];
     args.extend_from_slice(extra);
     common::run(&args)
 }
@@ -50,8 +59,20 @@ fn verifies_a_prepared_file_served_by_nbdkit_and_catches_a_changed_byte() {
     let bad = 3 * 4096 + 100;
     common::flip_byte(&f, bad);
     let o = common::run(&[
-        "run", "--engine", "nbd", "--rw", "read", "--size", "64k", "--io-limit", "64k",
-        "--runtime", "5s", "--verify", "-q", &srv.url,
+        "run",
+        "--engine",
+        "nbd",
+        "--rw",
+        "read",
+        "--size",
+        "64k",
+        "--io-limit",
+        "64k",
+        "--runtime",
+        "5s",
+        "--verify",
+        "-q",
+        &srv.url,
     ]);
     common::assert_mismatch_reported(&o, bad);
 }
@@ -60,7 +81,10 @@ fn verifies_a_prepared_file_served_by_nbdkit_and_catches_a_changed_byte() {
 fn reads_readlab_serve_in_both_models_verified() {
     let dir = common::disk_dir();
     let f = common::prepare(dir.path(), "p.dat", "32M");
-    for model in [&["--model", "thread"][..], &["--model", "uring", "--threads", "2"]] {
+    for model in [
+        &["--model", "thread"][..],
+        &["--model", "uring", "--threads", "2"],
+    ] {
         let mut args = vec![f.to_str().unwrap()];
         args.extend_from_slice(model);
         let s = readlab_serve(&args);
@@ -85,7 +109,14 @@ fn info_prints_what_the_server_advertised() {
     let o = common::run(&["info", &url]);
     assert!(o.status.success(), "{}", common::stderr(&o));
     let t = common::stdout(&o);
-    for want in ["3145728 B", "read-only       true", "multi-conn      true", "maximum 33554432 B", "'zeros'", "NBD_OPT_GO"] {
+    for want in [
+        "3145728 B",
+        "read-only       true",
+        "multi-conn      true",
+        "maximum 33554432 B",
+        "'zeros'",
+        "NBD_OPT_GO",
+    ] {
         assert!(t.contains(want), "no {want:?} in:\n{t}");
     }
     let o = common::run(&["info", "--output", "json", &url]);
@@ -101,13 +132,33 @@ fn engines_and_targets_that_do_not_go_together_are_refused() {
     let o = common::run(&["run", "--engine", "psync", "--runtime", "1s", "-q", &s.url]);
     assert_eq!(o.status.code(), Some(2), "{}", common::stderr(&o));
     assert!(common::stderr(&o).contains("--engine nbd"));
-    let o = common::run(&["run", "--engine", "nbd", "--runtime", "1s", "-q", f.to_str().unwrap()]);
+    let o = common::run(&[
+        "run",
+        "--engine",
+        "nbd",
+        "--runtime",
+        "1s",
+        "-q",
+        f.to_str().unwrap(),
+    ]);
     assert_eq!(o.status.code(), Some(2), "{}", common::stderr(&o));
     // Nobody listening: a clear error, not a hang.
     drop(s);
-    let o = common::run(&["run", "--engine", "nbd", "--runtime", "1s", "-q", "nbd+unix:///?socket=/nonexistent/x"]);
+    let o = common::run(&[
+        "run",
+        "--engine",
+        "nbd",
+        "--runtime",
+        "1s",
+        "-q",
+        "nbd+unix:///?socket=/nonexistent/x",
+    ]);
     assert_eq!(o.status.code(), Some(1), "{}", common::stderr(&o));
-    assert!(common::stderr(&o).contains("cannot reach"), "{}", common::stderr(&o));
+    assert!(
+        common::stderr(&o).contains("cannot reach"),
+        "{}",
+        common::stderr(&o)
+    );
     let o = common::run(&["run", "--engine", "nbd", "-q", "nbd://host:notaport/"]);
     assert_eq!(o.status.code(), Some(2), "{}", common::stderr(&o));
 }

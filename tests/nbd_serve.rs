@@ -8,7 +8,10 @@ mod nbd_common;
 use nbd_common::{need, readlab_serve};
 use std::process::Command;
 
-const MODELS: [&[&str]; 2] = [&["--model", "thread"], &["--model", "uring", "--threads", "2"]];
+const MODELS: [&[&str]; 2] = [
+    &["--model", "thread"],
+    &["--model", "uring", "--threads", "2"],
+];
 
 #[test]
 fn nbdinfo_sees_size_block_sizes_read_only_and_multi_conn() {
@@ -19,7 +22,10 @@ fn nbdinfo_sees_size_block_sizes_read_only_and_multi_conn() {
         let mut args = vec![f.to_str().unwrap()];
         args.extend_from_slice(model);
         let s = readlab_serve(&args);
-        let o = Command::new("nbdinfo").args(["--json", &s.url]).output().unwrap();
+        let o = Command::new("nbdinfo")
+            .args(["--json", &s.url])
+            .output()
+            .unwrap();
         assert!(o.status.success(), "nbdinfo: {}", common::stderr(&o));
         let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
         let e = &j["exports"][0];
@@ -37,7 +43,10 @@ fn nbdinfo_sees_size_block_sizes_read_only_and_multi_conn() {
     }
     // The null back end serves any alignment.
     let s = readlab_serve(&["--null", "1g"]);
-    let o = Command::new("nbdinfo").args(["--json", &s.url]).output().unwrap();
+    let o = Command::new("nbdinfo")
+        .args(["--json", &s.url])
+        .output()
+        .unwrap();
     let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(j["exports"][0]["export-size"], 1u64 << 30);
     assert_eq!(j["exports"][0]["block_size_minimum"], 1);
@@ -60,7 +69,11 @@ fn nbdcopy_of_the_whole_export_equals_the_file() {
             .arg(&copy)
             .output()
             .unwrap();
-        assert!(o.status.success(), "nbdcopy {model:?}: {}", common::stderr(&o));
+        assert!(
+            o.status.success(),
+            "nbdcopy {model:?}: {}",
+            common::stderr(&o)
+        );
         assert!(
             std::fs::read(&copy).unwrap() == std::fs::read(&f).unwrap(),
             "{model:?}: the copy differs from the file"
@@ -78,8 +91,20 @@ fn fio_nbd_engine_reads_from_it() {
         args.extend_from_slice(model);
         let s = readlab_serve(&args);
         let o = Command::new("timeout")
-            .args(["60", "fio", "--name=t", "--ioengine=nbd", "--rw=randread", "--bs=4k"])
-            .args(["--iodepth=8", "--runtime=1", "--time_based", "--output-format=json"])
+            .args([
+                "60",
+                "fio",
+                "--name=t",
+                "--ioengine=nbd",
+                "--rw=randread",
+                "--bs=4k",
+            ])
+            .args([
+                "--iodepth=8",
+                "--runtime=1",
+                "--time_based",
+                "--output-format=json",
+            ])
             .arg(format!("--uri={}", s.url))
             .output()
             .unwrap();
@@ -101,12 +126,25 @@ fn sigterm_stops_it_cleanly_with_its_summary() {
         let mut args = vec!["--null", "64m", "--json", json.to_str().unwrap()];
         args.extend_from_slice(model);
         let s = readlab_serve(&args);
-        let o = common::run(&["run", "--engine", "nbd", "--iodepth", "4", "--runtime", "1s", "-q", &s.url]);
+        let o = common::run(&[
+            "run",
+            "--engine",
+            "nbd",
+            "--iodepth",
+            "4",
+            "--runtime",
+            "1s",
+            "-q",
+            &s.url,
+        ]);
         assert!(o.status.success(), "{}", common::stderr(&o));
         assert_eq!(s.terminate(), Some(0), "{model:?}: SIGTERM is a clean stop");
         let j: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
         assert!(j["reads"].as_u64().unwrap() > 100, "{j}");
-        assert_eq!(j["clients_total"], 2, "the source's connection and the worker's: {j}");
+        assert_eq!(
+            j["clients_total"], 2,
+            "the source's connection and the worker's: {j}"
+        );
         assert!(j["cpu"]["app"]["total_s"].as_f64().unwrap() > 0.0, "{j}");
         assert!(j["cpu_us_per_read"].as_f64().unwrap() > 0.0, "{j}");
     }
@@ -117,7 +155,10 @@ fn max_clients_turns_the_extra_ones_away() {
     let s = readlab_serve(&["--null", "1m", "--max-clients", "1"]);
     let url = readlab::nbd::NbdUrl::parse(&s.url).unwrap();
     let first = readlab::nbd::Connection::open(&url, false).expect("the first client");
-    assert!(readlab::nbd::Connection::open(&url, false).is_err(), "a second client is turned away");
+    assert!(
+        readlab::nbd::Connection::open(&url, false).is_err(),
+        "a second client is turned away"
+    );
     let mut b = vec![1u8; 4096];
     first.read_at(0, &mut b).unwrap();
     assert!(b.iter().all(|&x| x == 0));

@@ -44,9 +44,13 @@ fn ud(conn: usize, kind: u64, req: usize) -> u64 {
     ((conn as u64) << 32) | (kind << 24) | req as u64
 }
 
+/// How to reach one event loop: its queue of new connections, its wake-up eventfd, and how
+/// many connections it serves.
+type Queue = (Sender<(Stream, ClientSlot)>, Arc<OwnedFd>, Arc<AtomicUsize>);
+
 /// The event-loop threads and how to reach them.
 pub(super) struct Workers {
-    queues: Vec<(Sender<(Stream, ClientSlot)>, Arc<OwnedFd>, Arc<AtomicUsize>)>,
+    queues: Vec<Queue>,
     threads: Vec<std::thread::JoinHandle<()>>,
 }
 

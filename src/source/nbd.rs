@@ -145,7 +145,11 @@ pub fn render(url: &str, a: &Advertised) -> String {
         },
         format_args!(", negotiated with {}", a.negotiated_with)
     );
-    s += &format!("  flags           {} ({:#06x})\n", flag_names(e.flags), e.flags);
+    s += &format!(
+        "  flags           {} ({:#06x})\n",
+        flag_names(e.flags),
+        e.flags
+    );
     s += &format!("  read-only       {}\n", e.read_only());
     s += &format!("  multi-conn      {}\n", e.multi_conn());
     match e.block_sizes {

@@ -13,7 +13,10 @@ pub fn need(tool: &str) {
         .args(["-c", &format!("command -v {tool}")])
         .output()
         .is_ok_and(|o| o.status.success());
-    assert!(ok, "{tool} is not installed; run scripts/test-deps (Debian: nbdkit, libnbd-bin, fio)");
+    assert!(
+        ok,
+        "{tool} is not installed; run scripts/test-deps (Debian: nbdkit, libnbd-bin, fio)"
+    );
 }
 
 /// A server process, killed by PID and reaped when dropped.
@@ -96,7 +99,11 @@ pub fn nbdkit(dir: &Path, plugin_args: &[&str]) -> Server {
         .expect("start nbdkit");
     let t = Instant::now();
     while !sock.exists() {
-        assert!(t.elapsed() < Duration::from_secs(10), "nbdkit did not create {}", sock.display());
+        assert!(
+            t.elapsed() < Duration::from_secs(10),
+            "nbdkit did not create {}",
+            sock.display()
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
     Server {
@@ -108,5 +115,7 @@ pub fn nbdkit(dir: &Path, plugin_args: &[&str]) -> Server {
 
 /// `host:port` of an `nbd://host:port/` URL.
 pub fn host_port(url: &str) -> String {
-    url.trim_start_matches("nbd://").trim_end_matches('/').to_string()
+    url.trim_start_matches("nbd://")
+        .trim_end_matches('/')
+        .to_string()
 }

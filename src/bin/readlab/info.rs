@@ -5,7 +5,11 @@ use crate::args::{InfoArgs, OutputArg};
 use std::process::ExitCode;
 
 pub fn run(a: &InfoArgs) -> anyhow::Result<ExitCode> {
-    if let Some(url) = a.target.to_str().filter(|s| readlab::nbd::NbdUrl::is_url(s)) {
+    if let Some(url) = a
+        .target
+        .to_str()
+        .filter(|s| readlab::nbd::NbdUrl::is_url(s))
+    {
         let adv = readlab::source::nbd::describe(url)?;
         match a.output {
             OutputArg::Json => println!("{}", serde_json::to_string_pretty(&adv)?),
