@@ -12,6 +12,7 @@
 # core at 16 clients; delays adding 10 ± 3 us and 100 ± 5 us) is printed, judged, never asserted.
 #
 #   ROUNDS=3 RUNTIME=3 CLIENTS="1 2 4 8 16 32" FILE=/dev/shm/vs-nbd.dat bash benches/vs_nbd.sh
+#   ONLY=delay bash benches/vs_nbd.sh      # the delay injection alone
 # All traffic stays on 127.0.0.1. Needs: nbdkit, qemu-nbd (qemu-utils), fio, python3.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -75,6 +76,7 @@ print(f"{s}\t{c}\t{r}\t{iops:.0f}\t{p99}\t{cpu_s * 1e6 / max(ios, 1):.2f}\t{cpu_
 EOF
 }
 
+if [ "${ONLY:-}" != delay ]; then
 echo "vs_nbd: ${ROUNDS} rounds × clients {$CLIENTS} × ${#SERVERS[@]} servers × ${RUNTIME}s; results in $OUT" >&2
 for r in $(seq "$ROUNDS"); do
     for c in $CLIENTS; do
@@ -144,6 +146,7 @@ for s in servers:
     except Exception as e:
         print(f"  {s:10} no result ({e})")
 EOF
+fi
 cleanup
 PIDS=()
 

@@ -7,10 +7,10 @@ use std::num::NonZeroU64;
 use std::time::{Duration, Instant};
 
 /// How much of each wait is spun rather than slept.
-pub const SPIN: Duration = Duration::from_micros(30);
+pub const SPIN: Duration = Duration::from_micros(60);
 
 /// What the output says about how delays are made.
-pub const METHOD: &str = "sleep until 30 us before the deadline (timer slack 1 ns), then spin";
+pub const METHOD: &str = "sleep until 60 us before the deadline (timer slack 1 ns), then spin";
 
 /// Make this thread's sleeps wake on time (timer slack 1 ns instead of 50 us).
 pub fn precise_timers() {
