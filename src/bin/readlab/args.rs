@@ -178,8 +178,8 @@ pub struct StudyArgs {
 }
 
 impl StudyArgs {
-    pub fn to_options(&self) -> Result<(StudyName, StudyOptions), Error> {
-        let name = StudyName::parse(&self.name)?;
+    pub fn to_options(&self) -> Result<(Vec<StudyName>, StudyOptions), Error> {
+        let names = readlab::study::select(&self.name)?;
         let opts = StudyOptions {
             target: self.target.clone(),
             quick: self.quick,
@@ -191,7 +191,7 @@ impl StudyArgs {
             max_threads: self.max_threads,
             verify: self.no_verify.then_some(false),
         };
-        Ok((name, opts))
+        Ok((names, opts))
     }
 }
 
