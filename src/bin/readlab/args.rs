@@ -19,8 +19,23 @@ pub fn count(s: &str) -> Result<usize, String> {
     match s.trim().parse::<i64>() {
         Ok(v) if v >= 1 => usize::try_from(v).map_err(|_| format!("{v} is too large")),
         Ok(v) => Err(format!("must be at least 1, not {v}")),
+        Err(_) if s.trim().bytes().all(|b| b.is_ascii_digit()) && !s.trim().is_empty() => {
+            Err(format!("{} is too large", s.trim()))
+        }
         Err(_) => Err(format!("'{s}' is not a whole number")),
     }
+}
+
+/// A thread count: at least 1, at most what one run may start.
+pub fn thread_count(s: &str) -> Result<usize, String> {
+    let n = count(s)?;
+    if n > readlab::engine::MAX_THREADS {
+        return Err(format!(
+            "{n} is more threads than readlab starts (at most {})",
+            readlab::engine::MAX_THREADS
+        ));
+    }
+    Ok(n)
 }
 
 /// A size like `4k` or `1g` (powers of 1024, as in fio).
@@ -170,7 +185,7 @@ pub struct StudyArgs {
     #[arg(long)]
     pub resume: bool,
     /// Largest thread count of the threads and scheduler studies (default 4 × cores).
-    #[arg(long, allow_hyphen_values = true, value_parser = count)]
+    #[arg(long, allow_hyphen_values = true, value_parser = thread_count)]
     pub max_threads: Option<usize>,
     /// Do not verify the data read (verification is on when readlab prepared the target).
     #[arg(long)]

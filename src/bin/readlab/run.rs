@@ -36,5 +36,9 @@ pub fn run(a: &RunArgs) -> anyhow::Result<ExitCode> {
         eprintln!("readlab: interrupted; the figures cover only the part of the run measured");
         return Ok(crate::progress::interrupted_exit());
     }
+    if doc.result.requests == 0 {
+        // Already said by the result's warning ("nothing was measured …").
+        return Ok(ExitCode::from(1));
+    }
     Ok(ExitCode::SUCCESS)
 }

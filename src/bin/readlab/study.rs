@@ -1,5 +1,6 @@
-//! `readlab study`: run one of the report's experiments (or all), print its summary table; exit
-//! 130 when interrupted (the same command with --resume continues).
+//! `readlab study`: run one of the report's experiments (or all), print its summary table; exit 1
+//! when a point failed (I/O errors, verification mismatches: totals and first offsets printed) or
+//! none could run, 130 when interrupted (the same command with --resume continues).
 
 use crate::args::StudyArgs;
 use crate::progress::StudyProgress;
@@ -12,6 +13,10 @@ pub fn run(a: &StudyArgs) -> anyhow::Result<ExitCode> {
         &[&a.target],
         &[readlab::store::RESULTS, "summary.md"],
     )?;
+    if !a.no_verify {
+        let target = readlab::source::Target::inspect(&a.target)?;
+        readlab::runner::check_prepared_throughout(&target, "--no-verify")?;
+    }
     let progress = StudyProgress::new();
     let outcome = readlab::study::run(&names, &opts, &progress)?;
     progress.finish();
@@ -23,6 +28,20 @@ pub fn run(a: &StudyArgs) -> anyhow::Result<ExitCode> {
         outcome.results.display(),
         outcome.summary_path.display()
     );
+    let failures = progress.failures();
+    if failures.any() {
+        for l in failures.lines() {
+            eprintln!("readlab: {l}");
+        }
+        return Ok(ExitCode::from(1));
+    }
+    if outcome.measured + outcome.skipped == 0 && progress.points_not_run() > 0 {
+        eprintln!(
+            "readlab: no point of the study could run on this target ({} skipped, reasons above)",
+            progress.points_not_run()
+        );
+        return Ok(ExitCode::from(1));
+    }
     if outcome.interrupted {
         eprintln!("readlab: interrupted; run the same command with --resume to continue");
         return Ok(crate::progress::interrupted_exit());
