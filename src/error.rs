@@ -89,7 +89,7 @@ pub enum Error {
     )]
     ReadsFailed {
         count: u64,
-        first: crate::result::IoErrorRecord,
+        first: IoErrorRecord,
         /// The probe's explanation, starting with ". ", or empty.
         hint: String,
     },
@@ -143,3 +143,13 @@ pub enum OutputError {
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// A failed read: where, and why.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct IoErrorRecord {
+    pub offset: u64,
+    pub len: u64,
+    /// errno, or 0 for a short read.
+    pub errno: i32,
+    pub message: String,
+}

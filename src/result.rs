@@ -11,15 +11,8 @@ use serde::{Deserialize, Serialize};
 
 pub const SCHEMA: &str = "readlab.run/1";
 
-/// A failed read: where, and why.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct IoErrorRecord {
-    pub offset: u64,
-    pub len: u64,
-    /// errno, or 0 for a short read.
-    pub errno: i32,
-    pub message: String,
-}
+/// A failed read: where, and why (defined beside the errors that carry it).
+pub use crate::error::IoErrorRecord;
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ErrorSummary {
