@@ -274,6 +274,7 @@ impl Search<'_> {
         doc.study = Some(StudyTag {
             study: crate::study::TUNE.study_name(),
             scheduler: None,
+            net: None,
         });
         self.failures.add(&doc);
         if doc.result.failed() {

@@ -173,8 +173,8 @@ pub struct ReportArgs {
 pub struct StudyArgs {
     /// latency, scan, stream, threads, queue, batch, multiblock, uring-features, scheduler or all.
     pub name: String,
-    /// File or block device to study.
-    pub target: PathBuf,
+    /// File or block device to study (not needed by `delay`, which serves zeros).
+    pub target: Option<PathBuf>,
     /// Shrink durations and grids so a study takes about two minutes.
     #[arg(long)]
     pub quick: bool,
@@ -198,10 +198,13 @@ impl StudyArgs {
         let opts = StudyOptions {
             target: self.target.clone(),
             quick: self.quick,
-            out: self
-                .out
-                .clone()
-                .unwrap_or_else(|| readlab::study::default_out(&self.target)),
+            out: self.out.clone().unwrap_or_else(|| {
+                readlab::study::default_out(
+                    self.target
+                        .as_deref()
+                        .unwrap_or(std::path::Path::new("null")),
+                )
+            }),
             resume: self.resume,
             max_threads: self.max_threads,
             verify: self.no_verify.then_some(false),

@@ -10,7 +10,7 @@ pub fn run(a: &StudyArgs) -> anyhow::Result<ExitCode> {
     let (names, opts) = a.to_options()?;
     readlab::outpath::check_dir(
         &opts.out,
-        &[&a.target],
+        &a.target.iter().map(|t| t.as_path()).collect::<Vec<_>>(),
         &[readlab::store::RESULTS, "summary.md"],
     )?;
     if !a.no_verify {
