@@ -13,8 +13,8 @@ pub fn run(a: &StudyArgs) -> anyhow::Result<ExitCode> {
         &a.target.iter().map(|t| t.as_path()).collect::<Vec<_>>(),
         &[readlab::store::RESULTS, "summary.md"],
     )?;
-    if !a.no_verify {
-        let target = readlab::source::Target::inspect(&a.target)?;
+    if let (false, Some(path)) = (a.no_verify, &a.target) {
+        let target = readlab::source::Target::inspect(path)?;
         readlab::runner::check_prepared_throughout(&target, "--no-verify")?;
     }
     let progress = StudyProgress::new();
