@@ -12,6 +12,7 @@ pub mod engine;
 pub mod env;
 pub mod error;
 pub mod export;
+pub mod fleet;
 pub mod fsio;
 pub mod interval;
 pub mod outdir;

@@ -8,6 +8,8 @@ use crate::env::Environment;
 use crate::stats::{LatencySummary, TimelinePoint};
 use serde::{Deserialize, Serialize};
 
+pub mod fleet;
+
 pub const SCHEMA: &str = "readlab.run/1";
 
 /// A failed read: where, and why.
@@ -192,6 +194,10 @@ pub struct Document {
     pub config: RunConfig,
     pub environment: Environment,
     pub result: RunResult,
+    /// A run measured by several processes under MPI: `result` is their aggregate, this names
+    /// every rank with its own result (`crate::fleet`). Absent for a single process.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fleet: Option<Box<fleet::FleetRecord>>,
 }
 
 #[cfg(test)]

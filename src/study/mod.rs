@@ -7,6 +7,8 @@ mod scheduler;
 mod summary;
 
 pub use plan::{Point, StudyName, Timing};
+/// For `crate::fleet::study`, which runs the same plans across MPI ranks.
+pub(crate) use plan::{Context, plan};
 pub use scheduler::SchedulerGuard;
 pub use summary::summarize;
 

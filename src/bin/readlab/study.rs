@@ -7,6 +7,9 @@ use std::process::ExitCode;
 
 pub fn run(a: &StudyArgs) -> anyhow::Result<ExitCode> {
     let (name, opts) = a.to_options()?;
+    if let Some(fleet) = crate::fleet::launch()? {
+        return crate::fleet::study(fleet, &a.target, name, opts);
+    }
     readlab::outpath::check_dir(
         &opts.out,
         &[&a.target],
