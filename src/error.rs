@@ -98,7 +98,10 @@ impl Error {
             Error::Fleet { bad_input, .. } => *bad_input,
             _ => !matches!(
                 self,
-                Error::Io { .. } | Error::Engine(_) | Error::Interrupted { .. } | Error::FleetStuck(_)
+                Error::Io { .. }
+                    | Error::Engine(_)
+                    | Error::Interrupted { .. }
+                    | Error::FleetStuck(_)
             ),
         }
     }

@@ -75,7 +75,13 @@ mod tests {
         // Rank 0's clock is 1_000 ns behind ours; one-way trips 50 ns, then a slow exchange.
         let ex = [[10_000, 9_050, 10_100], [20_000, 19_500, 21_000]];
         let o = estimate(&ex).unwrap();
-        assert_eq!(o, Offset { ns: 1_000, uncertainty_ns: 50 });
+        assert_eq!(
+            o,
+            Offset {
+                ns: 1_000,
+                uncertainty_ns: 50
+            }
+        );
         // An asymmetric trip moves the estimate, but never beyond the uncertainty.
         let o = estimate(&[[0, -1_000 + 10, 100]]).unwrap();
         assert!((o.ns - 1_000).unsigned_abs() <= o.uncertainty_ns, "{o:?}");

@@ -62,7 +62,13 @@ impl Comm for Solo {
         Ok(root.to_vec())
     }
 
-    fn clock_exchanges(&self, _: usize, _: fn() -> i64, _: Duration, _: &str) -> Result<Vec<[i64; 3]>> {
+    fn clock_exchanges(
+        &self,
+        _: usize,
+        _: fn() -> i64,
+        _: Duration,
+        _: &str,
+    ) -> Result<Vec<[i64; 3]>> {
         Ok(Vec::new())
     }
 

@@ -12,6 +12,9 @@ use crate::units::{Style, format_ns};
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+#[cfg(test)]
+use super::gate::NOTICE;
+
 /// What each aggregate figure is, stored in the record for whoever reads the document.
 pub const AGGREGATE: &str = "IOPS, MB/s, I/Os and bytes summed over the ranks (each over its own window; the windows start at one agreed instant); \
 latency from the ranks' HDR histograms merged exactly (min, max and mean exact); CPU summed, machine-wide figures once per host; \
@@ -34,10 +37,16 @@ pub fn aggregate(members: &[FleetMember]) -> Result<RunResult> {
             continue;
         }
         let h = stats::decode_histogram(&r.histogram).ok_or_else(|| {
-            Error::Engine(format!("rank {}: its latency histogram is unreadable", m.rank))
+            Error::Engine(format!(
+                "rank {}: its latency histogram is unreadable",
+                m.rank
+            ))
         })?;
         lat.hist.add(&h).map_err(|e| {
-            Error::Engine(format!("rank {}: its histogram does not merge ({e:?})", m.rank))
+            Error::Engine(format!(
+                "rank {}: its histogram does not merge ({e:?})",
+                m.rank
+            ))
         })?;
         lat.min = lat.min.min(r.latency.min_ns);
         lat.max = lat.max.max(r.latency.max_ns);
@@ -81,7 +90,12 @@ pub fn aggregate(members: &[FleetMember]) -> Result<RunResult> {
             .iter()
             .map(|r| r.ended_by)
             .find(|e| *e == EndedBy::Interrupted)
-            .or_else(|| results.iter().map(|r| r.ended_by).find(|e| *e != EndedBy::Runtime))
+            .or_else(|| {
+                results
+                    .iter()
+                    .map(|r| r.ended_by)
+                    .find(|e| *e != EndedBy::Runtime)
+            })
             .unwrap_or(EndedBy::Runtime),
         warnings: member_warnings(members),
         repeat: None,
@@ -134,7 +148,8 @@ fn cpu(members: &[FleetMember]) -> CpuUsage {
     for cs in hosts.values() {
         let n = cs.len() as f64;
         let own: f64 = cs.iter().map(|c| c.process_pct_of_core).sum();
-        out.machine_busy_pct_of_core += cs.iter().map(|c| c.machine_busy_pct_of_core).sum::<f64>() / n;
+        out.machine_busy_pct_of_core +=
+            cs.iter().map(|c| c.machine_busy_pct_of_core).sum::<f64>() / n;
         out.machine_cores += cs.iter().map(|c| c.machine_cores).max().unwrap_or(0);
         out.steal_pct_of_core += cs.iter().map(|c| c.steal_pct_of_core).sum::<f64>() / n;
         out.other_processes_pct_of_core += cs
@@ -218,8 +233,16 @@ pub fn assemble(
     notice: Duration,
     arrivals: Vec<Arrival>,
 ) -> Result<(RunResult, FleetRecord)> {
-    let earliest = arrivals.iter().map(|a| a.started_root_ns).min().unwrap_or(0);
-    let latest = arrivals.iter().map(|a| a.started_root_ns).max().unwrap_or(0);
+    let earliest = arrivals
+        .iter()
+        .map(|a| a.started_root_ns)
+        .min()
+        .unwrap_or(0);
+    let latest = arrivals
+        .iter()
+        .map(|a| a.started_root_ns)
+        .max()
+        .unwrap_or(0);
     let ramp_ns = ramp.as_nanos() as f64;
     let window_start = latest as f64 + ramp_ns;
     let window_end = arrivals
@@ -251,7 +274,9 @@ pub fn assemble(
         notice_ns: notice.as_nanos() as u64,
     };
     let mut result = aggregate(&members)?;
-    result.warnings.extend(together(&start, common_window_s, &members));
+    result
+        .warnings
+        .extend(together(&start, common_window_s, &members));
     Ok((
         result,
         FleetRecord {
@@ -286,16 +311,133 @@ fn together(start: &FleetStart, common_s: f64, members: &[FleetMember]) -> Vec<S
         .iter()
         .map(|m| m.result.seconds)
         .fold(f64::INFINITY, f64::min);
-    if members.len() > 1 && shortest.is_finite() && common_s < 0.99 * shortest {
+    let longest = members.iter().map(|m| m.result.seconds).fold(0.0, f64::max);
+    if members.len() > 1 && shortest.is_finite() && common_s < 0.99 * longest {
         let early: Vec<String> = members
             .iter()
             .filter(|m| m.result.seconds <= shortest * 1.001)
             .map(|m| format!("rank {} ({})", m.rank, m.result.ended_by))
             .collect();
         w.push(format!(
-            "the ranks measured together for only {common_s:.3} s of {shortest:.3} s; ended first: {}",
+            "the ranks measured together for only {common_s:.3} s of {longest:.3} s; ended first: {}",
             early.join(", ")
         ));
     }
     w
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::result::Document;
+
+    /// Ranks 0, 1, 2 on two hosts, their results taken from real runs.
+    fn arrivals(starts: [i64; 3]) -> Vec<Arrival> {
+        let docs: Vec<Document> = include_str!("../../tests/fixtures/results-small.jsonl")
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        [0usize, 1, 3]
+            .iter()
+            .zip(starts)
+            .enumerate()
+            .map(|(rank, (&i, start))| Arrival {
+                member: FleetMember {
+                    rank,
+                    host: if rank < 2 { "a" } else { "b" }.into(),
+                    local_rank: rank % 2,
+                    target: format!("/dev/t{rank}"),
+                    clock_offset_ns: 0,
+                    clock_uncertainty_ns: 0,
+                    exchange_offset_ns: None,
+                    exchange_uncertainty_ns: None,
+                    start_ns: 0,
+                    late_ns: 0,
+                    environment: docs[i].environment.clone(),
+                    result: docs[i].result.clone(),
+                },
+                started_root_ns: start,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_aggregate_sums_throughput_and_merges_histograms_exactly() {
+        let a = arrivals([1_000, 1_200, 1_050]);
+        let rs: Vec<RunResult> = a.iter().map(|a| a.member.result.clone()).collect();
+        let (agg, rec) = assemble("/dev/t{rank}", Duration::ZERO, NOTICE, a).unwrap();
+        let counts: u64 = rs.iter().map(|r| r.latency.count).sum();
+        assert_eq!(agg.latency.count, counts);
+        let merged = stats::decode_histogram(&agg.histogram).unwrap();
+        assert_eq!(merged.len(), counts);
+        let iops: f64 = rs.iter().map(|r| r.iops).sum();
+        assert!((agg.iops - iops).abs() < 1e-9 * iops);
+        assert_eq!(agg.ios, rs.iter().map(|r| r.ios).sum::<u64>());
+        assert_eq!(agg.bytes, rs.iter().map(|r| r.bytes).sum::<u64>());
+        assert_eq!(
+            agg.latency.min_ns,
+            rs.iter().map(|r| r.latency.min_ns).min().unwrap()
+        );
+        assert_eq!(
+            agg.latency.max_ns,
+            rs.iter().map(|r| r.latency.max_ns).max().unwrap()
+        );
+        let mean = rs
+            .iter()
+            .map(|r| r.latency.mean_ns * r.latency.count as f64)
+            .sum::<f64>()
+            / counts as f64;
+        assert!((agg.latency.mean_ns - mean).abs() < 1.0);
+        let l = &agg.latency;
+        assert!(l.min_ns <= l.p50_ns && l.p50_ns <= l.p99_ns && l.p9999_ns <= l.max_ns);
+        // The timeline: every second's I/Os summed.
+        let ios_t: u64 = agg.timeline.iter().map(|p| p.ios).sum();
+        let each: u64 = rs.iter().flat_map(|r| &r.timeline).map(|p| p.ios).sum();
+        assert_eq!(ios_t, each);
+        // Machine-wide CPU once per host: two hosts.
+        let by_host =
+            rs[0].cpu.machine_cores.max(rs[1].cpu.machine_cores) + rs[2].cpu.machine_cores;
+        assert_eq!(agg.cpu.machine_cores, by_host);
+        assert_eq!(rec.ranks, 3);
+        assert_eq!(rec.hosts, ["a", "b"]);
+        assert_eq!(rec.target, "/dev/t{rank}");
+        assert_eq!(rec.start.skew_ns, 200);
+        let starts: Vec<u64> = rec.members.iter().map(|m| m.start_ns).collect();
+        assert_eq!(starts, [0, 200, 50]);
+        assert!(
+            (rec.common_window_s - (1.0 - 200e-9)).abs() < 1e-9,
+            "{}",
+            rec.common_window_s
+        );
+        assert!(
+            !agg.warnings.iter().any(|w| w.contains("apart")),
+            "{:?}",
+            agg.warnings
+        );
+    }
+
+    #[test]
+    fn ranks_apart_or_cut_short_are_warned_about() {
+        let mut a = arrivals([0, 5_000_000, 0]);
+        a[2].member.result.seconds = 0.5;
+        a[2].member.result.ended_by = EndedBy::IoLimit;
+        let (agg, rec) = assemble("/dev/t{rank}", Duration::ZERO, NOTICE, a).unwrap();
+        assert_eq!(rec.start.skew_ns, 5_000_000);
+        assert!((rec.common_window_s - 0.495).abs() < 1e-9);
+        let w = agg.warnings.join("\n");
+        assert!(w.contains("started up to 5.00ms apart"), "{w}");
+        assert!(w.contains("ended first: rank 2 (io-limit)"), "{w}");
+        assert_eq!(agg.ended_by, EndedBy::IoLimit);
+    }
+
+    #[test]
+    fn a_warning_of_every_rank_is_said_once() {
+        let mut a = arrivals([0, 0, 0]);
+        for x in &mut a {
+            x.member.result.warnings = vec!["same".into()];
+        }
+        a[1].member.result.warnings.push("only one".into());
+        let agg = aggregate(&a.into_iter().map(|x| x.member).collect::<Vec<_>>()).unwrap();
+        assert_eq!(agg.warnings, ["every rank: same", "rank 1: only one"]);
+    }
 }

@@ -164,7 +164,7 @@ impl Fleet {
             .iter()
             .filter(|m| m.boot_id == self.me().boot_id)
             .count();
-        here <= crate::env::cpus()
+        here <= online_cpus()
     }
 
     /// The target this rank reads: `template` with `{rank}`, `{local_rank}` and `{host}` filled in.
@@ -266,6 +266,20 @@ pub fn expand(template: &str, m: &Member) -> String {
         .replace("{rank}", &m.rank.to_string())
         .replace("{local_rank}", &m.local_rank.to_string())
         .replace("{host}", &m.host)
+}
+
+/// CPUs online on this machine, whatever this process's affinity (launchers bind ranks to cores).
+fn online_cpus() -> usize {
+    std::fs::read_to_string("/proc/stat")
+        .map(|s| {
+            s.lines()
+                .filter(|l| {
+                    l.starts_with("cpu") && l.as_bytes().get(3).is_some_and(u8::is_ascii_digit)
+                })
+                .count()
+        })
+        .unwrap_or(1)
+        .max(1)
 }
 
 /// This machine's name, as the results name it.

@@ -22,9 +22,8 @@ pub struct Mpi {
 
 impl Mpi {
     pub fn init() -> Result<Mpi> {
-        let (universe, _) = mpi::initialize_with_threading(Threading::Funneled).ok_or_else(|| {
-            Error::Engine("MPI was initialised twice in one process".into())
-        })?;
+        let (universe, _) = mpi::initialize_with_threading(Threading::Funneled)
+            .ok_or_else(|| Error::Engine("MPI was initialised twice in one process".into()))?;
         let world = universe.world();
         let local_rank = world.split_shared(world.rank()).rank() as usize;
         Ok(Mpi {

@@ -42,22 +42,27 @@ pub fn once(fleet: &Fleet, cfg: &RunConfig, observer: &dyn Observer) -> Result<O
     mine.target = fleet.expand(&cfg.target);
     let gate = Gate::new(fleet);
     let local = runner::run_gated(&mine, observer, &gate);
-    let started = match (&local, gate.started()) {
-        (_, Some(s)) => s,
-        // Failed before the gate: the others wait there for this rank's word.
-        (Err(_), None) if !gate.met() => {
-            let e = local.err().expect("matched an error");
+    let started = match gate.started() {
+        Some(s) => s,
+        None => {
+            let e = match local {
+                Err(e) => e,
+                Ok(_) => return Err(Error::Engine("a fleet run never started".into())),
+            };
+            if gate.met() {
+                // The gate's own (agreed) failure: every rank has the same.
+                return Err(e);
+            }
+            // Failed before the gate: the others wait there for this rank's word.
             return Err(gate
                 .meet(Err(e))
                 .err()
                 .unwrap_or_else(|| Error::Engine("a failed rank passed the start gate".into())));
         }
-        // The gate's own (agreed) failure: every rank has the same.
-        (Err(_), None) => return local.map(|_| unreachable!("an error was matched")),
-        (Ok(_), None) => return Err(Error::Engine("a fleet run never started".into())),
     };
     let (root_doc, sent) = match local {
-        Ok(doc) => {
+        Ok(mut doc) => {
+            bound_warning(&mine, &mut doc);
             let me = fleet.me();
             let member = FleetMember {
                 rank: me.rank,
@@ -208,4 +213,16 @@ pub fn combine(docs: Vec<Document>) -> Option<Document> {
         }
     }
     Some(doc)
+}
+
+/// Launchers bind ranks to cores (Open MPI binds each rank to one core when there are no more
+/// ranks than cores): a rank with fewer CPUs than threads has its threads queue for them.
+fn bound_warning(cfg: &RunConfig, doc: &mut Document) {
+    let cpus = crate::env::cpus();
+    if cpus < cfg.threads {
+        doc.result.warnings.push(format!(
+            "this rank may use only {cpus} CPU(s) (the launcher bound it) for {} threads: they queue for the CPU; start it unbound (mpirun --bind-to none, srun --cpu-bind=none)",
+            cfg.threads
+        ));
+    }
 }

@@ -5,12 +5,14 @@
 //! own device's scheduler.
 
 use super::{Fleet, MEET_WITHIN, run};
+use crate::config::RunConfig;
 use crate::error::{Error, Result};
 use crate::result::StudyTag;
-use crate::config::RunConfig;
 use crate::source::Target;
 use crate::store::Store;
-use crate::study::{Context, Outcome, StudyName, StudyObserver, StudyOptions, Timing, plan, summarize};
+use crate::study::{
+    Context, Outcome, StudyName, StudyObserver, StudyOptions, Timing, plan, summarize,
+};
 use serde::{Deserialize, Serialize};
 
 /// What rank 0 tells every rank before a study: its points still to run, and how many there are.
@@ -95,7 +97,8 @@ pub fn run(
         skipped += done;
         obs.study_start(name, plan.total, done);
         for (i, (tag, cfg)) in plan.todo.into_iter().enumerate() {
-            let cancelled = fleet.all_gather(&[obs.cancelled() as u8], MEET_WITHIN, "next point")?;
+            let cancelled =
+                fleet.all_gather(&[obs.cancelled() as u8], MEET_WITHIN, "next point")?;
             if cancelled.iter().any(|c| c.first() == Some(&1)) {
                 interrupted = true;
                 break;

@@ -21,6 +21,8 @@ mod watch;
 mod worker;
 
 #[cfg(test)]
+mod gate_tests;
+#[cfg(test)]
 mod tests;
 
 pub use checks::{Prepared, prepare_run};
@@ -98,7 +100,11 @@ pub trait StartGate {
 /// [`run`], starting when `gate` says: the set-up (target checks, engines) happens first, then
 /// the gate is passed, then the measured run. An error before the gate is returned without
 /// calling it; the caller tells the other members.
-pub fn run_gated(cfg: &RunConfig, observer: &dyn Observer, gate: &dyn StartGate) -> Result<Document> {
+pub fn run_gated(
+    cfg: &RunConfig,
+    observer: &dyn Observer,
+    gate: &dyn StartGate,
+) -> Result<Document> {
     run_inner(
         cfg,
         observer,

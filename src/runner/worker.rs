@@ -71,7 +71,8 @@ impl Drop for Exit<'_, '_> {
         if std::thread::panicking() {
             self.sh.stop.store(true, Ordering::Relaxed);
             if self.stage == Stage::SettingUp {
-                self.sh.setup_failed("a worker thread panicked while setting up its engine");
+                self.sh
+                    .setup_failed("a worker thread panicked while setting up its engine");
             }
         }
         if self.stage < Stage::Ready {

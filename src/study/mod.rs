@@ -6,9 +6,9 @@ mod plan;
 mod scheduler;
 mod summary;
 
-pub use plan::{Point, StudyName, Timing};
 /// For `crate::fleet::study`, which runs the same plans across MPI ranks.
 pub(crate) use plan::{Context, plan};
+pub use plan::{Point, StudyName, Timing};
 pub use scheduler::SchedulerGuard;
 pub use summary::summarize;
 

@@ -24,7 +24,10 @@ fn as_rank(
     f: impl FnOnce(&Fleet) -> anyhow::Result<ExitCode>,
 ) -> anyhow::Result<ExitCode> {
     let r = f(&fleet);
-    let lib = r.as_ref().err().and_then(|e| e.downcast_ref::<readlab::Error>());
+    let lib = r
+        .as_ref()
+        .err()
+        .and_then(|e| e.downcast_ref::<readlab::Error>());
     match lib {
         Some(readlab::Error::FleetStuck(m)) => {
             eprintln!("readlab: error: {m}");
