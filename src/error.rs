@@ -93,18 +93,32 @@ pub enum Error {
         /// The probe's explanation, starting with ". ", or empty.
         hint: String,
     },
+
+    /// One or more ranks of an MPI fleet failed (`crate::fleet`); every rank reports the same
+    /// message, naming the ranks and their own errors.
+    #[error("{message}")]
+    Fleet { message: String, bad_input: bool },
+
+    /// A rank of an MPI fleet did not reach a meeting point in time (stuck or gone): the job
+    /// cannot end cleanly and must be aborted.
+    #[error("{0}")]
+    FleetStuck(String),
 }
 
 impl Error {
     /// True when the user asked for something impossible (exit code 2, nothing was touched).
     pub fn is_bad_input(&self) -> bool {
-        !matches!(
-            self,
-            Error::Io { .. }
-                | Error::Engine(_)
-                | Error::ReadsFailed { .. }
-                | Error::Interrupted { .. }
-        )
+        match self {
+            Error::Fleet { bad_input, .. } => *bad_input,
+            _ => !matches!(
+                self,
+                Error::Io { .. }
+                    | Error::Engine(_)
+                    | Error::ReadsFailed { .. }
+                    | Error::Interrupted { .. }
+                    | Error::FleetStuck(_)
+            ),
+        }
     }
 
     pub(crate) fn io(path: impl Into<PathBuf>, what: &'static str, source: std::io::Error) -> Self {

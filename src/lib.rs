@@ -13,6 +13,7 @@ pub mod env;
 pub mod error;
 pub mod export;
 pub mod failures;
+pub mod fleet;
 pub mod fsio;
 pub mod interval;
 pub mod memory;

@@ -9,6 +9,8 @@ use crate::stats::{LatencySummary, TimelinePoint};
 use crate::study::name::StudyName;
 use serde::{Deserialize, Serialize};
 
+pub mod fleet;
+
 pub const SCHEMA: &str = "readlab.run/1";
 
 /// A failed read: where, and why (defined beside the errors that carry it).
@@ -237,6 +239,10 @@ pub struct Document {
     pub config: RunConfig,
     pub environment: Environment,
     pub result: RunResult,
+    /// A run measured by several processes under MPI: `result` is their aggregate, this names
+    /// every rank with its own result (`crate::fleet`). Absent for a single process.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fleet: Option<Box<fleet::FleetRecord>>,
 }
 
 #[cfg(test)]

@@ -21,6 +21,8 @@ mod watch;
 mod worker;
 
 #[cfg(test)]
+mod gate_tests;
+#[cfg(test)]
 mod tests;
 
 pub use checks::{Prepared, check_prepared_throughout, prepare_run};
@@ -84,12 +86,48 @@ pub fn run(cfg: &RunConfig, observer: &dyn Observer) -> Result<Document> {
     run_with(cfg, observer, &|_, setup| engine::open(cfg.engine, setup))
 }
 
+/// Where the processes of one run meet before measuring. Once every worker of this process has
+/// set up its engine, the runner hands the gate the set-up outcome and starts the run (ramp
+/// included) at the instant the gate returns. A fleet of processes (MPI ranks, `crate::fleet`)
+/// meets here so all start together; a lone process has no gate and starts at once.
+pub trait StartGate {
+    /// `setup` is this process's outcome (the first failed worker's message). Returns the
+    /// instant the run starts, or the error that stops every member; either way the workers are
+    /// released (after an error they stop at once).
+    fn start(&self, setup: std::result::Result<(), String>) -> Result<Instant>;
+}
+
+/// [`run`], starting when `gate` says: the set-up (target checks, engines) happens first, then
+/// the gate is passed, then the measured run. An error before the gate is returned without
+/// calling it; the caller tells the other members.
+pub fn run_gated(
+    cfg: &RunConfig,
+    observer: &dyn Observer,
+    gate: &dyn StartGate,
+) -> Result<Document> {
+    run_inner(
+        cfg,
+        observer,
+        &|_, setup| engine::open(cfg.engine, setup),
+        Some(gate),
+    )
+}
+
 /// Run one workload with the engines `open` creates (one per worker thread). Checks, timing,
 /// counting and verification are the same as for [`run`].
 pub fn run_with(
     cfg: &RunConfig,
     observer: &dyn Observer,
     open: &EngineFactory,
+) -> Result<Document> {
+    run_inner(cfg, observer, open, None)
+}
+
+fn run_inner(
+    cfg: &RunConfig,
+    observer: &dyn Observer,
+    open: &EngineFactory,
+    gate: Option<&dyn StartGate>,
 ) -> Result<Document> {
     let Prepared {
         source,
@@ -109,6 +147,8 @@ pub fn run_with(
         } else {
             None
         },
+        ready: Barrier::new(cfg.threads + 1),
+        setup_failed: Mutex::new(None),
         start: Barrier::new(cfg.threads + 1),
         finish: Barrier::new(cfg.threads + 1),
         exited: AtomicUsize::new(0),
@@ -118,7 +158,7 @@ pub fn run_with(
         intervals: Mutex::new(BTreeMap::new()),
     };
 
-    let (outs, ended) = std::thread::scope(|s| {
+    let (outs, ended, gate_failed) = std::thread::scope(|s| {
         let handles: Vec<_> = handles
             .into_iter()
             .enumerate()
@@ -130,7 +170,8 @@ pub fn run_with(
                     .expect("spawn worker thread")
             })
             .collect();
-        let watched = watch::watch(&shared, observer);
+        let mut watched = watch::watch(&shared, observer, gate);
+        let gate_failed = watched.gate_failed.take();
         let outs: Vec<Result<worker::WorkerOut>> = handles
             .into_iter()
             .map(|h| {
@@ -138,8 +179,11 @@ pub fn run_with(
                     .unwrap_or_else(|_| Err(Error::Engine("a worker thread panicked".into())))
             })
             .collect();
-        (outs, watched.finish(cfg))
+        (outs, watched.finish(cfg), gate_failed)
     });
+    if let Some(e) = gate_failed {
+        return Err(e);
+    }
 
     let intervals = shared.intervals.into_inner().unwrap();
     let mut result = aggregate::result(cfg, outs, &intervals, ended, timer_ns, warnings)?;
@@ -150,6 +194,7 @@ pub fn run_with(
         config: cfg.clone(),
         environment,
         result,
+        fleet: None,
     })
 }
 
@@ -177,6 +222,10 @@ struct Shared<'a> {
     cfg: &'a RunConfig,
     range: Range,
     file_id: Option<u64>,
+    /// Every worker has set up its engine (or failed to): the runner's thread passes the gate.
+    ready: Barrier,
+    /// The first worker's set-up failure, for the gate.
+    setup_failed: Mutex<Option<String>>,
     start: Barrier,
     /// Workers wait here after their last I/O until the runner has taken its final CPU snapshot,
     /// so no worker thread (and its CPU time) disappears from /proc before it is counted.
@@ -193,6 +242,14 @@ impl Shared<'_> {
     /// I/Os completed by every worker so far (ramp included).
     fn total_done(&self) -> u64 {
         self.done.iter().map(|c| c.0.load(Ordering::Relaxed)).sum()
+    }
+
+    /// Keep the first worker's set-up failure for the gate.
+    fn setup_failed(&self, message: &str) {
+        self.setup_failed
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get_or_insert_with(|| message.to_string());
     }
 
     fn flush_interval(&self, second: u64, rec: &mut Recorder) {

@@ -2,7 +2,7 @@
 //! [`Observer`] a few times per second, takes the CPU snapshots at the edges of the measured
 //! window, and decides when and why the run ends (runtime, stability, cancel, workers done).
 
-use super::{Ended, Observer, Phase, Shared, Tick};
+use super::{Ended, Observer, Phase, Shared, StartGate, Tick};
 use crate::config::RunConfig;
 use crate::cpu::CpuSnapshot;
 use crate::result::EndedBy;
@@ -21,13 +21,37 @@ pub(super) struct Watched {
     stopped_at: Instant,
     interrupted: bool,
     stable: bool,
+    /// The start gate's error: the run was stopped before it began.
+    pub(super) gate_failed: Option<crate::error::Error>,
 }
 
-/// Start the workers and watch them until the run ends; returns once every worker has passed the
-/// finish barrier (their threads may still be returning).
-pub(super) fn watch(shared: &Shared, observer: &dyn Observer) -> Watched {
+/// Wait for the workers' set-up, pass the start gate (if any), start the workers and watch them
+/// until the run ends; returns once every worker has passed the finish barrier (their threads
+/// may still be returning).
+pub(super) fn watch(
+    shared: &Shared,
+    observer: &dyn Observer,
+    gate: Option<&dyn StartGate>,
+) -> Watched {
     let cfg = shared.cfg;
-    let t0 = Instant::now();
+    shared.ready.wait();
+    let (t0, gate_failed) = match gate {
+        None => (Instant::now(), None),
+        Some(g) => {
+            let setup = shared
+                .setup_failed
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .clone();
+            match g.start(setup.map_or(Ok(()), Err)) {
+                Ok(t0) => (t0, None),
+                Err(e) => {
+                    shared.stop.store(true, Ordering::Relaxed);
+                    (Instant::now(), Some(e))
+                }
+            }
+        }
+    };
     shared.t0.set(t0).expect("t0 set once");
     shared.start.wait();
 
@@ -44,7 +68,7 @@ pub(super) fn watch(shared: &Shared, observer: &dyn Observer) -> Watched {
     let period = Duration::from_millis(200);
     let mut tracker = cfg.stop_when_stable.map(Tracker::new);
     let mut next_second = (ramp_end + Duration::from_secs(1), shared.total_done());
-    loop {
+    while gate_failed.is_none() {
         let now = Instant::now();
         let next = if cpu_start.is_none() { ramp_end } else { end };
         let mut wake = (last.0 + period).min(next);
@@ -113,6 +137,7 @@ pub(super) fn watch(shared: &Shared, observer: &dyn Observer) -> Watched {
         stopped_at,
         interrupted,
         stable,
+        gate_failed,
     }
 }
 

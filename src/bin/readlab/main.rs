@@ -4,6 +4,7 @@
 //! 130 an interrupted study.
 
 mod args;
+mod fleet;
 mod info;
 mod prepare;
 mod progress;

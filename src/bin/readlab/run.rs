@@ -7,6 +7,9 @@ use std::process::ExitCode;
 
 pub fn run(a: &RunArgs) -> anyhow::Result<ExitCode> {
     let cfg = a.to_config()?;
+    if let Some(fleet) = crate::fleet::launch()? {
+        return crate::fleet::run(fleet, a, cfg);
+    }
     if let Some(p) = &a.json {
         let profile = a.profile.as_deref().into_iter();
         readlab::outpath::check_file(

@@ -8,6 +8,9 @@ use std::process::ExitCode;
 
 pub fn run(a: &StudyArgs) -> anyhow::Result<ExitCode> {
     let (names, opts) = a.to_options()?;
+    if let Some(fleet) = crate::fleet::launch()? {
+        return crate::fleet::study(fleet, &a.target, names, opts);
+    }
     readlab::outpath::check_dir(
         &opts.out,
         &a.target.iter().map(|t| t.as_path()).collect::<Vec<_>>(),

@@ -76,6 +76,9 @@ fn load_results(path: &Path, report: &mut Report) -> Result<()> {
             ));
         }
         report.points.push(p);
+        if let Some(f) = super::fleet::FleetRun::from_document(d, report.points.len() - 1) {
+            report.fleet.push(f);
+        }
     }
     Ok(())
 }
