@@ -9,7 +9,6 @@ use readlab::export::{self, Exporter, JsonExporter};
 use readlab::fleet::Fleet;
 use readlab::runner::{Observer, Tick};
 use readlab::study::{Point, StudyName, StudyObserver, StudyOptions};
-use std::path::Path;
 use std::process::ExitCode;
 
 /// The fleet this process belongs to, if an MPI launcher started it.
