@@ -261,10 +261,10 @@ impl Search<'_> {
         }
         let mut doc = match runner::run(&cfg, self.obs) {
             Ok(d) => d,
-            Err(Error::ReadsFailed { count, first, .. }) => {
+            Err(e @ Error::ReadsFailed { .. }) => {
                 let what = format!("{} {}", cfg.engine.name(), cfg.label());
-                self.obs.phase(&format!("{what}: every read failed"));
-                self.failures.add_unreadable(&what, count, first);
+                self.obs.phase(&format!("{what}: {e}"));
+                self.failures.add_error(&what, &e);
                 return None;
             }
             Err(e) => {
@@ -440,10 +440,8 @@ impl Search<'_> {
                             runs[i].push(Candidate::of(&doc));
                         }
                     }
-                    Err(Error::ReadsFailed { count, first, .. }) => {
-                        self.failures.add_unreadable(&f.label, count, first)
-                    }
-                    _ => {}
+                    Err(e) => self.failures.add_error(&f.label, &e),
+                    Ok(_) => {}
                 }
             }
         }
