@@ -102,6 +102,10 @@ pub struct Candidate {
     /// For finalists: the runs their figures are the medians of.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spread: Option<Spread>,
+    /// Requests its latency figures come from (0: not recorded), to say when p99.9 rests on too
+    /// few of them.
+    #[serde(default)]
+    pub requests: u64,
 }
 
 impl Candidate {
@@ -116,6 +120,7 @@ impl Candidate {
             p50_ns: r.latency.p50_ns,
             cpu_cores: r.cpu.threads_pct_of_core() / 100.0,
             spread: None,
+            requests: r.requests,
         }
     }
 

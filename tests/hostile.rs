@@ -460,15 +460,34 @@ fn a_battery_of_hostile_invocations_harms_nothing() {
 fn a_run_with_an_empty_window_is_marked_not_divided_by() {
     let d = disk_dir();
     let f = prepare(d.path(), "f", "4M");
+    let saved = d.path().join("empty.json");
     let o = run(&[
         "run",
         "--runtime",
         "1ns",
         "--output",
         "json",
+        "--json",
+        saved.to_str().unwrap(),
         f.to_str().unwrap(),
     ]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    // The report leaves it out, saying why, rather than drawing 0 ns and 0 IOPS.
+    let rep = run(&[
+        "report",
+        saved.to_str().unwrap(),
+        "--format",
+        "csv",
+        "-o",
+        "-",
+    ]);
+    assert!(rep.status.success(), "{}", stderr(&rep));
+    assert!(
+        stderr(&rep).contains("no request measured; left out"),
+        "{}",
+        stderr(&rep)
+    );
+    assert_eq!(stdout(&rep).lines().count(), 1, "{}", stdout(&rep));
     let doc = json(&o);
     let r = &doc["result"];
     assert_eq!(r["requests"], 0);
