@@ -75,6 +75,16 @@ fn load_results(path: &Path, report: &mut Report) -> Result<()> {
                 crate::units::format_bytes(p.bs as f64, crate::units::Style::Table)
             ));
         }
+        // A run that measured nothing has no figure to draw (never 0 ns, never 0 IOPS).
+        if d.result.requests == 0 {
+            report.notes.push(format!(
+                "{origin}: {} ({} {}): no request measured; left out",
+                p.label,
+                p.engine,
+                crate::units::format_bytes(p.bs as f64, crate::units::Style::Table)
+            ));
+            continue;
+        }
         report.points.push(p);
         if let Some(f) = super::fleet::FleetRun::from_document(d, report.points.len() - 1) {
             report.fleet.push(f);
