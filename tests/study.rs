@@ -420,3 +420,46 @@ fn a_study_that_reads_wrong_data_fails_and_says_where() {
         "{md}"
     );
 }
+
+#[test]
+fn study_repeat_stores_the_median_of_each_point_with_its_interval() {
+    let d = disk_dir();
+    let f = prepare(d.path(), "f", "1M");
+    let out = d.path().join("rep");
+    study(&[
+        "study",
+        "stream",
+        "--quick",
+        "--repeat",
+        "2",
+        "--out",
+        out.to_str().unwrap(),
+        f.to_str().unwrap(),
+    ]);
+    let docs = check_outputs(&out, "stream", 2);
+    for doc in &docs {
+        let rep = &doc["result"]["repeat"];
+        assert_eq!(rep["runs"], 2, "{rep}");
+        let i = &rep["iops"];
+        let (lo, m, hi) = (
+            i["lo"].as_f64().unwrap(),
+            i["median"].as_f64().unwrap(),
+            i["hi"].as_f64().unwrap(),
+        );
+        assert!(lo <= m && m <= hi, "{i}");
+        // Stored under the plan's own configuration, so --resume finds it.
+        assert_eq!(doc["config"]["seed"], 1, "{}", doc["config"]);
+    }
+    let o = study(&[
+        "study",
+        "stream",
+        "--quick",
+        "--repeat",
+        "2",
+        "--resume",
+        "--out",
+        out.to_str().unwrap(),
+        f.to_str().unwrap(),
+    ]);
+    assert!(stderr(&o).contains("0 points measured"), "{}", stderr(&o));
+}

@@ -12,7 +12,7 @@ pub use csv::CsvExporter;
 pub use html::HtmlExporter;
 pub use json::{JsonExporter, JsonLinesExporter, ReportJsonExporter};
 pub use markdown::MarkdownExporter;
-pub use table::{TableExporter, run_report};
+pub use table::{TableExporter, percentile_cell, run_report};
 
 use crate::error::Result;
 use crate::report::{Report, ReportFormat};

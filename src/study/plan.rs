@@ -36,6 +36,8 @@ pub struct Context<'a> {
     pub quick: bool,
     pub verify: bool,
     pub max_threads: Option<usize>,
+    /// Runs of every point (`--repeat`); the stored point is their median with an interval.
+    pub repeat: usize,
 }
 
 impl Context<'_> {

@@ -190,6 +190,10 @@ pub struct StudyArgs {
     /// Do not verify the data read (verification is on when readlab prepared the target).
     #[arg(long)]
     pub no_verify: bool,
+    /// Measure every point N times (seeds seed, seed+1, …, back to back) and store the median run
+    /// with a confidence interval per figure.
+    #[arg(long, default_value = "1", value_parser = count)]
+    pub repeat: usize,
 }
 
 impl StudyArgs {
@@ -208,6 +212,7 @@ impl StudyArgs {
             resume: self.resume,
             max_threads: self.max_threads,
             verify: self.no_verify.then_some(false),
+            repeat: self.repeat,
         };
         Ok((names, opts))
     }
