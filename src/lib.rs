@@ -14,6 +14,7 @@ pub mod error;
 pub mod export;
 pub mod fsio;
 pub mod interval;
+pub mod monitor;
 pub mod outdir;
 pub mod outpath;
 pub mod pareto;
