@@ -33,6 +33,7 @@ pub mod stats;
 pub mod store;
 pub mod study;
 pub mod table;
+pub mod targets;
 pub mod tune;
 pub mod units;
 

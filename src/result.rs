@@ -183,6 +183,35 @@ pub struct StudyTag {
     pub scheduler: Option<String>,
 }
 
+/// One target of a run on several targets: its name, its own figures, or why it failed (the
+/// others' results stand).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TargetRun {
+    /// The name every output uses (`--name`, `NAME:PATH`, or the device's name).
+    pub name: String,
+    pub config: RunConfig,
+    pub environment: Environment,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<RunResult>,
+    /// The error that stopped this target (its workers stopped, the others went on).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+impl TargetRun {
+    /// True when this target's run ended in an error, I/O errors or mismatches.
+    pub fn failed(&self) -> bool {
+        self.error.is_some() || self.result.as_ref().is_some_and(RunResult::failed)
+    }
+}
+
+impl Document {
+    /// True when the run (or any of its targets) failed.
+    pub fn failed(&self) -> bool {
+        self.result.failed() || self.targets.iter().any(TargetRun::failed)
+    }
+}
+
 /// One run as written to disk.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Document {
@@ -191,7 +220,14 @@ pub struct Document {
     pub study: Option<StudyTag>,
     pub config: RunConfig,
     pub environment: Environment,
+    /// The run's figures; with several targets, their aggregate.
     pub result: RunResult,
+    /// A run on several targets at once: each target's own result (absent for one target).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub targets: Vec<TargetRun>,
+    /// The monitor's samples when the run had `--monitor`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub monitor: Option<crate::monitor::MonitorRecord>,
 }
 
 #[cfg(test)]

@@ -20,6 +20,10 @@ pub use threads::{Kind, State, ThreadsSample};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
+/// The sampler thread's name; readlab's CPU figures leave this thread out (its cost is reported
+/// by the monitor itself).
+pub const THREAD_NAME: &str = crate::cpu::MONITOR_THREAD;
+
 /// Thread samples per second unless asked otherwise (psn's rate is 10 to 20).
 pub const DEFAULT_THREAD_HZ: u32 = 10;
 

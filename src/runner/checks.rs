@@ -90,6 +90,13 @@ pub(super) const STEAL_PCT: f64 = 5.0;
 /// Warnings on how far a finished run's figures can be trusted: other load on the machine, time
 /// stolen by the hypervisor, a target in memory, too few samples for the tail percentiles.
 pub(super) fn trust(cfg: &RunConfig, range: &Range, r: &mut RunResult) {
+    trust_machine(r);
+    trust_target(cfg, range, r);
+    trust_samples(r);
+}
+
+/// Other load and steal time during the run.
+pub(super) fn trust_machine(r: &mut RunResult) {
     let cpu = &r.cpu;
     if cpu.other_processes_pct_of_core > OTHER_LOAD_PCT {
         r.warnings.push(format!(
@@ -106,6 +113,10 @@ pub(super) fn trust(cfg: &RunConfig, range: &Range, r: &mut RunResult) {
             cpu.steal_pct_of_core
         ));
     }
+}
+
+/// A target whose data came from memory.
+pub(super) fn trust_target(cfg: &RunConfig, range: &Range, r: &mut RunResult) {
     if cfg.engine.capabilities().does_io {
         let len = range.blocks * cfg.bs;
         if let Some(w) =
@@ -114,6 +125,10 @@ pub(super) fn trust(cfg: &RunConfig, range: &Range, r: &mut RunResult) {
             r.warnings.push(w);
         }
     }
+}
+
+/// Too few samples for the tail percentiles.
+pub(super) fn trust_samples(r: &mut RunResult) {
     let n = r.latency.count;
     if n > 0 && !r.latency.supports(99.9) {
         let shown = [99.0, 90.0, 50.0]

@@ -26,9 +26,16 @@ pub(super) struct Watched {
 /// Start the workers and watch them until the run ends; returns once every worker has passed the
 /// finish barrier (their threads may still be returning).
 pub(super) fn watch(shared: &Shared, observer: &dyn Observer) -> Watched {
-    let cfg = shared.cfg;
+    let cfg = shared.timing;
+    if let Some(m) = shared.monitor {
+        m.begin();
+    }
     let t0 = Instant::now();
     shared.t0.set(t0).expect("t0 set once");
+    if let Some(m) = shared.monitor {
+        // The monitor's samples fall at the ends of the run's seconds.
+        m.set_epoch(t0 + cfg.ramp);
+    }
     shared.start.wait();
 
     let planned = cfg.ramp + cfg.runtime;
@@ -85,7 +92,7 @@ pub(super) fn watch(shared: &Shared, observer: &dyn Observer) -> Watched {
             recent_iops: (ios - last.1) as f64 / dt,
         });
         last = (now, ios);
-        if observer.cancelled() || shared.exited.load(Ordering::Relaxed) == cfg.threads {
+        if observer.cancelled() || shared.exited.load(Ordering::Relaxed) == shared.threads {
             interrupted = observer.cancelled();
             break;
         }
@@ -93,6 +100,9 @@ pub(super) fn watch(shared: &Shared, observer: &dyn Observer) -> Watched {
     let cpu_end = CpuSnapshot::take();
     shared.stop.store(true, Ordering::Relaxed);
     let stopped_at = Instant::now();
+    if let Some(m) = shared.monitor {
+        m.end_at(stopped_at.min(end));
+    }
     shared.finish.wait();
     let ios = shared.total_done();
     observer.tick(&Tick {
