@@ -62,6 +62,11 @@ fn num(f: fn(&Sample) -> f64, w: usize) -> Cell {
     Box::new(move |s: &Sample| compact(f(s), w))
 }
 
+/// A percentage as a whole number.
+fn pct(f: fn(&Sample) -> f64) -> Cell {
+    Box::new(move |s: &Sample| format!("{:.0}", f(s)))
+}
+
 fn active(s: &Sample, k: Kind) -> f64 {
     s.kind(k).map_or(0.0, |c| c.running + c.disk)
 }
@@ -105,14 +110,14 @@ impl Layout {
             all.push(col(name, "KiB", 4, 3, dev(i, |d| d.read_kib_per_io, 4)));
             all.push(col(name, "mrg", 4, 4, dev(i, |d| d.read_merges_s, 4)));
             all.push(col(name, "qd", 4, 2, dev(i, |d| d.inflight, 4)));
-            all.push(col(name, "util", 4, 2, dev(i, |d| d.util_pct, 4)));
+            all.push(col(name, "util", 4, 2, dev(i, |d| d.util_pct.round(), 4)));
             all.push(col(name, "ms", 4, 3, dev(i, |d| d.read_await_ms, 4)));
         }
-        all.push(col("cpu", "usr", 3, 1, num(|s| s.machine.usr_pct, 3)));
-        all.push(col("cpu", "sys", 3, 1, num(|s| s.machine.sys_pct, 3)));
-        all.push(col("cpu", "wai", 3, 3, num(|s| s.machine.iowait_pct, 3)));
-        all.push(col("cpu", "idl", 3, 3, num(|s| s.machine.idle_pct, 3)));
-        all.push(col("cpu", "stl", 3, 5, num(|s| s.machine.steal_pct, 3)));
+        all.push(col("cpu", "usr", 3, 1, pct(|s| s.machine.usr_pct)));
+        all.push(col("cpu", "sys", 3, 1, pct(|s| s.machine.sys_pct)));
+        all.push(col("cpu", "wai", 3, 3, pct(|s| s.machine.iowait_pct)));
+        all.push(col("cpu", "idl", 3, 3, pct(|s| s.machine.idle_pct)));
+        all.push(col("cpu", "stl", 3, 5, pct(|s| s.machine.steal_pct)));
         all.push(col("procs", "run", 3, 2, num(|s| s.machine.running as f64, 3)));
         all.push(col("procs", "blk", 3, 2, num(|s| s.machine.blocked as f64, 3)));
         all.push(col(
@@ -120,7 +125,7 @@ impl Layout {
             "io",
             3,
             4,
-            num(|s| s.machine.psi_io_some_pct.unwrap_or(0.0), 3),
+            pct(|s| s.machine.psi_io_some_pct.unwrap_or(0.0)),
         ));
         all.push(col(
             "mem",

@@ -119,11 +119,13 @@ impl Monitor {
         self.wake.notify_all();
     }
 
-    /// Begin now with the epoch now: for a monitor on its own.
-    pub fn start_now(&self) {
+    /// Begin now with the epoch now, for a monitor on its own; returns the epoch.
+    pub fn start_now(&self) -> Instant {
         self.begin();
         let at = self.control.lock().unwrap().baseline.as_ref().map(|b| b.at);
-        self.set_epoch(at.unwrap_or_else(Instant::now));
+        let epoch = at.unwrap_or_else(Instant::now);
+        self.set_epoch(epoch);
+        epoch
     }
 
     /// Take the last sample at `at` (at once if it has passed) and stop. Before `begin`, the

@@ -63,6 +63,33 @@ pub enum Command {
     Tune(TuneArgs),
     /// Turn study results, run documents and fio JSON into one HTML page of charts (or CSV/Markdown/JSON tables).
     Report(ReportArgs),
+    /// Watch devices, the machine and a process's threads, one line per second (dstat and psn in one).
+    Monitor(MonitorArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct MonitorArgs {
+    /// Devices to watch: names (loop0), device nodes (/dev/loop0) or files (their filesystem's
+    /// device). Default: every disk with a size.
+    pub devices: Vec<String>,
+    /// Sample this process's threads many times a second (state, system call, kernel wait).
+    #[arg(long)]
+    pub pid: Option<u32>,
+    /// One line (one sample) per interval.
+    #[arg(long, default_value = "1s", value_parser = duration)]
+    pub interval: Duration,
+    /// Stop after this many samples (default: until Ctrl-C, or until the process ends).
+    #[arg(long, value_parser = count)]
+    pub count: Option<usize>,
+    /// Thread samples per second.
+    #[arg(long, default_value_t = readlab::monitor::DEFAULT_THREAD_HZ)]
+    pub thread_hz: u32,
+    /// Also write every sample to this JSON file.
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+    /// Line width (default: the terminal's, else 120).
+    #[arg(long, value_parser = count)]
+    pub width: Option<usize>,
 }
 
 #[derive(Copy, Clone, Debug, ValueEnum)]
@@ -173,6 +200,9 @@ pub struct StudyArgs {
     /// Do not verify the data read (verification is on when readlab prepared the target).
     #[arg(long)]
     pub no_verify: bool,
+    /// Attach the monitor to every run: devices, machine and threads stored with each point.
+    #[arg(long)]
+    pub monitor: bool,
 }
 
 impl StudyArgs {
@@ -270,8 +300,17 @@ pub enum OutputArg {
 
 #[derive(Args, Debug)]
 pub struct RunArgs {
-    /// File or block device to read (optional with --profile, which names one).
+    /// File or block device to read (optional with --profile, which names one); NAME:PATH names it.
     pub target: Option<PathBuf>,
+    /// More targets, read at the same time with the same workload, each with its own jobs.
+    pub more_targets: Vec<PathBuf>,
+    /// Name a target in every output: TARGET=NAME (repeatable).
+    #[arg(long = "name")]
+    pub names: Vec<String>,
+    /// Attach the monitor: devices, machine and this run's threads each second, stored in the
+    /// result document and drawn by the report.
+    #[arg(long)]
+    pub monitor: bool,
     /// Replay a device profile written by `readlab tune` (its configuration; TARGET overrides its target).
     #[arg(long)]
     pub profile: Option<PathBuf>,

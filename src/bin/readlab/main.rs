@@ -5,6 +5,7 @@
 
 mod args;
 mod info;
+mod monitor;
 mod prepare;
 mod progress;
 mod quick;
@@ -43,6 +44,7 @@ fn main() -> ExitCode {
         Some(Command::Study(a)) => study::run(a),
         Some(Command::Tune(a)) => tune::run(a),
         Some(Command::Report(a)) => report::run(a),
+        Some(Command::Monitor(a)) => monitor::run(a),
     };
     match res {
         Ok(code) => code,

@@ -12,7 +12,7 @@ pub fn run(a: &StudyArgs) -> anyhow::Result<ExitCode> {
         &[&a.target],
         &[readlab::store::RESULTS, "summary.md"],
     )?;
-    let progress = StudyProgress::new();
+    let progress = StudyProgress::new().with_monitor(a.monitor);
     let outcome = readlab::study::run(&[name], &opts, &progress)?;
     progress.finish();
     println!("{}", outcome.summary);
