@@ -37,7 +37,8 @@ fn default_name(path: &Path) -> String {
 }
 
 /// The targets of `readlab run T1 T2 …` with their names; `names` are `--name PATH=NAME`
-/// options. Bad input: a `--name` for no target, an empty or repeated name.
+/// options. Bad input: a `--name` for no target, the same target twice, an empty or repeated
+/// name.
 pub fn parse(words: &[PathBuf], names: &[String]) -> Result<Vec<TargetSpec>> {
     let mut specs: Vec<(Option<String>, PathBuf, String)> = words
         .iter()
@@ -82,6 +83,7 @@ pub fn parse(words: &[PathBuf], names: &[String]) -> Result<Vec<TargetSpec>> {
             t.name = t.path.display().to_string();
         }
     }
+    check_distinct(&out)?;
     for (i, t) in out.iter().enumerate() {
         if t.name.trim().is_empty() {
             return Err(Error::invalid(format!(

@@ -54,7 +54,13 @@ pub fn target_devices(d: &Document) -> Vec<(String, String, &RunResult)> {
             .device
             .name
             .iter()
-            .map(|dev| (d.config.target.display().to_string(), dev.clone(), &d.result))
+            .map(|dev| {
+                (
+                    d.config.target.display().to_string(),
+                    dev.clone(),
+                    &d.result,
+                )
+            })
             .collect();
     }
     d.targets
@@ -81,9 +87,8 @@ pub fn monitor_summary(d: &Document) -> String {
             let _ = writeln!(s, "  monitor  {name} ({dev}): no full second to compare");
             continue;
         }
-        let mean = |f: &dyn Fn(&SecondCheck) -> f64| {
-            secs.iter().map(f).sum::<f64>() / secs.len() as f64
-        };
+        let mean =
+            |f: &dyn Fn(&SecondCheck) -> f64| secs.iter().map(f).sum::<f64>() / secs.len() as f64;
         let worst = secs
             .iter()
             .max_by(|a, b| a.gap().abs().total_cmp(&b.gap().abs()))
@@ -124,12 +129,7 @@ pub fn monitor_summary(d: &Document) -> String {
         for g in &x.threads.top {
             if matches!(g.state, State::Running | State::Disk) {
                 let who = g.comm.clone().unwrap_or_else(|| g.kind.as_str().into());
-                let key = format!(
-                    "{who} {} {} {}",
-                    g.state.as_str(),
-                    g.syscall,
-                    g.wchan
-                );
+                let key = format!("{who} {} {} {}", g.state.as_str(), g.syscall, g.wchan);
                 *groups.entry(key).or_default() += g.samples;
             }
         }

@@ -21,7 +21,10 @@ fn row(name: &str, device: &str, r: &RunResult) -> Vec<String> {
         percentile_cell(l, 99.0, l.p99_ns),
         percentile_cell(l, 99.9, l.p999_ns),
         format_ns(l.max_ns as f64, Style::Table),
-        format!("{}", r.errors.count + r.verify.as_ref().map_or(0, |v| v.mismatches)),
+        format!(
+            "{}",
+            r.errors.count + r.verify.as_ref().map_or(0, |v| v.mismatches)
+        ),
     ]
 }
 

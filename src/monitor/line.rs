@@ -118,8 +118,20 @@ impl Layout {
         all.push(col("cpu", "wai", 3, 3, pct(|s| s.machine.iowait_pct)));
         all.push(col("cpu", "idl", 3, 3, pct(|s| s.machine.idle_pct)));
         all.push(col("cpu", "stl", 3, 5, pct(|s| s.machine.steal_pct)));
-        all.push(col("procs", "run", 3, 2, num(|s| s.machine.running as f64, 3)));
-        all.push(col("procs", "blk", 3, 2, num(|s| s.machine.blocked as f64, 3)));
+        all.push(col(
+            "procs",
+            "run",
+            3,
+            2,
+            num(|s| s.machine.running as f64, 3),
+        ));
+        all.push(col(
+            "procs",
+            "blk",
+            3,
+            2,
+            num(|s| s.machine.blocked as f64, 3),
+        ));
         all.push(col(
             "psi",
             "io",
@@ -149,7 +161,13 @@ impl Layout {
             num(|s| s.machine.dirty_kib as f64 * 1024.0, 5),
         ));
         if opts.pid.is_some() {
-            all.push(col("threads", "app", 4, 3, num(|s| active(s, Kind::App), 4)));
+            all.push(col(
+                "threads",
+                "app",
+                4,
+                3,
+                num(|s| active(s, Kind::App), 4),
+            ));
             all.push(col(
                 "threads",
                 "wrk",
@@ -172,7 +190,13 @@ impl Layout {
                 num(|s| active(s, Kind::IouSqp), 4),
             ));
         }
-        all.push(col("threads", "kern", 4, 4, num(|s| active(s, Kind::Other), 4)));
+        all.push(col(
+            "threads",
+            "kern",
+            4,
+            4,
+            num(|s| active(s, Kind::Other), 4),
+        ));
         all.push(col("mon", "cpu%", 4, 5, num(|s| s.sampler_cpu_pct, 4)));
         Layout::fit(all, width)
     }
@@ -184,7 +208,9 @@ impl Layout {
         let mut keep = vec![false; all.len()];
         let used = |keep: &[bool]| -> usize {
             let kept = all.iter().zip(keep).filter(|(_, k)| **k);
-            kept.map(|(c, _)| c.width + 1).sum::<usize>().saturating_sub(1)
+            kept.map(|(c, _)| c.width + 1)
+                .sum::<usize>()
+                .saturating_sub(1)
         };
         for (n, &i) in order.iter().enumerate() {
             keep[i] = true;
@@ -248,7 +274,10 @@ impl Layout {
         if self.top_width > 0 {
             groups.push_str(" busiest thread group");
         }
-        let heads = self.render(|c| c.head.to_string(), "avg kind state syscall wchan".into());
+        let heads = self.render(
+            |c| c.head.to_string(),
+            "avg kind state syscall wchan".into(),
+        );
         format!("{groups}\n{heads}")
     }
 
@@ -326,7 +355,10 @@ mod tests {
             assert!(line.contains("104321"), "{line}");
         }
         let wide = Layout::new(&opts, 250).line(&sample());
-        assert!(wide.contains("iou-wrk D [kernel] folio_wait_bit_common"), "{wide}");
+        assert!(
+            wide.contains("iou-wrk D [kernel] folio_wait_bit_common"),
+            "{wide}"
+        );
         assert!(wide.contains("12"), "{wide}");
     }
 }

@@ -195,7 +195,8 @@ mod tests {
         let mem = "MemFree: 100 kB\nCached: 2048 kB\nShmem: 48 kB\nDirty: 8 kB\n";
         let vm0 = "pgsteal_kswapd 5\npgsteal_direct 5\npgsteal_anon 100\n";
         let vm1 = "pgsteal_kswapd 15\npgsteal_direct 25\npgsteal_anon 900\n";
-        let psi0 = "some avg10=0 avg60=0 avg300=0 total=1000\nfull avg10=0 avg60=0 avg300=0 total=0\n";
+        let psi0 =
+            "some avg10=0 avg60=0 avg300=0 total=1000\nfull avg10=0 avg60=0 avg300=0 total=0\n";
         let psi1 = "some avg10=0 avg60=0 avg300=0 total=501000\nfull avg10=0 avg60=0 avg300=0 total=250000\n";
         let a = parse(stat0, mem, vm0, Some(psi0), None);
         let b = parse(stat1, mem, vm1, Some(psi1), None);

@@ -185,7 +185,7 @@ impl Monitor {
         // The first sample covers at least a tenth of an interval (a baseline taken just before
         // the epoch belongs to the epoch's first interval).
         let mut next_emit = next_on_grid(epoch, interval, prev.at + interval / 10);
-        let mut next_tick = prev.at;
+        let mut next_tick = next_on_grid(epoch, tick, prev.at.checked_sub(tick).unwrap_or(prev.at));
         let mut ended = false;
         loop {
             let end = if ended {

@@ -207,6 +207,26 @@ pub fn syscall_name(text: &str) -> String {
 
 const PF_KTHREAD: u64 = 0x0020_0000;
 
+/// Open one thread of the sampled process (`/proc/PID/task/TID`).
+fn open_task(p: &std::path::Path) -> Option<Task> {
+    let stat = File::open(p.join("stat")).ok()?;
+    let comm = std::fs::read_to_string(p.join("comm"))
+        .unwrap_or_default()
+        .trim()
+        .to_string();
+    let kind = Kind::of(&comm);
+    Some(Task {
+        kind,
+        comm,
+        stat,
+        wchan: File::open(p.join("wchan")).ok(),
+        // io_uring's helpers never return to user space: no syscall to read.
+        syscall: (kind == Kind::App)
+            .then(|| File::open(p.join("syscall")).ok())
+            .flatten(),
+    })
+}
+
 impl ThreadSampler {
     /// A sampler for process `pid` (None: kernel threads only). A PID that does not exist is
     /// bad input.
@@ -298,9 +318,20 @@ impl ThreadSampler {
         self.kthreads.retain(|p, _| seen.contains(p));
     }
 
+    /// True while the process runs (a zombie has ended: it waits only to be reaped).
+    fn process_alive(&mut self) -> bool {
+        let Some(f) = &self.proc_stat else {
+            return true;
+        };
+        match Self::read(&mut self.buf, f).and_then(parse_stat) {
+            Some((state, _, _)) => !matches!(state, 'Z' | 'X'),
+            None => false,
+        }
+    }
+
     /// One sample of every thread. False when the process is gone.
     pub fn sample(&mut self) -> bool {
-        let mut alive = true;
+        let mut alive = self.process_alive();
         let mut per_kind: HashMap<Kind, [u64; 4]> = HashMap::new();
         if let Some(pid) = self.pid {
             match std::fs::read_dir(task_dir(pid)) {
@@ -315,29 +346,10 @@ impl ThreadSampler {
                             continue;
                         }
                         seen.push(tid);
-                        if !self.tasks.contains_key(&tid) {
-                            let p = e.path();
-                            let Ok(stat) = File::open(p.join("stat")) else {
-                                continue;
-                            };
-                            let comm = std::fs::read_to_string(p.join("comm"))
-                                .unwrap_or_default()
-                                .trim()
-                                .to_string();
-                            let kind = Kind::of(&comm);
-                            self.tasks.insert(
-                                tid,
-                                Task {
-                                    kind,
-                                    comm,
-                                    stat,
-                                    wchan: File::open(p.join("wchan")).ok(),
-                                    // io_uring's helpers never return to user space: no syscall.
-                                    syscall: (kind == Kind::App)
-                                        .then(|| File::open(p.join("syscall")).ok())
-                                        .flatten(),
-                                },
-                            );
+                        if let std::collections::hash_map::Entry::Vacant(v) = self.tasks.entry(tid)
+                            && let Some(t) = open_task(&e.path())
+                        {
+                            v.insert(t);
                         }
                     }
                     self.tasks.retain(|t, _| seen.contains(t));
@@ -394,8 +406,8 @@ impl ThreadSampler {
         }
         for (k, c) in per_kind {
             let e = self.counts.entry(k).or_default();
-            for i in 0..4 {
-                e.0[i] += c[i];
+            for (acc, v) in e.0.iter_mut().zip(c) {
+                *acc += v;
             }
             e.1 = e.1.max(c[0]);
         }
@@ -420,15 +432,17 @@ impl ThreadSampler {
         kinds.sort_by_key(|k| k.kind);
         let mut top: Vec<ThreadGroup> = std::mem::take(&mut self.groups)
             .into_iter()
-            .map(|((kind, state, syscall, wchan, comm), samples)| ThreadGroup {
-                kind,
-                state,
-                syscall,
-                wchan,
-                comm,
-                samples,
-                avg_threads: samples as f64 / n,
-            })
+            .map(
+                |((kind, state, syscall, wchan, comm), samples)| ThreadGroup {
+                    kind,
+                    state,
+                    syscall,
+                    wchan,
+                    comm,
+                    samples,
+                    avg_threads: samples as f64 / n,
+                },
+            )
             .collect();
         top.sort_by(|a, b| {
             (!a.state.active(), std::cmp::Reverse(a.samples), a.kind)

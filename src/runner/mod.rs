@@ -111,7 +111,8 @@ pub fn run_with(
     let timer_ns = clock::timer_cost_ns();
     let mut done = execute(vec![prepared], observer, open, monitor.as_ref())?;
     let (outs, intervals, ready) = done.groups.pop().expect("one group");
-    let mut result = aggregate::result(cfg, outs, &intervals, done.ended, timer_ns, ready.warnings)?;
+    let mut result =
+        aggregate::result(cfg, outs, &intervals, done.ended, timer_ns, ready.warnings)?;
     checks::trust(cfg, &ready.range, &mut result);
     Ok(Document {
         schema: SCHEMA.into(),

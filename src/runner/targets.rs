@@ -6,7 +6,9 @@
 //! process's, measured once (it is not split by target, so each target's `cpu_us_per_io` is the
 //! whole run's).
 
-use super::{EngineFactory, Ended, Observer, ReadyTarget, aggregate, checks, execute, start_monitor};
+use super::{
+    Ended, EngineFactory, Observer, ReadyTarget, aggregate, checks, execute, start_monitor,
+};
 use crate::clock;
 use crate::config::RunConfig;
 use crate::engine;
@@ -107,14 +109,8 @@ pub fn run_targets_with(
         ..cfg.clone()
     };
     agg_cfg.threads = threads.max(1);
-    let mut result = aggregate::result(
-        &agg_cfg,
-        all_outs,
-        &merged,
-        done.ended,
-        timer_ns,
-        warnings,
-    )?;
+    let mut result =
+        aggregate::result(&agg_cfg, all_outs, &merged, done.ended, timer_ns, warnings)?;
     result.label = cfg.label();
     checks::trust_machine(&mut result);
     checks::trust_samples(&mut result);
