@@ -3,7 +3,8 @@
 
 use crate::engine::{EngineKind, EngineOptions};
 use crate::error::{Error, Result};
-use crate::source::Source;
+use crate::source::{Source, Target};
+use crate::stability::StopRule;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -106,7 +107,62 @@ pub enum Arrivals {
     Fixed,
 }
 
+/// How long each point runs.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Timing {
+    pub runtime: Duration,
+    pub ramp: Duration,
+    pub stable: Option<StopRule>,
+}
+
+impl Timing {
+    /// A real study: up to 30 s per point, ended once IOPS is stable.
+    pub fn full() -> Timing {
+        Timing {
+            runtime: Duration::from_secs(30),
+            ramp: Duration::from_secs(2),
+            stable: Some(StopRule {
+                window: 5,
+                band: 0.02,
+                min_runtime: Duration::from_secs(5),
+            }),
+        }
+    }
+
+    /// `--quick`: one second per point, so a study takes a couple of minutes.
+    pub fn quick() -> Timing {
+        Timing {
+            runtime: Duration::from_secs(1),
+            ramp: Duration::from_millis(200),
+            stable: None,
+        }
+    }
+}
+
 impl RunConfig {
+    /// A measured point on `target` — what studies and the tuner both start from: engine, access,
+    /// block size, direct I/O where the target takes it, verification as asked, and its timing.
+    pub fn point(
+        target: &Target,
+        engine: EngineKind,
+        rw: Rw,
+        bs: u64,
+        verify: bool,
+        timing: Timing,
+    ) -> RunConfig {
+        RunConfig {
+            engine,
+            rw,
+            bs,
+            runtime: timing.runtime,
+            ramp: timing.ramp,
+            stop_when_stable: timing.stable,
+            verify,
+            direct: target.direct_supported,
+            ..RunConfig::new(&target.path)
+        }
+    }
+
     /// A config with fio-like defaults for everything but the target.
     pub fn new(target: impl Into<PathBuf>) -> RunConfig {
         RunConfig {

@@ -6,6 +6,7 @@ use crate::cpu::CpuUsage;
 use crate::data::Mismatch;
 use crate::env::Environment;
 use crate::stats::{LatencySummary, TimelinePoint};
+use crate::study::name::StudyName;
 use serde::{Deserialize, Serialize};
 
 pub const SCHEMA: &str = "readlab.run/1";
@@ -177,7 +178,7 @@ pub struct OpenLoopSummary {
 /// Which study point a run belongs to (absent for a plain `readlab run`).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct StudyTag {
-    pub study: String,
+    pub study: StudyName,
     /// The I/O scheduler the device was switched to for this point (scheduler study).
     #[serde(default)]
     pub scheduler: Option<String>,

@@ -11,7 +11,7 @@ pub use commands::{fio_command, readlab_command};
 pub use profile::{PROFILE_SCHEMA, Profile, load_profile};
 pub use text::recommendation_text;
 
-use crate::config::{RunConfig, Rw};
+use crate::config::{RunConfig, Rw, Timing};
 use crate::engine::EngineKind;
 use crate::error::{Error, Result};
 use crate::result::{Document, StudyTag};
@@ -226,21 +226,16 @@ impl Search<'_> {
     }
 
     fn base(&self, engine: EngineKind, bs: u64) -> RunConfig {
-        RunConfig {
-            engine,
-            bs,
-            rw: Rw::Randread,
+        let timing = Timing {
             runtime: self.point_runtime,
             ramp: Duration::from_millis(300),
-            direct: self.target.direct_supported,
-            verify: self.verify,
-            stop_when_stable: Some(StopRule {
+            stable: Some(StopRule {
                 window: 3,
                 band: 0.03,
                 min_runtime: Duration::from_secs(1).min(self.point_runtime),
             }),
-            ..RunConfig::new(&self.target.path)
-        }
+        };
+        RunConfig::point(self.target, engine, Rw::Randread, bs, self.verify, timing)
     }
 
     /// Measure one configuration (or reuse it if already measured); None when out of budget or
@@ -266,7 +261,7 @@ impl Search<'_> {
             return None;
         }
         doc.study = Some(StudyTag {
-            study: "tune".into(),
+            study: crate::study::TUNE.study_name(),
             scheduler: None,
         });
         let c = Candidate::of(&doc);

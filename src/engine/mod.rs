@@ -9,6 +9,7 @@ mod conformance;
 #[cfg(test)]
 pub(crate) mod fake;
 mod libaio;
+mod nbd;
 mod null;
 mod pool;
 mod posixaio;
@@ -176,6 +177,7 @@ pub fn registry() -> &'static [&'static EngineSpec] {
         &pool::SPEC,
         &posixaio::SPEC,
         &null::SPEC,
+        &nbd::SPEC,
         #[cfg(test)]
         &fake::SPEC,
     ];

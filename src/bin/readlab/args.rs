@@ -65,6 +65,8 @@ pub enum Command {
     Report(ReportArgs),
     /// Watch devices, the machine and a process's threads, one line per second (dstat and psn in one).
     Monitor(MonitorArgs),
+    /// Serve a file, a device or zeros read-only over NBD (the networked-flash experiments' server).
+    Serve(Box<crate::serve::ServeArgs>),
 }
 
 #[derive(Args, Debug)]
@@ -206,8 +208,8 @@ pub struct StudyArgs {
 }
 
 impl StudyArgs {
-    pub fn to_options(&self) -> Result<(StudyName, StudyOptions), Error> {
-        let name = StudyName::parse(&self.name)?;
+    pub fn to_options(&self) -> Result<(Vec<StudyName>, StudyOptions), Error> {
+        let names = readlab::study::select(&self.name)?;
         let opts = StudyOptions {
             target: self.target.clone(),
             quick: self.quick,
@@ -219,7 +221,7 @@ impl StudyArgs {
             max_threads: self.max_threads,
             verify: self.no_verify.then_some(false),
         };
-        Ok((name, opts))
+        Ok((names, opts))
     }
 }
 

@@ -11,6 +11,7 @@ mod progress;
 mod quick;
 mod report;
 mod run;
+mod serve;
 mod study;
 mod tune;
 
@@ -45,6 +46,7 @@ fn main() -> ExitCode {
         Some(Command::Tune(a)) => tune::run(a),
         Some(Command::Report(a)) => report::run(a),
         Some(Command::Monitor(a)) => monitor::run(a),
+        Some(Command::Serve(a)) => serve::run(a),
     };
     match res {
         Ok(code) => code,

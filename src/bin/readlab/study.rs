@@ -6,14 +6,14 @@ use crate::progress::StudyProgress;
 use std::process::ExitCode;
 
 pub fn run(a: &StudyArgs) -> anyhow::Result<ExitCode> {
-    let (name, opts) = a.to_options()?;
+    let (names, opts) = a.to_options()?;
     readlab::outpath::check_dir(
         &opts.out,
         &[&a.target],
         &[readlab::store::RESULTS, "summary.md"],
     )?;
     let progress = StudyProgress::new().with_monitor(a.monitor);
-    let outcome = readlab::study::run(&[name], &opts, &progress)?;
+    let outcome = readlab::study::run(&names, &opts, &progress)?;
     progress.finish();
     println!("{}", outcome.summary);
     eprintln!(

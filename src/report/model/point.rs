@@ -108,7 +108,7 @@ impl Point {
         Point {
             source: Source::Readlab,
             origin: origin.to_string(),
-            study: d.study.as_ref().map(|t| t.study.clone()),
+            study: d.study.as_ref().map(|t| t.study.to_string()),
             scheduler: d.study.as_ref().and_then(|t| t.scheduler.clone()),
             label: r.label.clone(),
             engine: c.engine.name().to_string(),
