@@ -295,6 +295,8 @@ pub fn import(text: &str, origin: &str) -> Result<Imported> {
                 tool: version.clone(),
             },
             note: Some(note),
+            monitor: None,
+            multi: None,
         });
     }
     Ok(out)

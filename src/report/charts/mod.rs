@@ -8,6 +8,7 @@ use crate::size::format_size;
 use std::collections::{BTreeMap, BTreeSet};
 
 mod all;
+mod monitor;
 pub mod studies;
 
 pub use all::all_charts;

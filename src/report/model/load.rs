@@ -66,16 +66,19 @@ fn load_results(path: &Path, report: &mut Report) -> Result<()> {
                 crate::result::SCHEMA
             ));
         }
-        let p = Point::from_document(d, &origin);
-        if let Some(n) = &p.note {
-            report.notes.push(format!(
-                "{origin}: {} ({} {}): {n}",
-                p.label,
-                p.engine,
-                crate::units::format_bytes(p.bs as f64, crate::units::Style::Table)
-            ));
+        for p in Point::from_run(d, &origin) {
+            // A target's own warnings are in its run's, named.
+            let own = p.multi.as_ref().is_none_or(|m| m.name.is_none());
+            if let Some(n) = p.note.as_ref().filter(|_| own) {
+                report.notes.push(format!(
+                    "{origin}: {} ({} {}): {n}",
+                    p.label,
+                    p.engine,
+                    crate::units::format_bytes(p.bs as f64, crate::units::Style::Table)
+                ));
+            }
+            report.points.push(p);
         }
-        report.points.push(p);
     }
     Ok(())
 }

@@ -11,7 +11,7 @@ pub mod point;
 pub use analysis::{Report, Section};
 pub use caption::caption;
 pub use load::load;
-pub use point::{Env, Point, Source, origin_name};
+pub use point::{Env, Multi, Point, Source, origin_name};
 
 #[cfg(test)]
 pub(crate) mod tests {
@@ -65,6 +65,8 @@ pub(crate) mod tests {
                 ..Env::default()
             },
             note: None,
+            monitor: None,
+            multi: None,
         }
     }
 }

@@ -2,9 +2,11 @@
 //! become points here; fio's JSON in `super::super::fio`), and the short name of the input it came from.
 
 use crate::config::Rw;
+use crate::monitor::MonitorRecord;
 use crate::result::Document;
 use crate::stats::{LatencySummary, TimelinePoint, decode_histogram};
 use std::path::Path;
+use std::sync::Arc;
 
 /// Which tool measured a point.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -80,6 +82,21 @@ pub struct Point {
     pub env: Env,
     /// Anything a reader should know about how the figures were obtained.
     pub note: Option<String>,
+    /// The monitor's samples, when the run had `--monitor`.
+    pub monitor: Option<Arc<MonitorRecord>>,
+    /// Its place in a run on several targets (None for a run on one).
+    pub multi: Option<Multi>,
+}
+
+/// Where a point stands in a run on several targets.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Multi {
+    /// The run's name: its targets' names joined with `+`.
+    pub run: String,
+    /// The target's name, or None for the run's aggregate.
+    pub name: Option<String>,
+    /// Targets in the run.
+    pub targets: usize,
 }
 
 impl Point {
@@ -144,7 +161,47 @@ impl Point {
                 tool: format!("readlab {}", e.readlab_version),
             },
             note: run_note(r),
+            monitor: d.monitor.clone().map(Arc::new),
+            multi: None,
         }
+    }
+
+    /// The points of one run: the run itself, and for a run on several targets its aggregate
+    /// first, then each target that has figures, named (its `env.target` is its name).
+    pub fn from_run(d: &Document, origin: &str) -> Vec<Point> {
+        let mut whole = Point::from_document(d, origin);
+        if d.targets.is_empty() {
+            return vec![whole];
+        }
+        let run = d.config.target.display().to_string();
+        let n = d.targets.len();
+        whole.multi = Some(Multi {
+            run: run.clone(),
+            name: None,
+            targets: n,
+        });
+        let mut out = vec![whole];
+        for t in &d.targets {
+            let Some(r) = &t.result else { continue };
+            let one = Document {
+                schema: d.schema.clone(),
+                study: d.study.clone(),
+                config: t.config.clone(),
+                environment: t.environment.clone(),
+                result: r.clone(),
+                targets: Vec::new(),
+                monitor: None,
+            };
+            let mut p = Point::from_document(&one, origin);
+            p.env.target = t.name.clone();
+            p.multi = Some(Multi {
+                run: run.clone(),
+                name: Some(t.name.clone()),
+                targets: n,
+            });
+            out.push(p);
+        }
+        out
     }
 
     pub fn is_fio(&self) -> bool {
