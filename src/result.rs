@@ -182,6 +182,9 @@ pub struct StudyTag {
     /// The I/O scheduler the device was switched to for this point (scheduler study).
     #[serde(default)]
     pub scheduler: Option<String>,
+    /// Another setting this point ran under, e.g. `buffered, read_ahead_kb=0` (cache study).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub setting: Option<String>,
 }
 
 /// One target of a run on several targets: its name, its own figures, or why it failed (the

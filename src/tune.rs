@@ -263,6 +263,7 @@ impl Search<'_> {
         doc.study = Some(StudyTag {
             study: crate::study::TUNE.study_name(),
             scheduler: None,
+            setting: None,
         });
         let c = Candidate::of(&doc);
         self.obs.measured(&c, &doc);

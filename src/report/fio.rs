@@ -264,6 +264,7 @@ pub fn import(text: &str, origin: &str) -> Result<Imported> {
             origin: origin.to_string(),
             study: None,
             scheduler: None,
+            setting: None,
             label: label(&engine, iodepth, batch, threads),
             engine,
             rw,

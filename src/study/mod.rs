@@ -5,6 +5,8 @@
 //! it finishes, and ends with the summary table the report would print.
 
 mod batch;
+mod cache;
+mod devices;
 mod latency;
 mod multiblock;
 pub mod name;
@@ -47,6 +49,8 @@ pub fn registry() -> &'static [&'static StudySpec] {
         &multiblock::SPEC,
         &uring_features::SPEC,
         &scheduler::SPEC,
+        &cache::SPEC,
+        &devices::SPEC,
         &tuned::SPEC,
     ];
     ALL
@@ -177,6 +181,11 @@ pub struct StudyOptions {
     pub max_threads: Option<usize>,
     /// Verify every read (default: when the target was prepared by readlab).
     pub verify: Option<bool>,
+    /// Every target with its name when several were given (the `devices` study); empty: just
+    /// `target`.
+    pub targets: Vec<crate::targets::TargetSpec>,
+    /// Let a study change device settings (readahead), restoring them however it ends.
+    pub allow_device_changes: bool,
 }
 
 /// Progress of a study, for the CLI. The executor itself never prints.
@@ -202,6 +211,13 @@ pub struct Outcome {
 /// Run studies `names` (see [`select`]) on the target, storing every point in `opts.out/results.jsonl`.
 pub fn run(names: &[StudyName], opts: &StudyOptions, obs: &dyn StudyObserver) -> Result<Outcome> {
     let target = Target::inspect(&opts.target)?;
+    if opts.targets.len() > 1
+        && let Some(n) = names.iter().find(|n| n.name() != devices::SPEC.name)
+    {
+        return Err(Error::invalid(format!(
+            "the {n} study reads one target; only the devices study reads several at once"
+        )));
+    }
     let mut store = Store::open(&opts.out, opts.resume)?;
     let timing = if opts.quick {
         Timing::quick()
@@ -214,12 +230,26 @@ pub fn run(names: &[StudyName], opts: &StudyOptions, obs: &dyn StudyObserver) ->
             path: target.path.clone(),
         });
     }
+    let one = [crate::targets::TargetSpec {
+        name: target.path.file_name().map_or_else(
+            || target.path.display().to_string(),
+            |n| n.to_string_lossy().into_owned(),
+        ),
+        path: target.path.clone(),
+    }];
+    let targets = if opts.targets.is_empty() {
+        &one[..]
+    } else {
+        &opts.targets[..]
+    };
     let ctx = plan::Context {
         target: &target,
         timing,
         quick: opts.quick,
         verify,
         max_threads: opts.max_threads,
+        targets,
+        allow_device_changes: opts.allow_device_changes,
     };
     let mut counts = Counts::default();
     for name in names {

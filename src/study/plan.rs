@@ -22,6 +22,7 @@ impl Point {
             tag: StudyTag {
                 study: name,
                 scheduler: None,
+                setting: None,
             },
             cfg,
         }
@@ -35,6 +36,10 @@ pub struct Context<'a> {
     pub quick: bool,
     pub verify: bool,
     pub max_threads: Option<usize>,
+    /// Every target of the study (the `devices` study reads 1, 2 … of them at once).
+    pub targets: &'a [crate::targets::TargetSpec],
+    /// Device settings (readahead) may be changed for a point and are restored afterwards.
+    pub allow_device_changes: bool,
 }
 
 impl Context<'_> {

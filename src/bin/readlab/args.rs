@@ -183,10 +183,19 @@ pub struct ReportArgs {
 
 #[derive(Args, Debug)]
 pub struct StudyArgs {
-    /// latency, scan, stream, threads, queue, batch, multiblock, uring-features, scheduler or all.
+    /// latency, scan, stream, threads, queue, batch, multiblock, uring-features, scheduler, cache,
+    /// devices or all.
     pub name: String,
-    /// File or block device to study.
+    /// File or block device to study (NAME:PATH names it).
     pub target: PathBuf,
+    /// More targets, for the devices study (1, 2 … N of them read at once).
+    pub more_targets: Vec<PathBuf>,
+    /// Name a target in every output: TARGET=NAME (repeatable).
+    #[arg(long = "name")]
+    pub names: Vec<String>,
+    /// Let the study change device settings (the cache study's readahead), restored at the end.
+    #[arg(long)]
+    pub allow_device_changes: bool,
     /// Shrink durations and grids so a study takes about two minutes.
     #[arg(long)]
     pub quick: bool,
@@ -210,16 +219,27 @@ pub struct StudyArgs {
 impl StudyArgs {
     pub fn to_options(&self) -> Result<(Vec<StudyName>, StudyOptions), Error> {
         let names = readlab::study::select(&self.name)?;
+        let mut target = self.target.clone();
+        let mut targets = Vec::new();
+        if !self.more_targets.is_empty() || !self.names.is_empty() {
+            let words: Vec<PathBuf> = std::iter::once(self.target.clone())
+                .chain(self.more_targets.iter().cloned())
+                .collect();
+            targets = readlab::targets::parse(&words, &self.names)?;
+            target = targets[0].path.clone();
+        }
         let opts = StudyOptions {
-            target: self.target.clone(),
+            target: target.clone(),
             quick: self.quick,
             out: self
                 .out
                 .clone()
-                .unwrap_or_else(|| readlab::study::default_out(&self.target)),
+                .unwrap_or_else(|| readlab::study::default_out(&target)),
             resume: self.resume,
             max_threads: self.max_threads,
             verify: self.no_verify.then_some(false),
+            targets,
+            allow_device_changes: self.allow_device_changes,
         };
         Ok((names, opts))
     }

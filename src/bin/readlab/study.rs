@@ -7,11 +7,10 @@ use std::process::ExitCode;
 
 pub fn run(a: &StudyArgs) -> anyhow::Result<ExitCode> {
     let (names, opts) = a.to_options()?;
-    readlab::outpath::check_dir(
-        &opts.out,
-        &[&a.target],
-        &[readlab::store::RESULTS, "summary.md"],
-    )?;
+    let inputs: Vec<&std::path::Path> = std::iter::once(opts.target.as_path())
+        .chain(opts.targets.iter().map(|t| t.path.as_path()))
+        .collect();
+    readlab::outpath::check_dir(&opts.out, &inputs, &[readlab::store::RESULTS, "summary.md"])?;
     let progress = StudyProgress::new().with_monitor(a.monitor);
     let outcome = readlab::study::run(&names, &opts, &progress)?;
     progress.finish();

@@ -8,6 +8,8 @@ use crate::size::format_size;
 use std::collections::{BTreeMap, BTreeSet};
 
 mod all;
+pub mod cache;
+pub mod devices;
 mod monitor;
 pub mod studies;
 

@@ -26,6 +26,7 @@ pub(crate) mod tests {
             origin: "test".into(),
             study: None,
             scheduler: None,
+            setting: None,
             label: label.into(),
             engine: "psync".into(),
             rw: "randread".into(),

@@ -49,6 +49,8 @@ pub struct Point {
     /// The study it belongs to (readlab study tag); None for plain runs and fio jobs.
     pub study: Option<String>,
     pub scheduler: Option<String>,
+    /// Another setting the point ran under (study tag), e.g. `buffered, read_ahead_kb=0`.
+    pub setting: Option<String>,
     /// The report's label (`P`, `A16B1T3`, …); fio points carry a `fio:` prefix.
     pub label: String,
     /// Engine name in readlab's vocabulary (fio's `io_uring` is `uring`).
@@ -127,6 +129,7 @@ impl Point {
             origin: origin.to_string(),
             study: d.study.as_ref().map(|t| t.study.to_string()),
             scheduler: d.study.as_ref().and_then(|t| t.scheduler.clone()),
+            setting: d.study.as_ref().and_then(|t| t.setting.clone()),
             label: r.label.clone(),
             engine: c.engine.name().to_string(),
             rw: match c.rw {
