@@ -15,13 +15,14 @@ pub struct TargetSpec {
     pub path: PathBuf,
 }
 
-/// `NAME:PATH` when the word is not itself a path and NAME has no `/`.
+/// `NAME:PATH` when the word is not itself a path or a URL (`nbd://…`) and NAME has no `/`.
 fn split_named(word: &str) -> Option<(&str, &str)> {
     if Path::new(word).exists() {
         return None;
     }
     let (name, path) = word.split_once(':')?;
-    (!name.is_empty() && !name.contains('/') && !path.is_empty()).then_some((name, path))
+    let url = path.starts_with("//");
+    (!name.is_empty() && !name.contains('/') && !path.is_empty() && !url).then_some((name, path))
 }
 
 /// The name a target gets when none was given: its device's name for a block device, else its
@@ -166,6 +167,17 @@ mod tests {
         assert_eq!(t[1].name, "b.dat");
         assert_eq!(t[2].name, "nothing");
         assert_eq!(joined(&t), PathBuf::from("fast+b.dat+nothing"));
+    }
+
+    #[test]
+    fn a_url_is_a_target_not_a_name() {
+        let t = parse(&[PathBuf::from("nbd://127.0.0.1:10809/x")], &[]).unwrap();
+        assert_eq!(t[0].path, PathBuf::from("nbd://127.0.0.1:10809/x"));
+        let t = parse(&[PathBuf::from("far:nbd://127.0.0.1:10809/x")], &[]).unwrap();
+        assert_eq!(
+            (t[0].name.as_str(), t[0].path.to_str().unwrap()),
+            ("far", "nbd://127.0.0.1:10809/x")
+        );
     }
 
     #[test]

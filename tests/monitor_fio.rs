@@ -39,7 +39,10 @@ impl Drop for Tmux {
 fn wait_for(path: &Path, what: &str, limit: Duration) {
     let t = Instant::now();
     while !path.exists() {
-        assert!(t.elapsed() < limit, "{what} did not finish within {limit:?}");
+        assert!(
+            t.elapsed() < limit,
+            "{what} did not finish within {limit:?}"
+        );
         std::thread::sleep(Duration::from_millis(100));
     }
 }
@@ -61,7 +64,17 @@ fn monitor_beside_fio_in_tmux_sees_fio_iops() {
         mon_json.display(),
         mon_done.display()
     );
-    let o = t.cmd(&["new-session", "-d", "-x", "100", "-y", "30", "-s", "mon", &monitor]);
+    let o = t.cmd(&[
+        "new-session",
+        "-d",
+        "-x",
+        "100",
+        "-y",
+        "30",
+        "-s",
+        "mon",
+        &monitor,
+    ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     std::thread::sleep(Duration::from_millis(1200));
     // fio in another window, inside the monitor's six seconds.
@@ -80,7 +93,10 @@ fn monitor_beside_fio_in_tmux_sees_fio_iops() {
     let screen = t.cmd(&["capture-pane", "-p", "-t", "mon:0"]);
     let screen = String::from_utf8_lossy(&screen.stdout).into_owned();
     let lines: Vec<&str> = screen.lines().filter(|l| !l.trim().is_empty()).collect();
-    assert!(lines.len() >= 8, "two header lines and six samples: {screen}");
+    assert!(
+        lines.len() >= 8,
+        "two header lines and six samples: {screen}"
+    );
     assert!(lines[1].contains("r/s"), "{screen}");
     assert!(
         lines.iter().all(|l| l.chars().count() <= 100),
