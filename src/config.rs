@@ -213,18 +213,30 @@ impl RunConfig {
                 "runtime must be positive, e.g. --runtime 5s",
             ));
         }
+        // Durations from a profile or a study never went through the command line's parser.
+        for (what, d) in [("runtime", self.runtime), ("ramp", self.ramp)] {
+            if d > crate::size::MAX_DURATION {
+                return Err(Error::invalid(format!(
+                    "--{what} {} s is longer than readlab allows (a year)",
+                    d.as_secs()
+                )));
+            }
+        }
         if self.threads == 0 {
-            return Err(Error::invalid("threads must be at least 1"));
+            return Err(Error::invalid("--numjobs must be at least 1"));
         }
         if self.iodepth == 0 {
-            return Err(Error::invalid("iodepth must be at least 1"));
+            return Err(Error::invalid("--iodepth must be at least 1"));
         }
-        if self.threads > 4096 {
-            return Err(Error::invalid("threads must be at most 4096"));
+        if self.threads > crate::engine::MAX_THREADS {
+            return Err(Error::invalid(format!(
+                "--numjobs must be at most {}",
+                crate::engine::MAX_THREADS
+            )));
         }
         if !caps.asynchronous && self.iodepth > 1 {
             return Err(Error::invalid(format!(
-                "engine {} is synchronous and keeps one I/O in flight; drop --iodepth or use more --threads",
+                "engine {} is synchronous and keeps one I/O in flight; drop --iodepth or use more --numjobs",
                 self.engine.name()
             )));
         }
@@ -323,6 +335,7 @@ impl RunConfig {
             direct: self.direct,
             iodepth: self.iodepth,
             blocks_per_request: self.blocks_per_request,
+            threads: self.threads,
         };
         (self.engine.spec().check)(&self.options, &workload)?;
         if self.io_limit == Some(0) {
@@ -356,8 +369,10 @@ impl RunConfig {
                 "--blocks-per-request must be between 1 and 1024",
             ));
         }
-        let slots = self.iodepth as u64 * self.blocks_per_request as u64;
-        let memory = slots * self.bs * self.threads as u64;
+        let slots = (self.iodepth as u64).saturating_mul(self.blocks_per_request as u64);
+        let memory = slots
+            .saturating_mul(self.bs)
+            .saturating_mul(self.threads as u64);
         if memory > 8 << 30 {
             return Err(Error::invalid(format!(
                 "threads × iodepth × blocks-per-request × bs needs {} MiB of buffers; the limit is 8 GiB",

@@ -79,15 +79,46 @@ pub enum Error {
 
     #[error("{0}")]
     Engine(String),
+
+    /// A run stopped because every one of its first reads failed: a failure of the target (or
+    /// of the interface on it), not bad input.
+    #[error(
+        "every read failed ({count} of {count}), first at offset {}: {}{hint}",
+        first.offset,
+        first.message
+    )]
+    ReadsFailed {
+        count: u64,
+        first: IoErrorRecord,
+        /// The probe's explanation, starting with ". ", or empty.
+        hint: String,
+    },
+
+    /// One or more ranks of an MPI fleet failed (`crate::fleet`); every rank reports the same
+    /// message, naming the ranks and their own errors.
+    #[error("{message}")]
+    Fleet { message: String, bad_input: bool },
+
+    /// A rank of an MPI fleet did not reach a meeting point in time (stuck or gone): the job
+    /// cannot end cleanly and must be aborted.
+    #[error("{0}")]
+    FleetStuck(String),
 }
 
 impl Error {
     /// True when the user asked for something impossible (exit code 2, nothing was touched).
     pub fn is_bad_input(&self) -> bool {
-        !matches!(
-            self,
-            Error::Io { .. } | Error::Engine(_) | Error::Interrupted { .. }
-        )
+        match self {
+            Error::Fleet { bad_input, .. } => *bad_input,
+            _ => !matches!(
+                self,
+                Error::Io { .. }
+                    | Error::Engine(_)
+                    | Error::ReadsFailed { .. }
+                    | Error::Interrupted { .. }
+                    | Error::FleetStuck(_)
+            ),
+        }
     }
 
     pub(crate) fn io(path: impl Into<PathBuf>, what: &'static str, source: std::io::Error) -> Self {
@@ -126,3 +157,13 @@ pub enum OutputError {
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// A failed read: where, and why.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct IoErrorRecord {
+    pub offset: u64,
+    pub len: u64,
+    /// errno, or 0 for a short read.
+    pub errno: i32,
+    pub message: String,
+}

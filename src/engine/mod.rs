@@ -138,7 +138,14 @@ pub struct Workload {
     pub direct: bool,
     pub iodepth: usize,
     pub blocks_per_request: usize,
+    /// Worker threads (each with its own engine), for engines that start threads of their own.
+    pub threads: usize,
 }
+
+/// The most threads one run may start, worker threads and engines' own threads together: far
+/// beyond what any device needs, and short of what the system refuses (`pthread_create` EAGAIN
+/// aborts a run half-started).
+pub const MAX_THREADS: usize = 4096;
 
 /// Nothing to check.
 pub(crate) fn no_check(_: &EngineOptions, _: &Workload) -> Result<()> {

@@ -96,6 +96,9 @@ pub fn render(report: &Report) -> Result<String> {
             esc(super::section_title(s.study))
         );
     }
+    if !report.fleet.is_empty() {
+        out.push_str("<li><a href=\"#sec-fleet\">Fleet (MPI ranks)</a></li>\n");
+    }
     let _ = writeln!(
         out,
         "<li><a href=\"#sec-all\">{}</a></li>",
@@ -123,6 +126,21 @@ pub fn render(report: &Report) -> Result<String> {
         }
         if let Some(t) = tables.iter().find(|t| t.id == name) {
             table_html(&mut out, t);
+        }
+        out.push_str("</section>\n");
+    }
+    let fleet = by_section.remove("fleet").unwrap_or_default();
+    if !fleet.is_empty() {
+        out.push_str(super::model::fleet::SECTION_HTML);
+        for c in &fleet {
+            figure(&mut out, &mut fig, c)?;
+        }
+        if let Some((caption, t)) = super::model::fleet::spread_table(&report.fleet) {
+            let _ = writeln!(
+                out,
+                "<div class=\"tablewrap\">{}</div>",
+                t.html("table-fleet", &caption)
+            );
         }
         out.push_str("</section>\n");
     }

@@ -25,9 +25,11 @@ mod watch;
 mod worker;
 
 #[cfg(test)]
+mod gate_tests;
+#[cfg(test)]
 mod tests;
 
-pub use checks::{Prepared, prepare_run};
+pub use checks::{Prepared, check_prepared_throughout, prepare_run};
 pub use targets::{run_targets, run_targets_with};
 
 use crate::clock;
@@ -98,6 +100,33 @@ pub fn run(cfg: &RunConfig, observer: &dyn Observer) -> Result<Document> {
     run_with(cfg, observer, &|_, setup| engine::open(cfg.engine, setup))
 }
 
+/// Where the processes of one run meet before measuring. Once every worker of this process has
+/// set up its engine, the runner hands the gate the set-up outcome and starts the run (ramp
+/// included) at the instant the gate returns. A fleet of processes (MPI ranks, `crate::fleet`)
+/// meets here so all start together; a lone process has no gate and starts at once.
+pub trait StartGate {
+    /// `setup` is this process's outcome (the first failed worker's message). Returns the
+    /// instant the run starts, or the error that stops every member; either way the workers are
+    /// released (after an error they stop at once).
+    fn start(&self, setup: std::result::Result<(), String>) -> Result<Instant>;
+}
+
+/// [`run`], starting when `gate` says: the set-up (target checks, engines) happens first, then
+/// the gate is passed, then the measured run. An error before the gate is returned without
+/// calling it; the caller tells the other members.
+pub fn run_gated(
+    cfg: &RunConfig,
+    observer: &dyn Observer,
+    gate: &dyn StartGate,
+) -> Result<Document> {
+    run_inner(
+        cfg,
+        observer,
+        &|_, setup| engine::open(cfg.engine, setup),
+        Some(gate),
+    )
+}
+
 /// Run one workload with the engines `open` creates (one per worker thread). Checks, timing,
 /// counting and verification are the same as for [`run`].
 pub fn run_with(
@@ -105,11 +134,20 @@ pub fn run_with(
     observer: &dyn Observer,
     open: &EngineFactory,
 ) -> Result<Document> {
+    run_inner(cfg, observer, open, None)
+}
+
+fn run_inner(
+    cfg: &RunConfig,
+    observer: &dyn Observer,
+    open: &EngineFactory,
+    gate: Option<&dyn StartGate>,
+) -> Result<Document> {
     let prepared = ReadyTarget::prepare(cfg)?;
     let environment = Environment::capture(prepared.source.as_ref(), prepared.device.clone());
     let monitor = start_monitor(observer, std::slice::from_ref(cfg))?;
     let timer_ns = clock::timer_cost_ns();
-    let mut done = execute(vec![prepared], observer, open, monitor.as_ref())?;
+    let mut done = execute(vec![prepared], observer, open, monitor.as_ref(), gate)?;
     let (outs, intervals, ready) = done.groups.pop().expect("one group");
     let mut result =
         aggregate::result(cfg, outs, &intervals, done.ended, timer_ns, ready.warnings)?;
@@ -122,6 +160,7 @@ pub fn run_with(
         result,
         targets: Vec::new(),
         monitor: done.monitor,
+        fleet: None,
     })
 }
 
@@ -196,6 +235,7 @@ fn execute<'a>(
     observer: &dyn Observer,
     open: &EngineFactory,
     monitor: Option<&Monitor>,
+    gate: Option<&dyn StartGate>,
 ) -> Result<Executed<'a>> {
     let timing = ready[0].cfg;
     let threads: usize = ready.iter().map(|r| r.cfg.threads).sum();
@@ -223,6 +263,8 @@ fn execute<'a>(
         timing,
         threads,
         groups,
+        ready: Barrier::new(threads + 1),
+        setup_failed: Mutex::new(None),
         start: Barrier::new(threads + 1),
         finish: Barrier::new(threads + 1),
         exited: AtomicUsize::new(0),
@@ -231,7 +273,7 @@ fn execute<'a>(
         monitor,
     };
 
-    let (outs, ended, record) = std::thread::scope(|s| {
+    let (outs, ended, record, gate_failed) = std::thread::scope(|s| {
         let _end = EndMonitor(monitor);
         let mon = monitor.map(|m| {
             std::thread::Builder::new()
@@ -260,7 +302,8 @@ fn execute<'a>(
                     .collect()
             })
             .collect();
-        let watched = watch::watch(&shared, observer);
+        let mut watched = watch::watch(&shared, observer, gate);
+        let gate_failed = watched.gate_failed.take();
         let outs: Vec<Vec<Result<worker::WorkerOut>>> = joins
             .into_iter()
             .map(|hs| {
@@ -276,8 +319,11 @@ fn execute<'a>(
         let ended = watched.finish(timing);
         drop(_end);
         let record = mon.and_then(|h| h.join().ok());
-        (outs, ended, record)
+        (outs, ended, record, gate_failed)
     });
+    if let Some(e) = gate_failed {
+        return Err(e);
+    }
 
     let groups = outs
         .into_iter()
@@ -330,6 +376,10 @@ struct Shared<'a> {
     threads: usize,
     /// One group of workers per target.
     groups: Vec<Group<'a>>,
+    /// Every worker has set up its engine (or failed to): the runner's thread passes the gate.
+    ready: Barrier,
+    /// The first worker's set-up failure, for the gate.
+    setup_failed: Mutex<Option<String>>,
     start: Barrier,
     /// Workers wait here after their last I/O until the runner has taken its final CPU snapshot,
     /// so no worker thread (and its CPU time) disappears from /proc before it is counted.
@@ -361,6 +411,14 @@ impl Shared<'_> {
             .flat_map(|g| &g.done)
             .map(|c| c.0.load(Ordering::Relaxed))
             .sum()
+    }
+
+    /// Keep the first worker's set-up failure for the gate.
+    fn setup_failed(&self, message: &str) {
+        self.setup_failed
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get_or_insert_with(|| message.to_string());
     }
 }
 

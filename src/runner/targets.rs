@@ -55,7 +55,7 @@ pub fn run_targets_with(
         .collect();
     let monitor = start_monitor(observer, &cfgs)?;
     let timer_ns = clock::timer_cost_ns();
-    let done = execute(ready, observer, open, monitor.as_ref())?;
+    let done = execute(ready, observer, open, monitor.as_ref(), None)?;
 
     let mut runs = Vec::new();
     let mut all_outs = Vec::new();
@@ -85,6 +85,7 @@ pub fn run_targets_with(
         );
         let (result, error) = match r {
             Ok(mut r) => {
+                checks::trust_window(&mut r);
                 checks::trust_target(ready.cfg, &ready.range, &mut r);
                 checks::trust_samples(&mut r);
                 warnings.extend(r.warnings.iter().map(|w| format!("{}: {w}", spec.name)));
@@ -112,6 +113,7 @@ pub fn run_targets_with(
     let mut result =
         aggregate::result(&agg_cfg, all_outs, &merged, done.ended, timer_ns, warnings)?;
     result.label = cfg.label();
+    checks::trust_window(&mut result);
     checks::trust_machine(&mut result);
     checks::trust_samples(&mut result);
     for t in &mut runs {
@@ -128,6 +130,7 @@ pub fn run_targets_with(
         result,
         targets: runs,
         monitor: done.monitor,
+        fleet: None,
     })
 }
 

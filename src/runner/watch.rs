@@ -2,7 +2,7 @@
 //! [`Observer`] a few times per second, takes the CPU snapshots at the edges of the measured
 //! window, and decides when and why the run ends (runtime, stability, cancel, workers done).
 
-use super::{Ended, Observer, Phase, Shared, Tick};
+use super::{Ended, Observer, Phase, Shared, StartGate, Tick};
 use crate::config::RunConfig;
 use crate::cpu::CpuSnapshot;
 use crate::result::EndedBy;
@@ -21,26 +21,53 @@ pub(super) struct Watched {
     stopped_at: Instant,
     interrupted: bool,
     stable: bool,
+    /// The start gate's error: the run was stopped before it began.
+    pub(super) gate_failed: Option<crate::error::Error>,
 }
 
-/// Start the workers and watch them until the run ends; returns once every worker has passed the
-/// finish barrier (their threads may still be returning).
-pub(super) fn watch(shared: &Shared, observer: &dyn Observer) -> Watched {
+/// Wait for the workers' set-up, pass the start gate (if any), start the workers and watch them
+/// until the run ends; returns once every worker has passed the finish barrier (their threads
+/// may still be returning).
+pub(super) fn watch(
+    shared: &Shared,
+    observer: &dyn Observer,
+    gate: Option<&dyn StartGate>,
+) -> Watched {
     let cfg = shared.timing;
+    shared.ready.wait();
     if let Some(m) = shared.monitor {
         m.begin();
     }
-    let t0 = Instant::now();
+    let (t0, gate_failed) = match gate {
+        None => (Instant::now(), None),
+        Some(g) => {
+            let setup = shared
+                .setup_failed
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .clone();
+            match g.start(setup.map_or(Ok(()), Err)) {
+                Ok(t0) => (t0, None),
+                Err(e) => {
+                    shared.stop.store(true, Ordering::Relaxed);
+                    (Instant::now(), Some(e))
+                }
+            }
+        }
+    };
     shared.t0.set(t0).expect("t0 set once");
     if let Some(m) = shared.monitor {
         // The monitor's samples fall at the ends of the run's seconds.
-        m.set_epoch(t0 + cfg.ramp);
+        m.set_epoch(t0.checked_add(cfg.ramp).unwrap_or(t0));
     }
     shared.start.wait();
 
-    let planned = cfg.ramp + cfg.runtime;
-    let ramp_end = t0 + cfg.ramp;
-    let end = ramp_end + cfg.runtime;
+    // Checked: durations are bounded before a run (RunConfig::check), but a panic here would
+    // leave the workers waiting at their barrier forever.
+    let far = |d: Duration| t0.checked_add(d).unwrap_or(t0 + crate::size::MAX_DURATION);
+    let planned = cfg.ramp.saturating_add(cfg.runtime);
+    let ramp_end = far(cfg.ramp);
+    let end = far(planned);
     let mut cpu_start = (cfg.ramp.is_zero()).then(CpuSnapshot::take);
     let mut interrupted = false;
     let mut stable = false;
@@ -48,7 +75,7 @@ pub(super) fn watch(shared: &Shared, observer: &dyn Observer) -> Watched {
     let period = Duration::from_millis(200);
     let mut tracker = cfg.stop_when_stable.map(Tracker::new);
     let mut next_second = (ramp_end + Duration::from_secs(1), shared.total_done());
-    loop {
+    while gate_failed.is_none() {
         let now = Instant::now();
         let next = if cpu_start.is_none() { ramp_end } else { end };
         let mut wake = (last.0 + period).min(next);
@@ -120,13 +147,16 @@ pub(super) fn watch(shared: &Shared, observer: &dyn Observer) -> Watched {
         stopped_at,
         interrupted,
         stable,
+        gate_failed,
     }
 }
 
 impl Watched {
     /// The window's CPU, length and reason for ending; called once the workers have been joined.
     pub(super) fn finish(self, cfg: &RunConfig) -> Ended {
-        let start = self.cpu_start.unwrap_or_else(CpuSnapshot::take);
+        // A run stopped during the ramp has no measured window: its CPU is that of an empty
+        // window (zero), never a snapshot taken after the end held against the end.
+        let start = self.cpu_start.unwrap_or_else(|| self.cpu_end.clone());
         let cpu = start.usage_until(&self.cpu_end);
         let window = self
             .stopped_at

@@ -41,9 +41,12 @@ pub(super) fn worker(
     handle: Handle,
     open: &EngineFactory,
 ) -> Result<WorkerOut> {
-    let mut guard = Exit { sh, started: false };
+    let mut guard = Exit {
+        sh,
+        stage: Stage::SettingUp,
+    };
     let g = &sh.groups[group];
-    let r = worker_loop(sh, g, idx, handle, open, &mut guard.started);
+    let r = worker_loop(sh, g, idx, handle, open, &mut guard.stage);
     if r.is_err() {
         // This target's workers stop; other targets of the run go on.
         g.stop.store(true, Ordering::Relaxed);
@@ -55,15 +58,30 @@ pub(super) fn worker(
 /// never reached the start or finish barrier would leave the runner waiting forever.
 struct Exit<'a, 'c> {
     sh: &'a Shared<'c>,
-    started: bool,
+    stage: Stage,
+}
+
+/// How far a worker got: the barriers it has passed.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) enum Stage {
+    SettingUp,
+    Ready,
+    Started,
 }
 
 impl Drop for Exit<'_, '_> {
     fn drop(&mut self) {
         if std::thread::panicking() {
             self.sh.stop.store(true, Ordering::Relaxed);
+            if self.stage == Stage::SettingUp {
+                self.sh
+                    .setup_failed("a worker thread panicked while setting up its engine");
+            }
         }
-        if !self.started {
+        if self.stage < Stage::Ready {
+            self.sh.ready.wait();
+        }
+        if self.stage < Stage::Started {
             self.sh.start.wait();
         }
         self.sh.exited.fetch_add(1, Ordering::Relaxed);
@@ -77,7 +95,7 @@ fn worker_loop(
     idx: usize,
     handle: Handle,
     open: &EngineFactory,
-    started: &mut bool,
+    stage: &mut Stage,
 ) -> Result<WorkerOut> {
     let cfg = g.cfg;
     let depth = cfg.iodepth;
@@ -93,8 +111,13 @@ fn worker_loop(
     // Engines are created before the start barrier so set-up cost is never measured; a failed
     // set-up still reaches the barrier so the other threads are not left waiting.
     let engine = open(idx, setup);
+    if let Err(e) = &engine {
+        sh.setup_failed(&e.to_string());
+    }
+    sh.ready.wait();
+    *stage = Stage::Ready;
     sh.start.wait();
-    *started = true;
+    *stage = Stage::Started;
     let mut engine = engine?;
     let t0 = *sh
         .t0

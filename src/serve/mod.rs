@@ -293,6 +293,8 @@ impl Server {
             direct: cfg.direct,
             iodepth: cfg.iodepth,
             blocks_per_request: 1,
+            // Each connection (thread model) or server thread (uring model) owns one engine.
+            threads: 1,
         };
         (cfg.engine.spec().check)(&cfg.options, &workload)?;
         let export = ExportInfo {

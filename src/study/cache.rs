@@ -145,6 +145,7 @@ fn point(ctx: &Context, direct: bool, setting: String) -> Point {
             study: SPEC.study_name(),
             scheduler: None,
             setting: Some(setting),
+            net: None,
         },
         cfg: c,
     }

@@ -48,6 +48,7 @@ fn run_devices_study(ctx: &Context, store: &mut Store, obs: &dyn StudyObserver) 
                 study: SPEC.study_name(),
                 scheduler: None,
                 setting: Some(format!("{n} target(s)")),
+                net: None,
             };
             points.push((n, Point { tag, cfg: c }));
         }

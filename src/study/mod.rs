@@ -6,14 +6,19 @@
 
 mod batch;
 mod cache;
+mod clients;
+mod delay;
 mod devices;
 mod latency;
+mod latency_breakdown;
 mod multiblock;
 pub mod name;
+mod net;
 mod plan;
 mod queue;
 mod scan;
 mod scheduler;
+mod server_model;
 mod stream;
 mod summary;
 mod threads;
@@ -52,6 +57,10 @@ pub fn registry() -> &'static [&'static StudySpec] {
         &cache::SPEC,
         &devices::SPEC,
         &tuned::SPEC,
+        &clients::SPEC,
+        &delay::SPEC,
+        &latency_breakdown::SPEC,
+        &server_model::SPEC,
     ];
     ALL
 }
@@ -62,8 +71,17 @@ pub enum Exec {
     Plan(fn(&Context, &[Document]) -> Vec<RunConfig>),
     /// Its own executor (e.g. one sweep per I/O scheduler).
     Custom(fn(&Context, &mut Store, &dyn StudyObserver) -> Result<Counts>),
+    /// Its own executor, needing no target (e.g. a server's null back end); a target given is
+    /// ignored.
+    Standalone(fn(&Bare, &mut Store, &dyn StudyObserver) -> Result<Counts>),
     /// Not run by `readlab study`: its points come from elsewhere (the tuner).
     External,
+}
+
+/// What a study without a target is run with.
+pub struct Bare {
+    pub timing: Timing,
+    pub quick: bool,
 }
 
 /// What a study prints in its summary besides one line per point.
@@ -173,7 +191,8 @@ pub struct Counts {
 /// What the user asked for.
 #[derive(Debug, Clone)]
 pub struct StudyOptions {
-    pub target: PathBuf,
+    /// The file or device studied; None for studies that need none (e.g. `delay`).
+    pub target: Option<PathBuf>,
     pub quick: bool,
     pub out: PathBuf,
     pub resume: bool,
@@ -210,7 +229,21 @@ pub struct Outcome {
 
 /// Run studies `names` (see [`select`]) on the target, storing every point in `opts.out/results.jsonl`.
 pub fn run(names: &[StudyName], opts: &StudyOptions, obs: &dyn StudyObserver) -> Result<Outcome> {
-    let target = Target::inspect(&opts.target)?;
+    let target = match &opts.target {
+        Some(t) => Some(Target::inspect(t)?),
+        None => {
+            if let Some(n) = names
+                .iter()
+                .find(|n| !matches!(n.spec().exec, Exec::Standalone(_)))
+            {
+                return Err(Error::invalid(format!(
+                    "the {n} study reads a file or device: give it as TARGET \
+                     (readlab study {n} TARGET)"
+                )));
+            }
+            None
+        }
+    };
     if opts.targets.len() > 1
         && let Some(n) = names.iter().find(|n| n.name() != devices::SPEC.name)
     {
@@ -224,51 +257,64 @@ pub fn run(names: &[StudyName], opts: &StudyOptions, obs: &dyn StudyObserver) ->
     } else {
         Timing::full()
     };
-    let verify = opts.verify.unwrap_or(target.prepared_id.is_some());
-    if verify && target.prepared_id.is_none() {
+    let prepared = target.as_ref().and_then(|t| t.prepared_id);
+    let verify = opts.verify.unwrap_or(prepared.is_some());
+    if let Some(t) = &target
+        && verify
+        && prepared.is_none()
+    {
         return Err(Error::NotPrepared {
-            path: target.path.clone(),
+            path: t.path.clone(),
         });
     }
-    let one = [crate::targets::TargetSpec {
-        name: target.path.file_name().map_or_else(
-            || target.path.display().to_string(),
-            |n| n.to_string_lossy().into_owned(),
-        ),
-        path: target.path.clone(),
-    }];
+    let one: Vec<crate::targets::TargetSpec> = target
+        .iter()
+        .map(|t| crate::targets::TargetSpec {
+            name: t.path.file_name().map_or_else(
+                || t.path.display().to_string(),
+                |n| n.to_string_lossy().into_owned(),
+            ),
+            path: t.path.clone(),
+        })
+        .collect();
     let targets = if opts.targets.is_empty() {
         &one[..]
     } else {
         &opts.targets[..]
     };
-    let ctx = plan::Context {
-        target: &target,
+    let ctx = target.as_ref().map(|target| plan::Context {
+        target,
         timing,
         quick: opts.quick,
         verify,
         max_threads: opts.max_threads,
         targets,
         allow_device_changes: opts.allow_device_changes,
+    });
+    let bare = Bare {
+        timing,
+        quick: opts.quick,
     };
     let mut counts = Counts::default();
     for name in names {
         // Later studies read what earlier ones found (e.g. batch uses the best queue sizes), so
         // each plan is made when its study starts.
-        let c = match name.spec().exec {
-            Exec::Plan(plan) => {
-                let points: Vec<Point> = plan(&ctx, store.docs())
+        let c = match (&name.spec().exec, &ctx) {
+            (Exec::Standalone(exec), _) => exec(&bare, &mut store, obs)?,
+            (Exec::External, _) => {
+                return Err(Error::invalid(format!(
+                    "'{name}' is not a study readlab study runs"
+                )));
+            }
+            (_, None) => unreachable!("a target was required above"),
+            (Exec::Plan(plan), Some(ctx)) => {
+                let points: Vec<Point> = plan(ctx, store.docs())
                     .into_iter()
                     .map(|cfg| Point::of(*name, cfg))
                     .collect();
                 run_points(*name, &points, &mut store, obs)?
             }
-            Exec::Custom(exec) => exec(&ctx, &mut store, obs)?,
-            Exec::External => {
-                return Err(Error::invalid(format!(
-                    "'{name}' is not a study readlab study runs"
-                )));
-            }
+            (Exec::Custom(exec), Some(ctx)) => exec(ctx, &mut store, obs)?,
         };
         counts.measured += c.measured;
         counts.skipped += c.skipped;

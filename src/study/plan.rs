@@ -22,6 +22,7 @@ impl Point {
             tag: StudyTag {
                 study: name,
                 scheduler: None,
+                net: None,
                 setting: None,
             },
             cfg,

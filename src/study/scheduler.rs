@@ -140,6 +140,7 @@ fn scheduler_points(ctx: &Context, scheduler: &str) -> Vec<Point> {
     let tag = StudyTag {
         study: SPEC.study_name(),
         scheduler: Some(scheduler.into()),
+        net: None,
         setting: None,
     };
     let max = ctx

@@ -19,8 +19,23 @@ pub fn count(s: &str) -> Result<usize, String> {
     match s.trim().parse::<i64>() {
         Ok(v) if v >= 1 => usize::try_from(v).map_err(|_| format!("{v} is too large")),
         Ok(v) => Err(format!("must be at least 1, not {v}")),
+        Err(_) if s.trim().bytes().all(|b| b.is_ascii_digit()) && !s.trim().is_empty() => {
+            Err(format!("{} is too large", s.trim()))
+        }
         Err(_) => Err(format!("'{s}' is not a whole number")),
     }
+}
+
+/// A thread count: at least 1, at most what one run may start.
+pub fn thread_count(s: &str) -> Result<usize, String> {
+    let n = count(s)?;
+    if n > readlab::engine::MAX_THREADS {
+        return Err(format!(
+            "{n} is more threads than readlab starts (at most {})",
+            readlab::engine::MAX_THREADS
+        ));
+    }
+    Ok(n)
 }
 
 /// A size like `4k` or `1g` (powers of 1024, as in fio).
@@ -186,8 +201,9 @@ pub struct StudyArgs {
     /// latency, scan, stream, threads, queue, batch, multiblock, uring-features, scheduler, cache,
     /// devices or all.
     pub name: String,
-    /// File or block device to study (NAME:PATH names it).
-    pub target: PathBuf,
+    /// File or block device to study (not needed by `delay`, which serves zeros; NAME:PATH names
+    /// it).
+    pub target: Option<PathBuf>,
     /// More targets, for the devices study (1, 2 … N of them read at once).
     pub more_targets: Vec<PathBuf>,
     /// Name a target in every output: TARGET=NAME (repeatable).
@@ -206,7 +222,7 @@ pub struct StudyArgs {
     #[arg(long)]
     pub resume: bool,
     /// Largest thread count of the threads and scheduler studies (default 4 × cores).
-    #[arg(long, allow_hyphen_values = true, value_parser = count)]
+    #[arg(long, allow_hyphen_values = true, value_parser = thread_count)]
     pub max_threads: Option<usize>,
     /// Do not verify the data read (verification is on when readlab prepared the target).
     #[arg(long)]
@@ -221,20 +237,23 @@ impl StudyArgs {
         let names = readlab::study::select(&self.name)?;
         let mut target = self.target.clone();
         let mut targets = Vec::new();
-        if !self.more_targets.is_empty() || !self.names.is_empty() {
-            let words: Vec<PathBuf> = std::iter::once(self.target.clone())
+        if let Some(first) = &self.target
+            && (!self.more_targets.is_empty() || !self.names.is_empty())
+        {
+            let words: Vec<PathBuf> = std::iter::once(first.clone())
                 .chain(self.more_targets.iter().cloned())
                 .collect();
             targets = readlab::targets::parse(&words, &self.names)?;
-            target = targets[0].path.clone();
+            target = Some(targets[0].path.clone());
         }
         let opts = StudyOptions {
             target: target.clone(),
             quick: self.quick,
-            out: self
-                .out
-                .clone()
-                .unwrap_or_else(|| readlab::study::default_out(&target)),
+            out: self.out.clone().unwrap_or_else(|| {
+                readlab::study::default_out(
+                    target.as_deref().unwrap_or(std::path::Path::new("null")),
+                )
+            }),
             resume: self.resume,
             max_threads: self.max_threads,
             verify: self.no_verify.then_some(false),

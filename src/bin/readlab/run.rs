@@ -9,6 +9,9 @@ use std::process::ExitCode;
 
 pub fn run(a: &RunArgs) -> anyhow::Result<ExitCode> {
     let cfg = a.to_config()?;
+    if let Some(fleet) = crate::fleet::launch()? {
+        return crate::fleet::run(fleet, a, cfg);
+    }
     let words: Vec<PathBuf> = std::iter::once(cfg.target.clone())
         .chain(a.more_targets.iter().cloned())
         .collect();
@@ -73,6 +76,10 @@ pub fn run(a: &RunArgs) -> anyhow::Result<ExitCode> {
     if doc.result.ended_by == readlab::result::EndedBy::Interrupted {
         eprintln!("readlab: interrupted; the figures cover only the part of the run measured");
         return Ok(crate::progress::interrupted_exit());
+    }
+    if doc.result.requests == 0 {
+        // Already said by the result's warning ("nothing was measured …").
+        return Ok(ExitCode::from(1));
     }
     Ok(ExitCode::SUCCESS)
 }

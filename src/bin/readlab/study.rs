@@ -1,5 +1,6 @@
-//! `readlab study`: run one of the report's experiments (or all), print its summary table; exit
-//! 130 when interrupted (the same command with --resume continues).
+//! `readlab study`: run one of the report's experiments (or all), print its summary table; exit 1
+//! when a point failed (I/O errors, verification mismatches: totals and first offsets printed) or
+//! none could run, 130 when interrupted (the same command with --resume continues).
 
 use crate::args::StudyArgs;
 use crate::progress::StudyProgress;
@@ -7,10 +8,20 @@ use std::process::ExitCode;
 
 pub fn run(a: &StudyArgs) -> anyhow::Result<ExitCode> {
     let (names, opts) = a.to_options()?;
-    let inputs: Vec<&std::path::Path> = std::iter::once(opts.target.as_path())
+    if let Some(fleet) = crate::fleet::launch()? {
+        return crate::fleet::study(fleet, &a.target, names, opts);
+    }
+    let inputs: Vec<&std::path::Path> = opts
+        .target
+        .iter()
+        .map(|t| t.as_path())
         .chain(opts.targets.iter().map(|t| t.path.as_path()))
         .collect();
     readlab::outpath::check_dir(&opts.out, &inputs, &[readlab::store::RESULTS, "summary.md"])?;
+    if let (false, Some(path)) = (a.no_verify, &opts.target) {
+        let target = readlab::source::Target::inspect(path)?;
+        readlab::runner::check_prepared_throughout(&target, "--no-verify")?;
+    }
     let progress = StudyProgress::new().with_monitor(a.monitor);
     let outcome = readlab::study::run(&names, &opts, &progress)?;
     progress.finish();
@@ -22,6 +33,20 @@ pub fn run(a: &StudyArgs) -> anyhow::Result<ExitCode> {
         outcome.results.display(),
         outcome.summary_path.display()
     );
+    let failures = progress.failures();
+    if failures.any() {
+        for l in failures.lines() {
+            eprintln!("readlab: {l}");
+        }
+        return Ok(ExitCode::from(1));
+    }
+    if outcome.measured + outcome.skipped == 0 && progress.points_not_run() > 0 {
+        eprintln!(
+            "readlab: no point of the study could run on this target ({} skipped, reasons above)",
+            progress.points_not_run()
+        );
+        return Ok(ExitCode::from(1));
+    }
     if outcome.interrupted {
         eprintln!("readlab: interrupted; run the same command with --resume to continue");
         return Ok(crate::progress::interrupted_exit());

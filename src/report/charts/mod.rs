@@ -10,10 +10,13 @@ use std::collections::{BTreeMap, BTreeSet};
 mod all;
 pub mod cache;
 pub mod devices;
+mod fleet;
 mod monitor;
+pub mod net;
 pub mod studies;
 
 pub use all::all_charts;
+pub use fleet::fleet_charts;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Scale {
@@ -524,6 +527,7 @@ pub fn every_chart(report: &Report) -> Vec<Chart> {
         .iter()
         .flat_map(|s| section_charts(report, s))
         .collect();
+    v.extend(fleet_charts(report));
     v.extend(all_charts(report));
     v
 }
@@ -534,6 +538,7 @@ pub fn charts_by_section(report: &Report) -> BTreeMap<String, Vec<Chart>> {
     for s in &report.sections {
         m.insert(s.study.name().to_string(), section_charts(report, s));
     }
+    m.insert("fleet".to_string(), fleet_charts(report));
     m.insert("all".to_string(), all_charts(report));
     m
 }

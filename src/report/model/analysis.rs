@@ -28,6 +28,8 @@ pub struct Report {
     pub frontier: Vec<usize>,
     /// The few best points of each block size (enlarged and labelled on the all-experiments chart).
     pub highlights: Vec<usize>,
+    /// Runs measured by several MPI ranks at once (their aggregates are among `points`).
+    pub fleet: Vec<super::fleet::FleetRun>,
 }
 
 impl Report {

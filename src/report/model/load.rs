@@ -66,6 +66,8 @@ fn load_results(path: &Path, report: &mut Report) -> Result<()> {
                 crate::result::SCHEMA
             ));
         }
+        // The run's own point (a run on several targets: its aggregate) comes first.
+        let first = report.points.len();
         for p in Point::from_run(d, &origin) {
             // A target's own warnings are in its run's, named.
             let own = p.multi.as_ref().is_none_or(|m| m.name.is_none());
@@ -78,6 +80,9 @@ fn load_results(path: &Path, report: &mut Report) -> Result<()> {
                 ));
             }
             report.points.push(p);
+        }
+        if let Some(f) = super::fleet::FleetRun::from_document(d, first) {
+            report.fleet.push(f);
         }
     }
     Ok(())

@@ -5,6 +5,7 @@
 
 pub mod analysis;
 pub mod caption;
+pub mod fleet;
 pub mod load;
 pub mod point;
 
@@ -26,6 +27,7 @@ pub(crate) mod tests {
             origin: "test".into(),
             study: None,
             scheduler: None,
+            net: None,
             setting: None,
             label: label.into(),
             engine: "psync".into(),

@@ -49,6 +49,8 @@ pub struct Point {
     /// The study it belongs to (readlab study tag); None for plain runs and fio jobs.
     pub study: Option<String>,
     pub scheduler: Option<String>,
+    /// A networked study's point: side, network, server model, back end, delay, server CPU.
+    pub net: Option<crate::result::NetTag>,
     /// Another setting the point ran under (study tag), e.g. `buffered, read_ahead_kb=0`.
     pub setting: Option<String>,
     /// The report's label (`P`, `A16B1T3`, …); fio points carry a `fio:` prefix.
@@ -129,6 +131,7 @@ impl Point {
             origin: origin.to_string(),
             study: d.study.as_ref().map(|t| t.study.to_string()),
             scheduler: d.study.as_ref().and_then(|t| t.scheduler.clone()),
+            net: d.study.as_ref().and_then(|t| t.net.clone()),
             setting: d.study.as_ref().and_then(|t| t.setting.clone()),
             label: r.label.clone(),
             engine: c.engine.name().to_string(),
@@ -194,6 +197,7 @@ impl Point {
                 result: r.clone(),
                 targets: Vec::new(),
                 monitor: None,
+                fleet: None,
             };
             let mut p = Point::from_document(&one, origin);
             p.env.target = t.name.clone();

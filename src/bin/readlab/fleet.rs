@@ -1,0 +1,156 @@
+//! `readlab run` and `readlab study` under an MPI launcher (mpirun, srun, the MPI Operator): every
+//! rank measures, rank 0 alone prints, writes the JSON document or the results store, and says
+//! what failed; the other ranks stay quiet and exit with the same code. A rank stuck at a meeting
+//! point aborts the whole job rather than leaving it hanging.
+
+use crate::args::{OutputArg, RunArgs};
+use crate::progress::{Progress, StudyProgress, print_warnings};
+use readlab::export::{self, Exporter, JsonExporter};
+use readlab::fleet::Fleet;
+use readlab::runner::{Observer, Tick};
+use readlab::study::{Point, StudyName, StudyObserver, StudyOptions};
+use std::process::ExitCode;
+
+/// The fleet this process belongs to, if an MPI launcher started it.
+pub fn launch() -> anyhow::Result<Option<Fleet>> {
+    Ok(Fleet::launch()?)
+}
+
+/// Run `f` as one rank of `fleet`; the fleet is finalised before returning (every rank reaches
+/// the end together), except after a stuck rank, when the job is aborted.
+fn as_rank(
+    fleet: Fleet,
+    f: impl FnOnce(&Fleet) -> anyhow::Result<ExitCode>,
+) -> anyhow::Result<ExitCode> {
+    let r = f(&fleet);
+    let lib = r
+        .as_ref()
+        .err()
+        .and_then(|e| e.downcast_ref::<readlab::Error>());
+    match lib {
+        Some(readlab::Error::FleetStuck(m)) => {
+            eprintln!("readlab: error: {m}");
+            fleet.abort(1)
+        }
+        // Every rank has the same error; rank 0 says it.
+        Some(e @ readlab::Error::Fleet { .. }) if !fleet.is_root() => {
+            let code = if e.is_bad_input() { 2 } else { 1 };
+            drop(fleet);
+            Ok(ExitCode::from(code))
+        }
+        _ => {
+            drop(fleet);
+            r
+        }
+    }
+}
+
+/// Quiet progress for ranks other than 0: nothing shown, signals still stop the run.
+struct Quiet(Progress);
+
+impl Observer for Quiet {
+    fn tick(&self, _: &Tick) {}
+    fn cancelled(&self) -> bool {
+        self.0.cancelled()
+    }
+}
+
+impl StudyObserver for Quiet {
+    fn study_start(&self, _: StudyName, _: usize, _: usize) {}
+    fn point_start(&self, _: usize, _: usize, _: &Point) {}
+}
+
+/// `readlab run` on every rank.
+pub fn run(fleet: Fleet, a: &RunArgs, cfg: readlab::config::RunConfig) -> anyhow::Result<ExitCode> {
+    as_rank(fleet, |fleet| {
+        let root = fleet.is_root();
+        let checked = match (&a.json, root) {
+            (Some(p), true) => {
+                let profile = a.profile.as_deref().into_iter();
+                readlab::outpath::check_file(
+                    p,
+                    &profile.chain([cfg.target.as_path()]).collect::<Vec<_>>(),
+                )
+            }
+            _ => Ok(()),
+        };
+        fleet.agree(checked, "output check")?;
+        let progress = Progress::new(!root || a.quiet || a.output == OutputArg::Json);
+        let doc = readlab::fleet::run::repeated(fleet, &cfg, a.repeat, &progress)?;
+        progress.finish();
+        let Some(doc) = doc else {
+            return Ok(ExitCode::SUCCESS);
+        };
+        print_warnings(&doc);
+        let docs = std::slice::from_ref(&doc);
+        if let Some(path) = &a.json {
+            readlab::fsio::write_file(path, &JsonExporter.render(docs)?)?;
+        }
+        match a.output {
+            OutputArg::Json => print!("{}", JsonExporter.render(docs)?),
+            OutputArg::Table => print!(
+                "{}{}",
+                export::run_report(&doc),
+                readlab::fleet::table::fleet_report(&doc)
+            ),
+        }
+        if let Some(lines) = doc.result.failure_summary() {
+            for l in lines {
+                eprintln!("readlab: {l}");
+            }
+            return Ok(ExitCode::from(1));
+        }
+        if doc.result.ended_by == readlab::result::EndedBy::Interrupted {
+            eprintln!("readlab: interrupted; the figures cover only the part of the run measured");
+            return Ok(crate::progress::interrupted_exit());
+        }
+        Ok(ExitCode::SUCCESS)
+    })
+}
+
+/// `readlab study` on every rank; rank 0 keeps the results store.
+pub fn study(
+    fleet: Fleet,
+    target: &Option<std::path::PathBuf>,
+    names: Vec<StudyName>,
+    opts: StudyOptions,
+) -> anyhow::Result<ExitCode> {
+    as_rank(fleet, |fleet| {
+        let root = fleet.is_root();
+        let checked = if root {
+            readlab::outpath::check_dir(
+                &opts.out,
+                &target.iter().map(|t| t.as_path()).collect::<Vec<_>>(),
+                &[readlab::store::RESULTS, "summary.md"],
+            )
+        } else {
+            Ok(())
+        };
+        fleet.agree(checked, "output check")?;
+        let outcome = if root {
+            let progress = StudyProgress::new();
+            let o = readlab::fleet::study::run(fleet, &names, &opts, &progress)?;
+            progress.finish();
+            o
+        } else {
+            readlab::fleet::study::run(fleet, &names, &opts, &Quiet(Progress::new(true)))?
+        };
+        let Some(outcome) = outcome else {
+            return Ok(ExitCode::SUCCESS);
+        };
+        println!("{}", outcome.summary);
+        eprintln!(
+            "readlab: {} points measured by {} ranks, {} already done; results: {}; summary: {}",
+            outcome.measured,
+            fleet.size(),
+            outcome.skipped,
+            outcome.results.display(),
+            outcome.summary_path.display()
+        );
+        if outcome.interrupted {
+            eprintln!("readlab: interrupted; run the same command with --resume to continue");
+            return Ok(crate::progress::interrupted_exit());
+        }
+        Ok(ExitCode::SUCCESS)
+    })
+}

@@ -1,0 +1,177 @@
+//! Studies under MPI: the same points as a lone study, each measured by every rank at once.
+//! Rank 0 alone opens the results store (so resume works as always) and plans each study from
+//! what it holds; it tells the other ranks the points still to run, and every point is one fleet
+//! run whose document rank 0 appends. The scheduler study is left out: each rank would switch its
+//! own device's scheduler.
+
+use super::{Fleet, MEET_WITHIN, run};
+use crate::config::RunConfig;
+use crate::error::{Error, Result};
+use crate::result::StudyTag;
+use crate::source::Target;
+use crate::store::Store;
+use crate::study::{
+    Context, Exec, Outcome, Point, StudyName, StudyObserver, StudyOptions, Timing, summarize,
+};
+use serde::{Deserialize, Serialize};
+
+/// What rank 0 tells every rank before a study: its points still to run, and how many there are.
+#[derive(Debug, Serialize, Deserialize)]
+struct Plan {
+    total: usize,
+    todo: Vec<(StudyTag, RunConfig)>,
+}
+
+/// Run studies `names` on every rank's target (`opts.target` may name `{rank}`, `{local_rank}`,
+/// `{host}`); rank 0 stores every point in `opts.out/results.jsonl` and gets the outcome (None
+/// on the others). Collective.
+pub fn run(
+    fleet: &Fleet,
+    names: &[StudyName],
+    opts: &StudyOptions,
+    obs: &dyn StudyObserver,
+) -> Result<Option<Outcome>> {
+    let Some(template) = &opts.target else {
+        return Err(Error::invalid(
+            "under mpirun a study reads each rank's own file or device: give it as TARGET \
+             (it may name {rank}, {local_rank}, {host})",
+        ));
+    };
+    let target = fleet.agree(Target::inspect(&fleet.expand(template)), "study set-up")?;
+    let said = fleet.broadcast(
+        &[opts.verify.unwrap_or(target.prepared_id.is_some()) as u8],
+        MEET_WITHIN,
+        "study set-up",
+    )?;
+    let verify = said.first() == Some(&1);
+    let prepared = if verify && target.prepared_id.is_none() {
+        Err(Error::NotPrepared {
+            path: target.path.clone(),
+        })
+    } else {
+        Ok(())
+    };
+    fleet.agree(prepared, "study set-up")?;
+    let opened = if fleet.is_root() {
+        Store::open(&opts.out, opts.resume).map(Some)
+    } else {
+        Ok(None)
+    };
+    let mut store = fleet.agree(opened, "results store")?;
+    let ctx = Context {
+        target: &target,
+        timing: if opts.quick {
+            Timing::quick()
+        } else {
+            Timing::full()
+        },
+        quick: opts.quick,
+        verify,
+        max_threads: opts.max_threads,
+        targets: &[],
+        allow_device_changes: false,
+    };
+    let (mut measured, mut skipped, mut interrupted) = (0, 0, false);
+    for &name in names {
+        let Exec::Plan(plan) = name.spec().exec else {
+            // The scheduler study would switch each rank's own device's I/O scheduler; the
+            // networked studies start servers of their own.
+            obs.note(&format!(
+                "{name} study skipped: it has its own executor, which does not run across MPI ranks; run it on one host without mpirun"
+            ));
+            continue;
+        };
+        let planned: Result<Plan> = match &store {
+            Some(s) => {
+                let points: Vec<Point> = plan(&ctx, s.docs())
+                    .into_iter()
+                    .map(|cfg| Point::of(name, cfg))
+                    .collect();
+                let total = points.len();
+                let todo = points
+                    .into_iter()
+                    .map(|p| (p.tag, fleet_config(p.cfg)))
+                    .filter(|(tag, cfg)| !s.contains(Some(tag), cfg))
+                    .collect();
+                Ok(Plan { total, todo })
+            }
+            None => Ok(Plan {
+                total: 0,
+                todo: Vec::new(),
+            }),
+        };
+        let planned = fleet.agree(planned, "study plan")?;
+        let said = fleet.broadcast(
+            &serde_json::to_vec(&planned).expect("plans serialise"),
+            MEET_WITHIN,
+            "study plan",
+        )?;
+        let plan: Plan = serde_json::from_slice(&said)
+            .map_err(|e| Error::Engine(format!("fleet: rank 0 sent an unreadable plan ({e})")))?;
+        let done = plan.total - plan.todo.len();
+        skipped += done;
+        obs.study_start(name, plan.total, done);
+        for (i, (tag, cfg)) in plan.todo.into_iter().enumerate() {
+            let cancelled =
+                fleet.all_gather(&[obs.cancelled() as u8], MEET_WITHIN, "next point")?;
+            if cancelled.iter().any(|c| c.first() == Some(&1)) {
+                interrupted = true;
+                break;
+            }
+            let point = crate::study::Point {
+                tag: tag.clone(),
+                cfg: cfg.clone(),
+            };
+            obs.point_start(done + i, plan.total, &point);
+            let mut each = cfg;
+            each.target = template.clone();
+            let o = match run::once(fleet, &each, obs) {
+                Ok(o) => o,
+                // A point that cannot run on some rank's target is noted; the next one runs.
+                Err(e @ Error::Fleet { .. }) => {
+                    obs.note(&format!("{}: skipped: {e}", point.cfg.label()));
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
+            if o.interrupted {
+                interrupted = true;
+                break;
+            }
+            let appended = match (o.doc, store.as_mut()) {
+                (Some(mut doc), Some(s)) => {
+                    doc.study = Some(tag);
+                    obs.point_done(&doc);
+                    s.append(doc)
+                }
+                _ => Ok(()),
+            };
+            fleet.agree(appended, "results store")?;
+            measured += 1;
+        }
+        if interrupted {
+            break;
+        }
+    }
+    let Some(store) = store else {
+        return Ok(None);
+    };
+    let summary = summarize(names, store.docs());
+    let summary_path = opts.out.join("summary.md");
+    crate::fsio::write_file(&summary_path, &summary)?;
+    Ok(Some(Outcome {
+        results: store.path().to_path_buf(),
+        summary_path,
+        summary,
+        interrupted,
+        measured,
+        skipped,
+    }))
+}
+
+/// A study point as a fleet measures it: a fixed runtime (stopping once stable is each rank's
+/// own decision, and the ranks measure one common window).
+fn fleet_config(mut cfg: RunConfig) -> RunConfig {
+    cfg.stop_when_stable = None;
+    cfg
+}
