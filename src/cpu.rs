@@ -7,6 +7,9 @@ use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::time::Instant;
 
+/// The monitor's sampler thread (`crate::monitor::THREAD_NAME`), left out of the figures.
+pub const MONITOR_THREAD: &str = "readlab-mon";
+
 /// Kinds of thread, told apart by their name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ThreadKind {
@@ -242,6 +245,10 @@ impl CpuSnapshot {
                 let Some((comm, fields)) = split_stat(&stat) else {
                     continue;
                 };
+                // The monitor's sampler reports its own cost; it is not the cost of reading.
+                if comm == MONITOR_THREAD {
+                    continue;
+                }
                 let Some((user_ticks, sys_ticks)) = utime_stime(&fields) else {
                     continue;
                 };

@@ -17,6 +17,7 @@ pub mod fleet;
 pub mod fsio;
 pub mod interval;
 pub mod memory;
+pub mod monitor;
 pub mod nbd;
 pub mod outdir;
 pub mod outpath;
@@ -37,6 +38,7 @@ pub mod stats;
 pub mod store;
 pub mod study;
 pub mod table;
+pub mod targets;
 pub mod tune;
 pub mod units;
 

@@ -177,6 +177,9 @@ pub struct StudyTag {
     /// The I/O scheduler the device was switched to for this point (scheduler study).
     #[serde(default)]
     pub scheduler: Option<String>,
+    /// Another setting this point ran under, e.g. `buffered, read_ahead_kb=0` (cache study).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub setting: Option<String>,
     /// A networked study's point: which side it measured, over what, and the server's CPU.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub net: Option<NetTag>,
@@ -230,6 +233,35 @@ impl NetTag {
     }
 }
 
+/// One target of a run on several targets: its name, its own figures, or why it failed (the
+/// others' results stand).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TargetRun {
+    /// The name every output uses (`--name`, `NAME:PATH`, or the device's name).
+    pub name: String,
+    pub config: RunConfig,
+    pub environment: Environment,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<RunResult>,
+    /// The error that stopped this target (its workers stopped, the others went on).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+impl TargetRun {
+    /// True when this target's run ended in an error, I/O errors or mismatches.
+    pub fn failed(&self) -> bool {
+        self.error.is_some() || self.result.as_ref().is_some_and(RunResult::failed)
+    }
+}
+
+impl Document {
+    /// True when the run (or any of its targets) failed.
+    pub fn failed(&self) -> bool {
+        self.result.failed() || self.targets.iter().any(TargetRun::failed)
+    }
+}
+
 /// One run as written to disk.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Document {
@@ -238,7 +270,14 @@ pub struct Document {
     pub study: Option<StudyTag>,
     pub config: RunConfig,
     pub environment: Environment,
+    /// The run's figures; with several targets, their aggregate.
     pub result: RunResult,
+    /// A run on several targets at once: each target's own result (absent for one target).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub targets: Vec<TargetRun>,
+    /// The monitor's samples when the run had `--monitor`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub monitor: Option<crate::monitor::MonitorRecord>,
     /// A run measured by several processes under MPI: `result` is their aggregate, this names
     /// every rank with its own result (`crate::fleet`). Absent for a single process.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -280,6 +280,7 @@ impl Search<'_> {
             study: crate::study::TUNE.study_name(),
             scheduler: None,
             net: None,
+            setting: None,
         });
         self.failures.add(&doc);
         if doc.result.failed() {

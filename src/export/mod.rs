@@ -6,13 +6,17 @@ mod csv;
 mod html;
 mod json;
 mod markdown;
+mod monitor;
 mod table;
+mod targets;
 
 pub use csv::CsvExporter;
 pub use html::HtmlExporter;
 pub use json::{JsonExporter, JsonLinesExporter, ReportJsonExporter};
 pub use markdown::MarkdownExporter;
+pub use monitor::{SecondCheck, monitor_summary, per_second, target_devices};
 pub use table::{TableExporter, percentile_cell, run_report};
+pub use targets::targets_report;
 
 use crate::error::Result;
 use crate::report::{Report, ReportFormat};

@@ -161,6 +161,8 @@ fn build(
         config: root.config,
         environment: root.environment,
         result,
+        targets: Vec::new(),
+        monitor: None,
         fleet: Some(Box::new(record)),
     })
 }

@@ -69,6 +69,8 @@ pub fn run(
         verify,
         max_threads: opts.max_threads,
         repeat: 1,
+        targets: &[],
+        allow_device_changes: false,
     };
     let (mut measured, mut skipped, mut interrupted) = (0, 0, false);
     for &name in names {

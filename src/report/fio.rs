@@ -280,6 +280,7 @@ pub fn import(text: &str, origin: &str) -> Result<Imported> {
             study: None,
             scheduler: None,
             net: None,
+            setting: None,
             label: label(&engine, iodepth, batch, threads),
             engine,
             rw,
@@ -311,6 +312,8 @@ pub fn import(text: &str, origin: &str) -> Result<Imported> {
                 tool: version.clone(),
             },
             note: Some(note),
+            monitor: None,
+            multi: None,
         });
     }
     Ok(out)

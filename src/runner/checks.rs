@@ -119,6 +119,14 @@ pub(super) const SHORT_WINDOW_S: f64 = 0.2;
 /// Warnings on how far a finished run's figures can be trusted: other load on the machine, time
 /// stolen by the hypervisor, a target in memory, too few samples for the tail percentiles.
 pub(super) fn trust(cfg: &RunConfig, range: &Range, r: &mut RunResult) {
+    trust_window(r);
+    trust_machine(r);
+    trust_target(cfg, range, r);
+    trust_samples(r);
+}
+
+/// A measured window that holds nothing, or too little for CPU figures.
+pub(super) fn trust_window(r: &mut RunResult) {
     if r.requests == 0 && r.errors.count == 0 {
         r.warnings.push(if r.seconds <= 0.0 {
             "nothing was measured: the run stopped before its measured window began (during \
@@ -138,6 +146,10 @@ pub(super) fn trust(cfg: &RunConfig, range: &Range, r: &mut RunResult) {
             crate::units::format_ns(r.seconds * 1e9, crate::units::Style::Table)
         ));
     }
+}
+
+/// Other load and steal time during the run.
+pub(super) fn trust_machine(r: &mut RunResult) {
     let cpu = &r.cpu;
     let judge_load = r.seconds >= SHORT_WINDOW_S;
     if judge_load && cpu.other_processes_pct_of_core > OTHER_LOAD_PCT {
@@ -166,6 +178,10 @@ pub(super) fn trust(cfg: &RunConfig, range: &Range, r: &mut RunResult) {
              (e.g. the performance governor) or compare runs with --repeat"
         ));
     }
+}
+
+/// A target whose data came from memory.
+pub(super) fn trust_target(cfg: &RunConfig, range: &Range, r: &mut RunResult) {
     if cfg.engine.capabilities().does_io {
         let len = range.blocks * cfg.bs;
         if let Some(w) =
@@ -174,6 +190,10 @@ pub(super) fn trust(cfg: &RunConfig, range: &Range, r: &mut RunResult) {
             r.warnings.push(w);
         }
     }
+}
+
+/// Too few samples for the tail percentiles.
+pub(super) fn trust_samples(r: &mut RunResult) {
     let n = r.latency.count;
     if n > 0 && !r.latency.supports(99.9) {
         let shown = [99.0, 90.0, 50.0]

@@ -8,15 +8,19 @@
 //! - `watch`: the runner's own thread while the workers run: ticks, CPU snapshots and the stop
 //!   conditions that decide [`EndedBy`].
 //! - `aggregate`: the workers' outputs merged into one [`RunResult`](crate::result::RunResult).
+//! - `targets`: several targets in one run ([`run_targets`]): one group of workers per target
+//!   behind the same start barrier, results per target and their aggregate.
 //!
 //! Engines come from an [`EngineFactory`]: [`run`] opens the real ones, tests hand [`run_with`] a
-//! scripted fake.
+//! scripted fake. An observer that asks for the monitor ([`Observer::monitor`]) gets its samples
+//! live and in the document.
 
 mod aggregate;
 mod checks;
 mod depth;
 mod requests;
 mod schedule;
+mod targets;
 mod watch;
 mod worker;
 
@@ -26,15 +30,17 @@ mod gate_tests;
 mod tests;
 
 pub use checks::{Prepared, check_prepared_throughout, prepare_run};
+pub use targets::{run_targets, run_targets_with};
 
 use crate::clock;
 use crate::config::{Range, RunConfig};
 use crate::engine::{self, Engine, EngineSetup};
 use crate::env::Environment;
 use crate::error::{Error, Result};
+use crate::monitor::{Monitor, MonitorOptions, MonitorRecord, Sample};
 use crate::result::{Document, EndedBy, SCHEMA};
 use crate::source::{Handle, Source, WorkerOpen};
-use crate::stats::Recorder;
+use crate::stats::{self, Recorder};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Barrier, Mutex, OnceLock};
@@ -69,6 +75,14 @@ pub trait Observer: Sync {
     fn cancelled(&self) -> bool {
         false
     }
+    /// Attach the live monitor to the run (`--monitor`): these options, to which the run adds
+    /// its targets' devices and its own process. Its samples go to
+    /// [`monitor_sample`](Observer::monitor_sample) as they are taken and into the document.
+    fn monitor(&self) -> Option<MonitorOptions> {
+        None
+    }
+    /// One monitor sample, from the monitor's own thread.
+    fn monitor_sample(&self, _sample: &Sample) {}
 }
 
 /// An observer that ignores everything.
@@ -129,73 +143,210 @@ fn run_inner(
     open: &EngineFactory,
     gate: Option<&dyn StartGate>,
 ) -> Result<Document> {
-    let Prepared {
-        source,
-        device,
-        range,
-        warnings,
-    } = prepare_run(cfg)?;
-    let handles = open_handles(cfg, source.as_ref(), &range)?;
-    let environment = Environment::capture(source.as_ref(), device);
+    let prepared = ReadyTarget::prepare(cfg)?;
+    let environment = Environment::capture(prepared.source.as_ref(), prepared.device.clone());
+    let monitor = start_monitor(observer, std::slice::from_ref(cfg))?;
     let timer_ns = clock::timer_cost_ns();
-
-    let shared = Shared {
-        cfg,
-        range,
-        file_id: if cfg.verify {
-            source.prepared_id()
-        } else {
-            None
-        },
-        ready: Barrier::new(cfg.threads + 1),
-        setup_failed: Mutex::new(None),
-        start: Barrier::new(cfg.threads + 1),
-        finish: Barrier::new(cfg.threads + 1),
-        exited: AtomicUsize::new(0),
-        t0: OnceLock::new(),
-        stop: AtomicBool::new(false),
-        done: (0..cfg.threads).map(|_| Counter::default()).collect(),
-        intervals: Mutex::new(BTreeMap::new()),
-    };
-
-    let (outs, ended, gate_failed) = std::thread::scope(|s| {
-        let handles: Vec<_> = handles
-            .into_iter()
-            .enumerate()
-            .map(|(i, f)| {
-                let sh = &shared;
-                std::thread::Builder::new()
-                    .name(format!("readlab-w{i}"))
-                    .spawn_scoped(s, move || worker::worker(sh, i, f, open))
-                    .expect("spawn worker thread")
-            })
-            .collect();
-        let mut watched = watch::watch(&shared, observer, gate);
-        let gate_failed = watched.gate_failed.take();
-        let outs: Vec<Result<worker::WorkerOut>> = handles
-            .into_iter()
-            .map(|h| {
-                h.join()
-                    .unwrap_or_else(|_| Err(Error::Engine("a worker thread panicked".into())))
-            })
-            .collect();
-        (outs, watched.finish(cfg), gate_failed)
-    });
-    if let Some(e) = gate_failed {
-        return Err(e);
-    }
-
-    let intervals = shared.intervals.into_inner().unwrap();
-    let mut result = aggregate::result(cfg, outs, &intervals, ended, timer_ns, warnings)?;
-    checks::trust(cfg, &shared.range, &mut result);
+    let mut done = execute(vec![prepared], observer, open, monitor.as_ref(), gate)?;
+    let (outs, intervals, ready) = done.groups.pop().expect("one group");
+    let mut result =
+        aggregate::result(cfg, outs, &intervals, done.ended, timer_ns, ready.warnings)?;
+    checks::trust(cfg, &ready.range, &mut result);
     Ok(Document {
         schema: SCHEMA.into(),
         study: None,
         config: cfg.clone(),
         environment,
         result,
+        targets: Vec::new(),
+        monitor: done.monitor,
         fleet: None,
     })
+}
+
+/// One target checked and opened, ready for its workers.
+struct ReadyTarget<'a> {
+    cfg: &'a RunConfig,
+    source: Box<dyn Source>,
+    device: crate::env::DeviceInfo,
+    range: Range,
+    warnings: Vec<String>,
+    handles: Vec<Handle>,
+}
+
+impl<'a> ReadyTarget<'a> {
+    fn prepare(cfg: &'a RunConfig) -> Result<ReadyTarget<'a>> {
+        let Prepared {
+            source,
+            device,
+            range,
+            warnings,
+        } = prepare_run(cfg)?;
+        let handles = open_handles(cfg, source.as_ref(), &range)?;
+        Ok(ReadyTarget {
+            cfg,
+            source,
+            device,
+            range,
+            warnings,
+            handles,
+        })
+    }
+}
+
+/// The monitor the observer asked for, watching the targets' devices and this process.
+fn start_monitor(observer: &dyn Observer, cfgs: &[RunConfig]) -> Result<Option<Monitor>> {
+    let Some(mut opts) = observer.monitor() else {
+        return Ok(None);
+    };
+    let mut notes = Vec::new();
+    for c in cfgs {
+        match crate::monitor::devices::of_target(&c.target) {
+            Some(d) => opts.devices.push(d),
+            None => notes.push(format!(
+                "{}: no block device behind it; the monitor shows the machine and the threads",
+                c.target.display()
+            )),
+        }
+    }
+    opts.pid = Some(std::process::id());
+    Monitor::new(opts, notes).map(Some)
+}
+
+/// What one group of workers (one target) handed back.
+type GroupOut<'a> = (
+    Vec<Result<worker::WorkerOut>>,
+    BTreeMap<u64, stats::Recorder>,
+    ReadyTarget<'a>,
+);
+
+/// What [`execute`] hands back: per target, its workers' outputs, intervals and set-up; the
+/// window's CPU and ending; the monitor's record.
+struct Executed<'a> {
+    groups: Vec<GroupOut<'a>>,
+    ended: Ended,
+    monitor: Option<MonitorRecord>,
+}
+
+/// Run every target's workers behind one start barrier, watched by one runner thread (and the
+/// monitor's, if any) until the run ends.
+fn execute<'a>(
+    ready: Vec<ReadyTarget<'a>>,
+    observer: &dyn Observer,
+    open: &EngineFactory,
+    monitor: Option<&Monitor>,
+    gate: Option<&dyn StartGate>,
+) -> Result<Executed<'a>> {
+    let timing = ready[0].cfg;
+    let threads: usize = ready.iter().map(|r| r.cfg.threads).sum();
+    let mut handles = Vec::new();
+    let groups = ready
+        .iter()
+        .map(|r| Group {
+            cfg: r.cfg,
+            range: r.range,
+            file_id: if r.cfg.verify {
+                r.source.prepared_id()
+            } else {
+                None
+            },
+            stop: AtomicBool::new(false),
+            done: (0..r.cfg.threads).map(|_| Counter::default()).collect(),
+            intervals: Mutex::new(BTreeMap::new()),
+        })
+        .collect();
+    let mut ready = ready;
+    for r in &mut ready {
+        handles.push(std::mem::take(&mut r.handles));
+    }
+    let shared = Shared {
+        timing,
+        threads,
+        groups,
+        ready: Barrier::new(threads + 1),
+        setup_failed: Mutex::new(None),
+        start: Barrier::new(threads + 1),
+        finish: Barrier::new(threads + 1),
+        exited: AtomicUsize::new(0),
+        t0: OnceLock::new(),
+        stop: AtomicBool::new(false),
+        monitor,
+    };
+
+    let (outs, ended, record, gate_failed) = std::thread::scope(|s| {
+        let _end = EndMonitor(monitor);
+        let mon = monitor.map(|m| {
+            std::thread::Builder::new()
+                .name(crate::monitor::THREAD_NAME.into())
+                .spawn_scoped(s, move || m.run(&|smp| observer.monitor_sample(smp)))
+                .expect("spawn monitor thread")
+        });
+        let joins: Vec<Vec<_>> = handles
+            .into_iter()
+            .enumerate()
+            .map(|(g, hs)| {
+                hs.into_iter()
+                    .enumerate()
+                    .map(|(i, f)| {
+                        let sh = &shared;
+                        let name = if shared.groups.len() == 1 {
+                            format!("readlab-w{i}")
+                        } else {
+                            format!("readlab-w{g}.{i}")
+                        };
+                        std::thread::Builder::new()
+                            .name(name)
+                            .spawn_scoped(s, move || worker::worker(sh, g, i, f, open))
+                            .expect("spawn worker thread")
+                    })
+                    .collect()
+            })
+            .collect();
+        let mut watched = watch::watch(&shared, observer, gate);
+        let gate_failed = watched.gate_failed.take();
+        let outs: Vec<Vec<Result<worker::WorkerOut>>> = joins
+            .into_iter()
+            .map(|hs| {
+                hs.into_iter()
+                    .map(|h| {
+                        h.join().unwrap_or_else(|_| {
+                            Err(Error::Engine("a worker thread panicked".into()))
+                        })
+                    })
+                    .collect()
+            })
+            .collect();
+        let ended = watched.finish(timing);
+        drop(_end);
+        let record = mon.and_then(|h| h.join().ok());
+        (outs, ended, record, gate_failed)
+    });
+    if let Some(e) = gate_failed {
+        return Err(e);
+    }
+
+    let groups = outs
+        .into_iter()
+        .zip(shared.groups)
+        .zip(ready)
+        .map(|((o, g), r)| (o, g.intervals.into_inner().unwrap(), r))
+        .collect();
+    Ok(Executed {
+        groups,
+        ended,
+        monitor: record,
+    })
+}
+
+/// Ends the monitor however the run ends (a panic included), so its thread can be joined.
+struct EndMonitor<'a>(Option<&'a Monitor>);
+
+impl Drop for EndMonitor<'_> {
+    fn drop(&mut self) {
+        if let Some(m) = self.0 {
+            m.end_at(Instant::now());
+        }
+    }
 }
 
 /// One handle per worker thread, each with the configured `posix_fadvise` hint.
@@ -219,9 +370,12 @@ struct Counter(AtomicU64);
 
 /// Shared state of one run.
 struct Shared<'a> {
-    cfg: &'a RunConfig,
-    range: Range,
-    file_id: Option<u64>,
+    /// Ramp, runtime and stopping rules (the same for every target).
+    timing: &'a RunConfig,
+    /// Worker threads of every target.
+    threads: usize,
+    /// One group of workers per target.
+    groups: Vec<Group<'a>>,
     /// Every worker has set up its engine (or failed to): the runner's thread passes the gate.
     ready: Barrier,
     /// The first worker's set-up failure, for the gate.
@@ -232,6 +386,17 @@ struct Shared<'a> {
     finish: Barrier,
     exited: AtomicUsize,
     t0: OnceLock<Instant>,
+    /// Stop every worker (the runner's decision, or a worker's panic).
+    stop: AtomicBool,
+    monitor: Option<&'a Monitor>,
+}
+
+/// The workers of one target.
+struct Group<'a> {
+    cfg: &'a RunConfig,
+    range: Range,
+    file_id: Option<u64>,
+    /// Stop this target's workers (one of them failed); the other targets go on.
     stop: AtomicBool,
     done: Vec<Counter>,
     /// Latencies of the measured window, per second since the window began.
@@ -241,7 +406,11 @@ struct Shared<'a> {
 impl Shared<'_> {
     /// I/Os completed by every worker so far (ramp included).
     fn total_done(&self) -> u64 {
-        self.done.iter().map(|c| c.0.load(Ordering::Relaxed)).sum()
+        self.groups
+            .iter()
+            .flat_map(|g| &g.done)
+            .map(|c| c.0.load(Ordering::Relaxed))
+            .sum()
     }
 
     /// Keep the first worker's set-up failure for the gate.
@@ -251,7 +420,9 @@ impl Shared<'_> {
             .unwrap_or_else(|p| p.into_inner())
             .get_or_insert_with(|| message.to_string());
     }
+}
 
+impl Group<'_> {
     fn flush_interval(&self, second: u64, rec: &mut Recorder) {
         if rec.count == 0 {
             return;

@@ -21,7 +21,7 @@ pub(super) struct Schedule {
 }
 
 /// What one worker's schedule saw.
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub(super) struct OpenLoopStats {
     /// How late each request was issued after its due time.
     pub(super) delay: Recorder,

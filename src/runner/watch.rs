@@ -33,8 +33,11 @@ pub(super) fn watch(
     observer: &dyn Observer,
     gate: Option<&dyn StartGate>,
 ) -> Watched {
-    let cfg = shared.cfg;
+    let cfg = shared.timing;
     shared.ready.wait();
+    if let Some(m) = shared.monitor {
+        m.begin();
+    }
     let (t0, gate_failed) = match gate {
         None => (Instant::now(), None),
         Some(g) => {
@@ -53,6 +56,10 @@ pub(super) fn watch(
         }
     };
     shared.t0.set(t0).expect("t0 set once");
+    if let Some(m) = shared.monitor {
+        // The monitor's samples fall at the ends of the run's seconds.
+        m.set_epoch(t0.checked_add(cfg.ramp).unwrap_or(t0));
+    }
     shared.start.wait();
 
     // Checked: durations are bounded before a run (RunConfig::check), but a panic here would
@@ -112,7 +119,7 @@ pub(super) fn watch(
             recent_iops: (ios - last.1) as f64 / dt,
         });
         last = (now, ios);
-        if observer.cancelled() || shared.exited.load(Ordering::Relaxed) == cfg.threads {
+        if observer.cancelled() || shared.exited.load(Ordering::Relaxed) == shared.threads {
             interrupted = observer.cancelled();
             break;
         }
@@ -120,6 +127,9 @@ pub(super) fn watch(
     let cpu_end = CpuSnapshot::take();
     shared.stop.store(true, Ordering::Relaxed);
     let stopped_at = Instant::now();
+    if let Some(m) = shared.monitor {
+        m.end_at(stopped_at.min(end));
+    }
     shared.finish.wait();
     let ios = shared.total_done();
     observer.tick(&Tick {

@@ -5,7 +5,7 @@
 use super::checks::{self, record_error, record_mismatch};
 use super::requests::Requests;
 use super::schedule::{OpenLoopStats, Schedule};
-use super::{EngineFactory, Shared};
+use super::{EngineFactory, Group, Shared};
 use crate::buffer::BufferPool;
 use crate::data;
 use crate::engine::{Completion, Engine, EngineSetup};
@@ -17,7 +17,7 @@ use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 /// What one worker hands back.
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub(super) struct WorkerOut {
     /// Read time alone and hand-off time (total − read) per block, for engines that report it.
     pub(super) service: Recorder,
@@ -36,6 +36,7 @@ pub(super) struct WorkerOut {
 /// One worker thread: its I/O loop, then the finish barrier whatever happened.
 pub(super) fn worker(
     sh: &Shared,
+    group: usize,
     idx: usize,
     handle: Handle,
     open: &EngineFactory,
@@ -44,9 +45,11 @@ pub(super) fn worker(
         sh,
         stage: Stage::SettingUp,
     };
-    let r = worker_loop(sh, idx, handle, open, &mut guard.stage);
+    let g = &sh.groups[group];
+    let r = worker_loop(sh, g, idx, handle, open, &mut guard.stage);
     if r.is_err() {
-        sh.stop.store(true, Ordering::Relaxed);
+        // This target's workers stop; other targets of the run go on.
+        g.stop.store(true, Ordering::Relaxed);
     }
     r
 }
@@ -88,12 +91,13 @@ impl Drop for Exit<'_, '_> {
 
 fn worker_loop(
     sh: &Shared,
+    g: &Group,
     idx: usize,
     handle: Handle,
     open: &EngineFactory,
     stage: &mut Stage,
 ) -> Result<WorkerOut> {
-    let cfg = sh.cfg;
+    let cfg = g.cfg;
     let depth = cfg.iodepth;
     let bpr = cfg.blocks_per_request;
     let bs = cfg.bs as u32;
@@ -126,7 +130,7 @@ fn worker_loop(
         features: engine.features(),
         ..WorkerOut::default()
     };
-    let mut req = Requests::new(cfg, &sh.range, idx, t0, (ramp_end, end));
+    let mut req = Requests::new(cfg, &g.range, idx, t0, (ramp_end, end));
     let mut comps: Vec<Completion> = Vec::with_capacity(depth * bpr);
     let batch = cfg.batch;
     // Reap no more than a batch (at least --complete-min) before refilling: one out, one in at
@@ -144,7 +148,7 @@ fn worker_loop(
     let mut now = Instant::now();
     let mut stopping = false;
     let mut succeeded = false;
-    let counter = &sh.done[idx].0;
+    let counter = &g.done[idx].0;
 
     // Open loop: requests are due on a schedule; their latency counts from the due time.
     let mut schedule = cfg
@@ -152,7 +156,8 @@ fn worker_loop(
         .map(|rate| Schedule::new(rate, cfg.threads, cfg.seed ^ idx as u64, t0));
 
     loop {
-        if !stopping && (now >= end || sh.stop.load(Ordering::Relaxed) || req.budget == Some(0)) {
+        let stop = sh.stop.load(Ordering::Relaxed) || g.stop.load(Ordering::Relaxed);
+        if !stopping && (now >= end || stop || req.budget == Some(0)) {
             stopping = true;
             req.depth.close(now);
         }
@@ -225,7 +230,7 @@ fn worker_loop(
                 record_error(&mut out.errors, offset, bs as u64, 0, Some(msg));
             } else {
                 succeeded = true;
-                if let Some(id) = sh.file_id {
+                if let Some(id) = g.file_id {
                     out.verify.checked_ios += 1;
                     if let Some(m) = data::verify(id, offset, engine.buffer(c.token, bs as usize)) {
                         record_mismatch(&mut out.verify, m);
@@ -248,19 +253,19 @@ fn worker_loop(
                 let ns = now.duration_since(req.issued[r]).as_nanos() as u64;
                 let s = now.duration_since(ramp_end).as_secs();
                 if s != second {
-                    sh.flush_interval(second, &mut interval);
+                    g.flush_interval(second, &mut interval);
                     second = s;
                 }
                 interval.record(ns, bs as u64 * bpr as u64);
             }
         }
         if let Some(e) = checks::every_read_failed(&out.errors, succeeded, cfg) {
-            sh.flush_interval(second, &mut interval);
+            g.flush_interval(second, &mut interval);
             drain(engine.as_mut(), req.inflight, &mut comps);
             return Err(e);
         }
     }
-    sh.flush_interval(second, &mut interval);
+    g.flush_interval(second, &mut interval);
     out.depth_area = req.depth.area(now);
     if let Some(s) = schedule {
         out.open_loop = Some(s.finish(end));

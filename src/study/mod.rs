@@ -5,8 +5,10 @@
 //! it finishes, and ends with the summary table the report would print.
 
 mod batch;
+mod cache;
 mod clients;
 mod delay;
+mod devices;
 mod latency;
 mod latency_breakdown;
 mod multiblock;
@@ -52,6 +54,8 @@ pub fn registry() -> &'static [&'static StudySpec] {
         &multiblock::SPEC,
         &uring_features::SPEC,
         &scheduler::SPEC,
+        &cache::SPEC,
+        &devices::SPEC,
         &tuned::SPEC,
         &clients::SPEC,
         &delay::SPEC,
@@ -198,6 +202,11 @@ pub struct StudyOptions {
     pub verify: Option<bool>,
     /// Runs of every point (`--repeat`, at least 1).
     pub repeat: usize,
+    /// Every target with its name when several were given (the `devices` study); empty: just
+    /// `target`.
+    pub targets: Vec<crate::targets::TargetSpec>,
+    /// Let a study change device settings (readahead), restoring them however it ends.
+    pub allow_device_changes: bool,
 }
 
 /// Progress of a study, for the CLI. The executor itself never prints.
@@ -245,6 +254,13 @@ pub fn run(names: &[StudyName], opts: &StudyOptions, obs: &dyn StudyObserver) ->
             None
         }
     };
+    if opts.targets.len() > 1
+        && let Some(n) = names.iter().find(|n| n.name() != devices::SPEC.name)
+    {
+        return Err(Error::invalid(format!(
+            "the {n} study reads one target; only the devices study reads several at once"
+        )));
+    }
     let mut store = Store::open(&opts.out, opts.resume)?;
     let timing = if opts.quick {
         Timing::quick()
@@ -261,6 +277,21 @@ pub fn run(names: &[StudyName], opts: &StudyOptions, obs: &dyn StudyObserver) ->
             path: t.path.clone(),
         });
     }
+    let one: Vec<crate::targets::TargetSpec> = target
+        .iter()
+        .map(|t| crate::targets::TargetSpec {
+            name: t.path.file_name().map_or_else(
+                || t.path.display().to_string(),
+                |n| n.to_string_lossy().into_owned(),
+            ),
+            path: t.path.clone(),
+        })
+        .collect();
+    let targets = if opts.targets.is_empty() {
+        &one[..]
+    } else {
+        &opts.targets[..]
+    };
     let ctx = target.as_ref().map(|target| plan::Context {
         target,
         timing,
@@ -268,6 +299,8 @@ pub fn run(names: &[StudyName], opts: &StudyOptions, obs: &dyn StudyObserver) ->
         verify,
         max_threads: opts.max_threads,
         repeat: opts.repeat.max(1),
+        targets,
+        allow_device_changes: opts.allow_device_changes,
     });
     let bare = Bare {
         timing,

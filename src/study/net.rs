@@ -51,6 +51,7 @@ pub fn local(name: StudyName, cfg: RunConfig) -> NetPoint {
             tag: StudyTag {
                 study: name,
                 scheduler: None,
+                setting: None,
                 net: Some(NetTag {
                     side: "local".into(),
                     network: "none".into(),
@@ -91,6 +92,7 @@ pub fn remote(
             tag: StudyTag {
                 study: name,
                 scheduler: None,
+                setting: None,
                 net: Some(NetTag {
                     side: "remote".into(),
                     network: NETWORK.into(),

@@ -23,6 +23,7 @@ impl Point {
                 study: name,
                 scheduler: None,
                 net: None,
+                setting: None,
             },
             cfg,
         }
@@ -38,6 +39,10 @@ pub struct Context<'a> {
     pub max_threads: Option<usize>,
     /// Runs of every point (`--repeat`); the stored point is their median with an interval.
     pub repeat: usize,
+    /// Every target of the study (the `devices` study reads 1, 2 … of them at once).
+    pub targets: &'a [crate::targets::TargetSpec],
+    /// Device settings (readahead) may be changed for a point and are restored afterwards.
+    pub allow_device_changes: bool,
 }
 
 impl Context<'_> {

@@ -141,6 +141,7 @@ fn scheduler_points(ctx: &Context, scheduler: &str) -> Vec<Point> {
         study: SPEC.study_name(),
         scheduler: Some(scheduler.into()),
         net: None,
+        setting: None,
     };
     let max = ctx
         .max_threads

@@ -23,6 +23,8 @@ pub enum Key {
     EngineIodepth,
     Label,
     Scheduler,
+    /// The study tag's setting (cache study: direct, buffered, readahead off).
+    Setting,
     BsThreads,
     One,
 }
@@ -58,6 +60,13 @@ impl Key {
                 d.study
                     .as_ref()
                     .and_then(|s| s.scheduler.clone())
+                    .unwrap_or_default(),
+            ),
+            Key::Setting => (
+                0,
+                d.study
+                    .as_ref()
+                    .and_then(|s| s.setting.clone())
                     .unwrap_or_default(),
             ),
             Key::BsThreads => (

@@ -78,8 +78,35 @@ pub enum Command {
     Tune(TuneArgs),
     /// Turn study results, run documents and fio JSON into one HTML page of charts (or CSV/Markdown/JSON tables).
     Report(ReportArgs),
+    /// Watch devices, the machine and a process's threads, one line per second (dstat and psn in one).
+    Monitor(MonitorArgs),
     /// Serve a file, a device or zeros read-only over NBD (the networked-flash experiments' server).
     Serve(Box<crate::serve::ServeArgs>),
+}
+
+#[derive(Args, Debug)]
+pub struct MonitorArgs {
+    /// Devices to watch: names (loop0), device nodes (/dev/loop0) or files (their filesystem's
+    /// device). Default: every disk with a size.
+    pub devices: Vec<String>,
+    /// Sample this process's threads many times a second (state, system call, kernel wait).
+    #[arg(long)]
+    pub pid: Option<u32>,
+    /// One line (one sample) per interval.
+    #[arg(long, default_value = "1s", value_parser = duration)]
+    pub interval: Duration,
+    /// Stop after this many samples (default: until Ctrl-C, or until the process ends).
+    #[arg(long, value_parser = count)]
+    pub count: Option<usize>,
+    /// Thread samples per second.
+    #[arg(long, default_value_t = readlab::monitor::DEFAULT_THREAD_HZ)]
+    pub thread_hz: u32,
+    /// Also write every sample to this JSON file.
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+    /// Line width (default: the terminal's, else 120).
+    #[arg(long, value_parser = count)]
+    pub width: Option<usize>,
 }
 
 #[derive(Copy, Clone, Debug, ValueEnum)]
@@ -171,10 +198,20 @@ pub struct ReportArgs {
 
 #[derive(Args, Debug)]
 pub struct StudyArgs {
-    /// latency, scan, stream, threads, queue, batch, multiblock, uring-features, scheduler or all.
+    /// latency, scan, stream, threads, queue, batch, multiblock, uring-features, scheduler, cache,
+    /// devices or all.
     pub name: String,
-    /// File or block device to study (not needed by `delay`, which serves zeros).
+    /// File or block device to study (not needed by `delay`, which serves zeros; NAME:PATH names
+    /// it).
     pub target: Option<PathBuf>,
+    /// More targets, for the devices study (1, 2 … N of them read at once).
+    pub more_targets: Vec<PathBuf>,
+    /// Name a target in every output: TARGET=NAME (repeatable).
+    #[arg(long = "name")]
+    pub names: Vec<String>,
+    /// Let the study change device settings (the cache study's readahead), restored at the end.
+    #[arg(long)]
+    pub allow_device_changes: bool,
     /// Shrink durations and grids so a study takes about two minutes.
     #[arg(long)]
     pub quick: bool,
@@ -194,25 +231,39 @@ pub struct StudyArgs {
     /// with a confidence interval per figure.
     #[arg(long, default_value = "1", value_parser = count)]
     pub repeat: usize,
+    /// Attach the monitor to every run: devices, machine and threads stored with each point.
+    #[arg(long)]
+    pub monitor: bool,
 }
 
 impl StudyArgs {
     pub fn to_options(&self) -> Result<(Vec<StudyName>, StudyOptions), Error> {
         let names = readlab::study::select(&self.name)?;
+        let mut target = self.target.clone();
+        let mut targets = Vec::new();
+        if let Some(first) = &self.target
+            && (!self.more_targets.is_empty() || !self.names.is_empty())
+        {
+            let words: Vec<PathBuf> = std::iter::once(first.clone())
+                .chain(self.more_targets.iter().cloned())
+                .collect();
+            targets = readlab::targets::parse(&words, &self.names)?;
+            target = Some(targets[0].path.clone());
+        }
         let opts = StudyOptions {
-            target: self.target.clone(),
+            target: target.clone(),
             quick: self.quick,
             out: self.out.clone().unwrap_or_else(|| {
                 readlab::study::default_out(
-                    self.target
-                        .as_deref()
-                        .unwrap_or(std::path::Path::new("null")),
+                    target.as_deref().unwrap_or(std::path::Path::new("null")),
                 )
             }),
             resume: self.resume,
             max_threads: self.max_threads,
             verify: self.no_verify.then_some(false),
             repeat: self.repeat,
+            targets,
+            allow_device_changes: self.allow_device_changes,
         };
         Ok((names, opts))
     }
@@ -295,8 +346,17 @@ pub enum OutputArg {
 
 #[derive(Args, Debug)]
 pub struct RunArgs {
-    /// File or block device to read (optional with --profile, which names one).
+    /// File or block device to read (optional with --profile, which names one); NAME:PATH names it.
     pub target: Option<PathBuf>,
+    /// More targets, read at the same time with the same workload, each with its own jobs.
+    pub more_targets: Vec<PathBuf>,
+    /// Name a target in every output: TARGET=NAME (repeatable).
+    #[arg(long = "name")]
+    pub names: Vec<String>,
+    /// Attach the monitor: devices, machine and this run's threads each second, stored in the
+    /// result document and drawn by the report.
+    #[arg(long)]
+    pub monitor: bool,
     /// Replay a device profile written by `readlab tune` (its configuration; TARGET overrides its target).
     #[arg(long)]
     pub profile: Option<PathBuf>,

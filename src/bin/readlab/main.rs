@@ -6,6 +6,7 @@
 mod args;
 mod fleet;
 mod info;
+mod monitor;
 mod prepare;
 mod progress;
 mod quick;
@@ -52,6 +53,7 @@ fn main() -> ExitCode {
         Some(Command::Study(a)) => study::run(a),
         Some(Command::Tune(a)) => tune::run(a),
         Some(Command::Report(a)) => report::run(a),
+        Some(Command::Monitor(a)) => monitor::run(a),
         Some(Command::Serve(a)) => serve::run(a),
     };
     match res {

@@ -6,6 +6,7 @@
 use indicatif::{ProgressBar, ProgressStyle};
 use readlab::config::RunConfig;
 use readlab::failures::Failures;
+use readlab::monitor::{MonitorOptions, Sample};
 use readlab::prepare::{PrepareObserver, Prepared};
 use readlab::quick::QuickObserver;
 use readlab::result::Document;
@@ -27,6 +28,8 @@ pub struct Progress {
     bar: Mutex<Option<ProgressBar>>,
     quiet: bool,
     interrupted: Arc<AtomicBool>,
+    /// `--monitor`: the monitor's options and its lines (printed above the bar).
+    monitor: Option<(MonitorOptions, crate::monitor::Lines)>,
 }
 
 /// SIGINT and SIGTERM, caught once for the whole process.
@@ -71,6 +74,30 @@ impl Progress {
             bar: Mutex::new(None),
             quiet,
             interrupted: signals().any.clone(),
+            monitor: None,
+        }
+    }
+
+    /// Attach the monitor to the runs this observes (`--monitor`); its lines go to stderr
+    /// unless quiet.
+    pub fn with_monitor(mut self, on: bool) -> Progress {
+        if on {
+            let width = crate::monitor::terminal_width(true).unwrap_or(120);
+            self.monitor = Some((
+                MonitorOptions::new(Vec::new(), None),
+                crate::monitor::Lines::new(width),
+            ));
+        }
+        self
+    }
+
+    fn print_sample(&self, s: &Sample, print: impl Fn(&str)) {
+        if let Some((_, lines)) = &self.monitor
+            && !self.quiet
+        {
+            for l in lines.lines(s) {
+                print(&l);
+            }
         }
     }
 
@@ -120,6 +147,18 @@ impl Observer for Progress {
 
     fn cancelled(&self) -> bool {
         self.interrupted.load(Ordering::Relaxed)
+    }
+
+    fn monitor(&self) -> Option<MonitorOptions> {
+        self.monitor.as_ref().map(|m| m.0.clone())
+    }
+
+    fn monitor_sample(&self, s: &Sample) {
+        // A hidden bar (stderr not a terminal) prints nothing: plain lines then.
+        self.print_sample(s, |l| match self.bar.lock().unwrap().as_ref() {
+            Some(b) if !b.is_hidden() => b.println(l),
+            _ => eprintln!("{l}"),
+        });
     }
 }
 
@@ -196,6 +235,12 @@ impl StudyProgress {
         }
     }
 
+    /// Attach the monitor to every point (`--monitor`).
+    pub fn with_monitor(mut self, on: bool) -> StudyProgress {
+        self.inner = self.inner.with_monitor(on);
+        self
+    }
+
     /// The failures of the points this command measured.
     pub fn failures(&self) -> Failures {
         self.failures.lock().unwrap().clone()
@@ -239,6 +284,14 @@ impl Observer for StudyProgress {
 
     fn cancelled(&self) -> bool {
         self.inner.cancelled()
+    }
+
+    fn monitor(&self) -> Option<MonitorOptions> {
+        self.inner.monitor()
+    }
+
+    fn monitor_sample(&self, s: &Sample) {
+        self.inner.print_sample(s, |l| self.println(l));
     }
 }
 

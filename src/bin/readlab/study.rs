@@ -11,16 +11,18 @@ pub fn run(a: &StudyArgs) -> anyhow::Result<ExitCode> {
     if let Some(fleet) = crate::fleet::launch()? {
         return crate::fleet::study(fleet, &a.target, names, opts);
     }
-    readlab::outpath::check_dir(
-        &opts.out,
-        &a.target.iter().map(|t| t.as_path()).collect::<Vec<_>>(),
-        &[readlab::store::RESULTS, "summary.md"],
-    )?;
-    if let (false, Some(path)) = (a.no_verify, &a.target) {
+    let inputs: Vec<&std::path::Path> = opts
+        .target
+        .iter()
+        .map(|t| t.as_path())
+        .chain(opts.targets.iter().map(|t| t.path.as_path()))
+        .collect();
+    readlab::outpath::check_dir(&opts.out, &inputs, &[readlab::store::RESULTS, "summary.md"])?;
+    if let (false, Some(path)) = (a.no_verify, &opts.target) {
         let target = readlab::source::Target::inspect(path)?;
         readlab::runner::check_prepared_throughout(&target, "--no-verify")?;
     }
-    let progress = StudyProgress::new();
+    let progress = StudyProgress::new().with_monitor(a.monitor);
     let outcome = readlab::study::run(&names, &opts, &progress)?;
     progress.finish();
     println!("{}", outcome.summary);

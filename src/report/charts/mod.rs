@@ -8,7 +8,10 @@ use crate::size::format_size;
 use std::collections::{BTreeMap, BTreeSet};
 
 mod all;
+pub mod cache;
+pub mod devices;
 mod fleet;
+mod monitor;
 pub mod net;
 pub mod studies;
 

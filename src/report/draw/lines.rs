@@ -14,6 +14,17 @@ pub(super) fn draw_lines<DB: DrawingBackend>(
     l: &Lines,
     legend: bool,
 ) -> Res {
+    draw_lines_beside(area, l, legend, 0)
+}
+
+/// Lines with a legend at least `legend_width` pixels wide (stacked panels share one width so
+/// their x axes line up).
+pub(super) fn draw_lines_beside<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    l: &Lines,
+    legend: bool,
+    legend_width: u32,
+) -> Res {
     let mut entries: Vec<Entry> = Vec::new();
     if legend {
         entries = l
@@ -35,7 +46,7 @@ pub(super) fn draw_lines<DB: DrawingBackend>(
             entries.push(entry(Swatch::Heading, "dashed, hollow: fio"));
         }
     }
-    let (plot, leg) = with_legend(area, &entries, 0)?;
+    let (plot, leg) = with_legend(area, &entries, legend_width)?;
     if let Some(a) = &leg {
         draw_legend(a, &entries)?;
     }

@@ -67,8 +67,18 @@ pub fn draw<DB: DrawingBackend>(c: &Chart, root: &DrawingArea<DB, Shift>, standa
             let (_, ah) = area.dim_in_pixel();
             let parts = area.split_evenly((n as usize, 1));
             let _ = ah;
+            // A panel of one series says what it is on its axis; several need a legend, and
+            // all legends take the widest one's width so the panels' x axes line up.
+            let widest = panels
+                .iter()
+                .filter(|l| l.series.len() > 1)
+                .flat_map(|l| &l.series)
+                .map(|s| style::text_width(&area, &s.name, style::LEGEND) + 46)
+                .max()
+                .unwrap_or(0);
             for (p, lines) in parts.iter().zip(panels) {
-                draw_lines(p, lines, false)?;
+                let legend = lines.series.len() > 1;
+                lines::draw_lines_beside(p, lines, legend, if legend { widest } else { 0 })?;
             }
             Ok(())
         }

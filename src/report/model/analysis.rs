@@ -82,7 +82,7 @@ impl Report {
             ));
         }
         let plottable: Vec<usize> = (0..self.points.len())
-            .filter(|&i| self.points[i].plottable())
+            .filter(|&i| self.points[i].plottable() && !self.is_target_part(i))
             .collect();
         let xy: Vec<(f64, f64)> = plottable
             .iter()
@@ -97,6 +97,28 @@ impl Report {
             .into_iter()
             .map(|k| plottable[k])
             .collect();
+    }
+
+    /// Whether point `i` is one target's share of a run on several targets (its aggregate is
+    /// the run's point).
+    pub fn is_target_part(&self, i: usize) -> bool {
+        self.points[i]
+            .multi
+            .as_ref()
+            .is_some_and(|m| m.name.is_some())
+    }
+
+    /// The plottable target shares of runs on several targets, by target name.
+    pub fn target_parts(&self) -> Vec<(String, Vec<usize>)> {
+        let mut by: std::collections::BTreeMap<String, Vec<usize>> = Default::default();
+        for i in 0..self.points.len() {
+            if let Some(name) = self.points[i].multi.as_ref().and_then(|m| m.name.clone())
+                && self.points[i].plottable()
+            {
+                by.entry(name).or_default().push(i);
+            }
+        }
+        by.into_iter().collect()
     }
 
     /// The points of a section.
@@ -125,7 +147,13 @@ impl Report {
         if p.is_fio() && self.fio_origins() > 1 {
             l.push_str(&format!(" ({})", origin_name(&p.origin)));
         }
-        l
+        match &p.multi {
+            Some(m) => match &m.name {
+                Some(name) => format!("{name} {l}"),
+                None => format!("all×{} {l}", m.targets),
+            },
+            None => l,
+        }
     }
 
     /// How many fio files the points came from.

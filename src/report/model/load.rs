@@ -66,27 +66,32 @@ fn load_results(path: &Path, report: &mut Report) -> Result<()> {
                 crate::result::SCHEMA
             ));
         }
-        let p = Point::from_document(d, &origin);
-        if let Some(n) = &p.note {
-            report.notes.push(format!(
-                "{origin}: {} ({} {}): {n}",
-                p.label,
-                p.engine,
-                crate::units::format_bytes(p.bs as f64, crate::units::Style::Table)
-            ));
-        }
         // A run that measured nothing has no figure to draw (never 0 ns, never 0 IOPS).
         if d.result.requests == 0 {
             report.notes.push(format!(
                 "{origin}: {} ({} {}): no request measured; left out",
-                p.label,
-                p.engine,
-                crate::units::format_bytes(p.bs as f64, crate::units::Style::Table)
+                d.result.label,
+                d.config.engine.name(),
+                crate::units::format_bytes(d.config.bs as f64, crate::units::Style::Table)
             ));
             continue;
         }
-        report.points.push(p);
-        if let Some(f) = super::fleet::FleetRun::from_document(d, report.points.len() - 1) {
+        // The run's own point (a run on several targets: its aggregate) comes first.
+        let first = report.points.len();
+        for p in Point::from_run(d, &origin) {
+            // A target's own warnings are in its run's, named.
+            let own = p.multi.as_ref().is_none_or(|m| m.name.is_none());
+            if let Some(n) = p.note.as_ref().filter(|_| own) {
+                report.notes.push(format!(
+                    "{origin}: {} ({} {}): {n}",
+                    p.label,
+                    p.engine,
+                    crate::units::format_bytes(p.bs as f64, crate::units::Style::Table)
+                ));
+            }
+            report.points.push(p);
+        }
+        if let Some(f) = super::fleet::FleetRun::from_document(d, first) {
             report.fleet.push(f);
         }
     }

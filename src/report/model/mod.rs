@@ -12,7 +12,7 @@ pub mod point;
 pub use analysis::{Report, Section};
 pub use caption::caption;
 pub use load::load;
-pub use point::{Env, Point, Source, origin_name};
+pub use point::{Env, Multi, Point, Source, origin_name};
 
 #[cfg(test)]
 pub(crate) mod tests {
@@ -28,6 +28,7 @@ pub(crate) mod tests {
             study: None,
             scheduler: None,
             net: None,
+            setting: None,
             label: label.into(),
             engine: "psync".into(),
             rw: "randread".into(),
@@ -67,6 +68,8 @@ pub(crate) mod tests {
                 ..Env::default()
             },
             note: None,
+            monitor: None,
+            multi: None,
         }
     }
 }

@@ -2,9 +2,11 @@
 //! become points here; fio's JSON in `super::super::fio`), and the short name of the input it came from.
 
 use crate::config::Rw;
+use crate::monitor::MonitorRecord;
 use crate::result::Document;
 use crate::stats::{LatencySummary, TimelinePoint, decode_histogram};
 use std::path::Path;
+use std::sync::Arc;
 
 /// Which tool measured a point.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -49,6 +51,8 @@ pub struct Point {
     pub scheduler: Option<String>,
     /// A networked study's point: side, network, server model, back end, delay, server CPU.
     pub net: Option<crate::result::NetTag>,
+    /// Another setting the point ran under (study tag), e.g. `buffered, read_ahead_kb=0`.
+    pub setting: Option<String>,
     /// The report's label (`P`, `A16B1T3`, …); fio points carry a `fio:` prefix.
     pub label: String,
     /// Engine name in readlab's vocabulary (fio's `io_uring` is `uring`).
@@ -82,6 +86,21 @@ pub struct Point {
     pub env: Env,
     /// Anything a reader should know about how the figures were obtained.
     pub note: Option<String>,
+    /// The monitor's samples, when the run had `--monitor`.
+    pub monitor: Option<Arc<MonitorRecord>>,
+    /// Its place in a run on several targets (None for a run on one).
+    pub multi: Option<Multi>,
+}
+
+/// Where a point stands in a run on several targets.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Multi {
+    /// The run's name: its targets' names joined with `+`.
+    pub run: String,
+    /// The target's name, or None for the run's aggregate.
+    pub name: Option<String>,
+    /// Targets in the run.
+    pub targets: usize,
 }
 
 impl Point {
@@ -113,6 +132,7 @@ impl Point {
             study: d.study.as_ref().map(|t| t.study.to_string()),
             scheduler: d.study.as_ref().and_then(|t| t.scheduler.clone()),
             net: d.study.as_ref().and_then(|t| t.net.clone()),
+            setting: d.study.as_ref().and_then(|t| t.setting.clone()),
             label: r.label.clone(),
             engine: c.engine.name().to_string(),
             rw: match c.rw {
@@ -147,7 +167,48 @@ impl Point {
                 tool: format!("readlab {}", e.readlab_version),
             },
             note: run_note(r),
+            monitor: d.monitor.clone().map(Arc::new),
+            multi: None,
         }
+    }
+
+    /// The points of one run: the run itself, and for a run on several targets its aggregate
+    /// first, then each target that has figures, named (its `env.target` is its name).
+    pub fn from_run(d: &Document, origin: &str) -> Vec<Point> {
+        let mut whole = Point::from_document(d, origin);
+        if d.targets.is_empty() {
+            return vec![whole];
+        }
+        let run = d.config.target.display().to_string();
+        let n = d.targets.len();
+        whole.multi = Some(Multi {
+            run: run.clone(),
+            name: None,
+            targets: n,
+        });
+        let mut out = vec![whole];
+        for t in &d.targets {
+            let Some(r) = &t.result else { continue };
+            let one = Document {
+                schema: d.schema.clone(),
+                study: d.study.clone(),
+                config: t.config.clone(),
+                environment: t.environment.clone(),
+                result: r.clone(),
+                targets: Vec::new(),
+                monitor: None,
+                fleet: None,
+            };
+            let mut p = Point::from_document(&one, origin);
+            p.env.target = t.name.clone();
+            p.multi = Some(Multi {
+                run: run.clone(),
+                name: Some(t.name.clone()),
+                targets: n,
+            });
+            out.push(p);
+        }
+        out
     }
 
     pub fn is_fio(&self) -> bool {

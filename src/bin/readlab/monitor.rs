@@ -1,0 +1,125 @@
+//! `readlab monitor`: the live monitor on its own — devices, machine and a process's threads,
+//! one line per interval fitted to the terminal, every sample in `--json`. Also the line printer
+//! that runs and studies with `--monitor` share.
+
+use crate::args::MonitorArgs;
+use crate::progress::Progress;
+use readlab::monitor::line::Layout;
+use readlab::monitor::{Monitor, MonitorOptions, Sample, devices};
+use readlab::runner::Observer;
+use std::io::Write;
+use std::process::ExitCode;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// Header again after this many lines, as dstat does.
+const HEADER_EVERY: usize = 25;
+
+/// The terminal's width from the descriptor `fd` (stdout or stderr), if it is a terminal.
+pub fn terminal_width(stderr: bool) -> Option<usize> {
+    let w = if stderr {
+        rustix::termios::tcgetwinsize(std::io::stderr())
+    } else {
+        rustix::termios::tcgetwinsize(std::io::stdout())
+    };
+    w.ok().map(|w| w.ws_col as usize).filter(|&c| c >= 20)
+}
+
+/// Monitor lines with their header, laid out on the first sample.
+pub struct Lines {
+    width: usize,
+    state: Mutex<(Option<Layout>, usize)>,
+}
+
+impl Lines {
+    pub fn new(width: usize) -> Lines {
+        Lines {
+            width,
+            state: Mutex::new((None, 0)),
+        }
+    }
+
+    /// The lines to print for this sample: the header first when it is due.
+    pub fn lines(&self, s: &Sample) -> Vec<String> {
+        let mut st = self.state.lock().unwrap();
+        let (layout, n) = &mut *st;
+        let layout = layout.get_or_insert_with(|| {
+            let names = s.devices.iter().map(|d| d.name.clone()).collect();
+            let pid = (!s.threads.kinds.is_empty() || s.threads.thread_samples > 0).then_some(0);
+            Layout::new(&MonitorOptions::new(names, pid), self.width)
+        });
+        let mut out = Vec::new();
+        if (*n).is_multiple_of(HEADER_EVERY) {
+            out.extend(layout.header().lines().map(str::to_string));
+        }
+        *n += 1;
+        out.push(layout.line(s));
+        out
+    }
+}
+
+pub fn run(a: &MonitorArgs) -> anyhow::Result<ExitCode> {
+    let devices = if a.devices.is_empty() {
+        devices::default_set()
+    } else {
+        a.devices.clone()
+    };
+    if let Some(p) = &a.json {
+        readlab::outpath::check_file(p, &[])?;
+    }
+    let opts = MonitorOptions {
+        devices,
+        pid: a.pid,
+        interval: a.interval,
+        thread_hz: a.thread_hz,
+    };
+    let m = Monitor::new(opts, Vec::new())?;
+    let width = a.width.or_else(|| terminal_width(false)).unwrap_or(120);
+    let layout = Layout::new(m.options(), width);
+    let signals = Progress::new(true);
+    let printed = Mutex::new(0usize);
+    let sink = |s: &Sample| {
+        let mut n = printed.lock().unwrap();
+        let mut out = std::io::stdout().lock();
+        if (*n).is_multiple_of(HEADER_EVERY) {
+            let _ = writeln!(out, "{}", layout.header());
+        }
+        *n += 1;
+        let _ = writeln!(out, "{}", layout.line(s));
+        let _ = out.flush();
+    };
+    let record = std::thread::scope(|scope| {
+        let h = std::thread::Builder::new()
+            .name(readlab::monitor::THREAD_NAME.into())
+            .spawn_scoped(scope, || m.run(&sink))
+            .expect("spawn the monitor thread");
+        let epoch = m.start_now();
+        if let Some(n) = a.count {
+            m.end_at(epoch + a.interval * n as u32);
+        }
+        while !h.is_finished() {
+            if signals.cancelled() {
+                m.end_at(Instant::now());
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        h.join().expect("the monitor thread")
+    });
+    for n in &record.notes {
+        eprintln!("readlab: {n}");
+    }
+    eprintln!(
+        "readlab: {} samples; the monitor used {:.2} % of a core ({} thread samples/s)",
+        record.samples.len(),
+        record.sampler_cpu_pct,
+        record.options.thread_hz
+    );
+    if let Some(p) = &a.json {
+        readlab::fsio::write_file(p, &(serde_json::to_string_pretty(&record)? + "\n"))?;
+    }
+    if signals.cancelled() {
+        return Ok(crate::progress::interrupted_exit());
+    }
+    Ok(ExitCode::SUCCESS)
+}

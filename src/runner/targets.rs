@@ -1,0 +1,143 @@
+//! Several targets in one run: the same workload on each, each target with its own workers and
+//! engines, all behind one start barrier and one clock. Every target is checked before anything
+//! is read (bad input for one is bad input for the run); a target that fails while running stops
+//! only its own workers and is reported with its error beside the others' results. The
+//! aggregate sums I/Os and bytes and merges the per-second histograms exactly; CPU is the
+//! process's, measured once (it is not split by target, so each target's `cpu_us_per_io` is the
+//! whole run's).
+
+use super::{
+    Ended, EngineFactory, Observer, ReadyTarget, aggregate, checks, execute, start_monitor,
+};
+use crate::clock;
+use crate::config::RunConfig;
+use crate::engine;
+use crate::env::Environment;
+use crate::error::Result;
+use crate::result::{Document, SCHEMA, TargetRun};
+use crate::stats::Recorder;
+use crate::targets::TargetSpec;
+use std::collections::BTreeMap;
+
+/// Run the workload `cfg` (its target aside) on every target at once.
+pub fn run_targets(
+    cfg: &RunConfig,
+    targets: &[TargetSpec],
+    observer: &dyn Observer,
+) -> Result<Document> {
+    run_targets_with(cfg, targets, observer, &|_, setup| {
+        engine::open(cfg.engine, setup)
+    })
+}
+
+/// [`run_targets`] with the engines `open` creates.
+pub fn run_targets_with(
+    cfg: &RunConfig,
+    targets: &[TargetSpec],
+    observer: &dyn Observer,
+    open: &EngineFactory,
+) -> Result<Document> {
+    crate::targets::check_distinct(targets)?;
+    let cfgs: Vec<RunConfig> = targets
+        .iter()
+        .map(|t| RunConfig {
+            target: t.path.clone(),
+            ..cfg.clone()
+        })
+        .collect();
+    let ready = cfgs
+        .iter()
+        .map(ReadyTarget::prepare)
+        .collect::<Result<Vec<_>>>()?;
+    let environments: Vec<Environment> = ready
+        .iter()
+        .map(|r| Environment::capture(r.source.as_ref(), r.device.clone()))
+        .collect();
+    let monitor = start_monitor(observer, &cfgs)?;
+    let timer_ns = clock::timer_cost_ns();
+    let done = execute(ready, observer, open, monitor.as_ref(), None)?;
+
+    let mut runs = Vec::new();
+    let mut all_outs = Vec::new();
+    let mut merged: BTreeMap<u64, Recorder> = BTreeMap::new();
+    let mut threads = 0;
+    let mut warnings = Vec::new();
+    for ((outs, intervals, ready), (spec, environment)) in done
+        .groups
+        .into_iter()
+        .zip(targets.iter().zip(environments))
+    {
+        let ok = outs.iter().all(Result::is_ok);
+        if ok {
+            all_outs.extend(outs.iter().map(|o| Ok(o.as_ref().unwrap().clone())));
+            for (s, rec) in &intervals {
+                merged.entry(*s).or_default().merge(rec);
+            }
+            threads += ready.cfg.threads;
+        }
+        let r = aggregate::result(
+            ready.cfg,
+            outs,
+            &intervals,
+            ended_copy(&done.ended),
+            timer_ns,
+            ready.warnings,
+        );
+        let (result, error) = match r {
+            Ok(mut r) => {
+                checks::trust_window(&mut r);
+                checks::trust_target(ready.cfg, &ready.range, &mut r);
+                checks::trust_samples(&mut r);
+                warnings.extend(r.warnings.iter().map(|w| format!("{}: {w}", spec.name)));
+                (Some(r), None)
+            }
+            Err(e) => {
+                warnings.push(format!("{}: failed: {e}", spec.name));
+                (None, Some(e.to_string()))
+            }
+        };
+        runs.push(TargetRun {
+            name: spec.name.clone(),
+            config: ready.cfg.clone(),
+            environment,
+            result,
+            error,
+        });
+    }
+
+    let mut agg_cfg = RunConfig {
+        target: crate::targets::joined(targets),
+        ..cfg.clone()
+    };
+    agg_cfg.threads = threads.max(1);
+    let mut result =
+        aggregate::result(&agg_cfg, all_outs, &merged, done.ended, timer_ns, warnings)?;
+    result.label = cfg.label();
+    checks::trust_window(&mut result);
+    checks::trust_machine(&mut result);
+    checks::trust_samples(&mut result);
+    for t in &mut runs {
+        if let Some(r) = &mut t.result {
+            r.cpu_us_per_io = result.cpu_us_per_io;
+        }
+    }
+    agg_cfg.threads = cfg.threads;
+    Ok(Document {
+        schema: SCHEMA.into(),
+        study: None,
+        config: agg_cfg,
+        environment: runs[0].environment.clone(),
+        result,
+        targets: runs,
+        monitor: done.monitor,
+        fleet: None,
+    })
+}
+
+fn ended_copy(e: &Ended) -> Ended {
+    Ended {
+        cpu: e.cpu.clone(),
+        window: e.window,
+        ended_by: e.ended_by,
+    }
+}
