@@ -135,13 +135,18 @@ impl RunConfig {
     }
 
     /// The report's label: `P` pread, `A<qs>B<batch>` aio, `U<qs>B<batch>` io_uring with `M` fixed
-    /// buffers, `F` fixed files, `S` SQ poll, then `T<n>` when more than one thread: `U64B1MFT2`.
+    /// buffers, `F` fixed files, `S` SQ poll, then `×<n>` for n blocks per request and `T<n>`
+    /// when more than one thread: `U64B1MFT2`, `U1B1×4`. Each engine's letters are in its
+    /// `EngineSpec`; `crate::label::parse` reads a label back.
     pub fn label(&self) -> String {
         let mut l = self.engine.label_prefix().to_string();
         if self.engine.capabilities().asynchronous {
             l.push_str(&format!("{}B{}", self.iodepth, self.batch));
         }
         l.push_str(&(self.engine.spec().label_suffix)(&self.options));
+        if self.blocks_per_request > 1 {
+            l.push_str(&format!("×{}", self.blocks_per_request));
+        }
         if self.threads > 1 {
             l.push_str(&format!("T{}", self.threads));
         }
@@ -355,6 +360,16 @@ mod tests {
         let mut f = cfg(EngineKind::Uring, 1, 1, 1);
         f.options.uring.fixed_files = true;
         assert_eq!(f.label(), "U1B1F");
+        f.options.uring.fixed_files = false;
+        f.blocks_per_request = 4;
+        assert_eq!(f.label(), "U1B1×4");
+        let mut v = cfg(EngineKind::Pvsync2, 1, 1, 2);
+        assert_eq!(v.label(), "VT2");
+        v.options.pvsync2.hipri = true;
+        assert_eq!(v.label(), "VHT2");
+        v.options.pvsync2.nowait = true;
+        v.blocks_per_request = 8;
+        assert_eq!(v.label(), "VHN×8T2");
     }
 
     fn target(size: u64) -> Target {

@@ -14,6 +14,7 @@ pub mod error;
 pub mod export;
 pub mod fsio;
 pub mod interval;
+pub mod label;
 pub mod outdir;
 pub mod outpath;
 pub mod pareto;

@@ -118,22 +118,52 @@ impl Report {
             .collect()
     }
 
-    /// Labels that tell points apart: the report's label, with the engine added where two
-    /// engines share a label (pread and preadv2 are both `P`).
+    /// Labels that tell points apart. The report's label names the configuration; points of the
+    /// same block size and target that share it are told apart by what differs between them, in
+    /// this order: engine, access, buffered, scheduler, study, input file; points alike in all of
+    /// these (repetitions) are numbered `#2`, `#3`. fio points from several files name theirs.
+    /// Within a report, (label, block size, target name) is unique.
     pub fn display_label(&self, i: usize) -> String {
         let Some(p) = self.points.get(i) else {
             return String::new();
         };
-        let shared = self
+        let peers: Vec<&Point> = self
             .points
             .iter()
-            .any(|q| q.label == p.label && q.engine != p.engine);
-        let mut l = if shared {
-            format!("{} {}", p.label, p.engine)
-        } else {
-            p.label.clone()
-        };
-        if p.is_fio() && self.fio_origins() > 1 {
+            .filter(|q| {
+                q.label == p.label && q.bs == p.bs && q.name == p.name && q.baseline == p.baseline
+            })
+            .collect();
+        let qualifiers: [&dyn Fn(&Point) -> String; 6] = [
+            &|q| q.engine.clone(),
+            &|q| q.access().to_string(),
+            &|q| if q.direct { String::new() } else { "buffered".into() },
+            &|q| q.scheduler.clone().unwrap_or_default(),
+            &|q| q.study.as_ref().map(|s| format!("({s})")).unwrap_or_default(),
+            &|q| format!("({})", origin_name(&q.origin)),
+        ];
+        let mut l = p.label.clone();
+        let mut alike = peers.clone();
+        for f in qualifiers {
+            let mine = f(p);
+            if alike.iter().any(|q| f(q) != mine) {
+                if !mine.is_empty() {
+                    l.push(' ');
+                    l.push_str(&mine);
+                }
+                alike.retain(|q| f(q) == mine);
+            }
+        }
+        if alike.len() > 1 {
+            let k = self.points[..i]
+                .iter()
+                .filter(|q| alike.iter().any(|a| std::ptr::eq(*a, *q)))
+                .count();
+            if k > 0 {
+                l.push_str(&format!(" #{}", k + 1));
+            }
+        }
+        if p.is_fio() && self.fio_origins() > 1 && !l.contains(&format!("({})", origin_name(&p.origin))) {
             l.push_str(&format!(" ({})", origin_name(&p.origin)));
         }
         l
@@ -270,6 +300,51 @@ mod tests {
         assert_eq!(r.display_label(0), "P psync");
         assert_eq!(r.display_label(1), "P pvsync2");
         assert_eq!(r.display_label(7), "");
+    }
+
+    /// Whatever the points, (label, block size, target) is unique in a report, and a label says
+    /// only what sets a point apart.
+    #[test]
+    fn labels_are_unique_within_a_report() {
+        let mut pts = Vec::new();
+        let base = point("P", 4096, 1.0, 1.0);
+        pts.push(base.clone());
+        let mut seq = base.clone();
+        seq.rw = "read".into();
+        pts.push(seq.clone());
+        let mut buffered = seq.clone();
+        buffered.direct = false;
+        pts.push(buffered);
+        let mut other_study = base.clone();
+        other_study.study = Some("latency".into());
+        pts.push(other_study.clone());
+        pts.push(other_study.clone());
+        pts.push(other_study);
+        let mut other_bs = base.clone();
+        other_bs.bs = 65536;
+        pts.push(other_bs);
+        let mut other_target = base.clone();
+        other_target.name = "loop0".into();
+        pts.push(other_target);
+        let r = Report::from_points(pts);
+        let labels: Vec<String> = (0..r.points.len()).map(|i| r.display_label(i)).collect();
+        assert_eq!(
+            labels,
+            [
+                "P random",
+                "P sequential",
+                "P sequential buffered",
+                "P random (latency)",
+                "P random (latency) #2",
+                "P random (latency) #3",
+                "P",
+                "P"
+            ]
+        );
+        let keys: BTreeSet<(String, u64, String)> = (0..r.points.len())
+            .map(|i| (labels[i].clone(), r.points[i].bs, r.points[i].name.clone()))
+            .collect();
+        assert_eq!(keys.len(), r.points.len());
     }
 
     #[test]

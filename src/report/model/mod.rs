@@ -23,6 +23,8 @@ pub(crate) mod tests {
         let ns = (p999_us * 1000.0) as u64;
         Point {
             source: Source::Readlab,
+            name: "x".into(),
+            baseline: false,
             origin: "test".into(),
             study: None,
             scheduler: None,
@@ -35,6 +37,7 @@ pub(crate) mod tests {
             achieved_depth: 1.0,
             batch: 1,
             blocks_per_request: 1,
+            options: Default::default(),
             direct: true,
             offset: 0,
             seconds: 1.0,
@@ -43,6 +46,9 @@ pub(crate) mod tests {
             mb_s,
             cpu_pct: 10.0,
             sqpoll_cpu_pct: 0.0,
+            cpu_us_per_io: 1.0,
+            timer_ns_per_io: Some(40.0),
+            spread: None,
             latency: LatencySummary {
                 count: 1_000_000,
                 min_ns: ns / 10,
