@@ -131,7 +131,10 @@ mod tests {
             let kind = EngineKind::parse(spec.name).unwrap();
             let mut variants = (spec.variants)();
             if spec.name == "pool" {
-                variants.push(("--pool-threads", crate::engine::with(|o| o.pool.pool_threads = Some(8))));
+                variants.push((
+                    "--pool-threads",
+                    crate::engine::with(|o| o.pool.pool_threads = Some(8)),
+                ));
             }
             if spec.name == "pvsync2" {
                 variants.push((
@@ -177,15 +180,28 @@ mod tests {
                                 .unwrap_or_else(|e| panic!("{} {flags}: {label}: {e}", spec.name));
                             assert_eq!(back.engine, kind, "{label}");
                             assert_eq!(
-                                (back.threads, back.iodepth, back.batch, back.blocks_per_request),
+                                (
+                                    back.threads,
+                                    back.iodepth,
+                                    back.batch,
+                                    back.blocks_per_request
+                                ),
                                 (threads, iodepth, batch, bpr),
                                 "{label}"
                             );
-                            assert_eq!(back.options, in_label(&options), "{} {flags}: {label}", spec.name);
+                            assert_eq!(
+                                back.options,
+                                in_label(&options),
+                                "{} {flags}: {label}",
+                                spec.name
+                            );
                             let mut again = RunConfig::new("/x");
                             back.apply(&mut again);
                             assert_eq!(again.label(), label);
-                            assert!(seen.insert(label.clone()), "{label} names two configurations");
+                            assert!(
+                                seen.insert(label.clone()),
+                                "{label} names two configurations"
+                            );
                             assert_eq!(parse(&format!("fio:{label}")).unwrap(), back);
                         }
                     }
@@ -207,9 +223,14 @@ mod tests {
     #[test]
     fn the_reports_labels_read_back() {
         let p = parse("A16B1T3").unwrap();
-        assert_eq!((p.engine, p.iodepth, p.batch, p.threads), (EngineKind::Libaio, 16, 1, 3));
+        assert_eq!(
+            (p.engine, p.iodepth, p.batch, p.threads),
+            (EngineKind::Libaio, 16, 1, 3)
+        );
         let u = parse("U64B1MFT2").unwrap();
-        assert!(u.options.uring.fixed_bufs && u.options.uring.fixed_files && !u.options.uring.sqpoll);
+        assert!(
+            u.options.uring.fixed_bufs && u.options.uring.fixed_files && !u.options.uring.sqpoll
+        );
         assert_eq!(parse("U1B1x4").unwrap().blocks_per_request, 4);
         assert_eq!(parse("PT8").unwrap().threads, 8);
         assert!(parse("VH").unwrap().options.pvsync2.hipri);
@@ -222,7 +243,10 @@ mod tests {
             "U32B1FM", "U32B1MM", "V×1", "P×", "WR0", "W4B1R", "VNH",
         ] {
             let e = parse(bad).unwrap_err();
-            assert!(e.is_bad_input() && e.to_string().contains("not a readlab label"), "{bad}: {e}");
+            assert!(
+                e.is_bad_input() && e.to_string().contains("not a readlab label"),
+                "{bad}: {e}"
+            );
         }
     }
 }

@@ -35,5 +35,6 @@ pub mod study;
 pub mod table;
 pub mod tune;
 pub mod units;
+pub mod verdict;
 
 pub use error::{Error, Result};

@@ -64,6 +64,7 @@ impl super::ReportExporter for ReportJsonExporter {
             "schema": "readlab.report/1",
             "inputs": report.inputs,
             "notes": report.notes,
+            "verdict": crate::verdict::render::json(&crate::verdict::of_report(report), &report.points),
             "tables": tables,
         });
         serde_json::to_string_pretty(&doc)

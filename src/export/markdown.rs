@@ -23,6 +23,11 @@ impl ReportExporter for MarkdownExporter {
             fio,
             report.inputs.join(", ")
         );
+        let verdict = crate::verdict::of_report(report);
+        if !verdict.targets.is_empty() {
+            s.push_str("## Verdict\n\n");
+            s.push_str(&crate::verdict::render::markdown(&verdict, &report.points));
+        }
         for t in tables(report) {
             let (table, shared) = for_people(&t);
             let _ = writeln!(s, "## {}\n\n{}\n", t.title, t.caption);

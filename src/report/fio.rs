@@ -298,7 +298,6 @@ pub fn import(text: &str, origin: &str) -> Result<Imported> {
             } else {
                 disks.join(", ")
             },
-            baseline: false,
             origin: origin.to_string(),
             study: None,
             scheduler: None,

@@ -86,8 +86,12 @@ pub fn render(report: &Report) -> Result<String> {
     );
     let tables = tables(report);
     let mut by_section = charts::charts_by_section(report);
+    let verdict = crate::verdict::of_report(report);
     // Contents.
     out.push_str("<nav><h2>Contents</h2><ol>\n");
+    if !verdict.targets.is_empty() {
+        out.push_str("<li><a href=\"#sec-verdict\">Verdict</a></li>\n");
+    }
     for s in &report.sections {
         let _ = writeln!(
             out,
@@ -105,6 +109,11 @@ pub fn render(report: &Report) -> Result<String> {
         out.push_str("<li><a href=\"#notes\">Notes</a></li>\n");
     }
     out.push_str("</ol></nav>\n");
+    if !verdict.targets.is_empty() {
+        out.push_str("<section id=\"sec-verdict\">\n<h2>Verdict</h2>\n<p>What the measurements answer, per target, block size and access: the fastest configuration, the lowest tail latency with one read in flight, the cheapest in CPU per I/O, and the pick for throughput (most IOPS), balanced (lowest p99.9 keeping 90 % of the best IOPS) and latency (lowest p99.9 keeping half). How sure: the margin over the runner-up against the run-to-run spread (of repetitions, or of the per-second figures of one run). fio points and readlab's own cost are not ranked.</p>\n");
+        out.push_str(&crate::verdict::render::html(&verdict, &report.points));
+        out.push_str("</section>\n");
+    }
     let mut fig = 0usize;
     for s in &report.sections {
         let name = s.study.name();

@@ -18,6 +18,10 @@ pub fn run(a: &QuickArgs) -> anyhow::Result<ExitCode> {
     println!();
     print!("{}", TableExporter.render(&docs)?);
     println!();
+    let verdict = readlab::verdict::text_for(&docs);
+    if !verdict.is_empty() {
+        println!("{verdict}");
+    }
     println!(
         "Results (one JSON document per run): {}\nScratch file (verifiable data, reused next time): {}",
         plan.results.display(),

@@ -16,6 +16,11 @@ pub fn run(a: &StudyArgs) -> anyhow::Result<ExitCode> {
     let outcome = readlab::study::run(&[name], &opts, &progress)?;
     progress.finish();
     println!("{}", outcome.summary);
+    let docs = readlab::store::load(&outcome.results)?;
+    let verdict = readlab::verdict::text_for(&docs);
+    if !verdict.is_empty() {
+        println!("{verdict}");
+    }
     eprintln!(
         "readlab: {} points measured, {} already done; results: {}; summary: {}",
         outcome.measured,

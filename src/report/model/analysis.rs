@@ -130,16 +130,25 @@ impl Report {
         let peers: Vec<&Point> = self
             .points
             .iter()
-            .filter(|q| {
-                q.label == p.label && q.bs == p.bs && q.name == p.name && q.baseline == p.baseline
-            })
+            .filter(|q| q.label == p.label && q.bs == p.bs && q.name == p.name)
             .collect();
         let qualifiers: [&dyn Fn(&Point) -> String; 6] = [
             &|q| q.engine.clone(),
             &|q| q.access().to_string(),
-            &|q| if q.direct { String::new() } else { "buffered".into() },
+            &|q| {
+                if q.direct {
+                    String::new()
+                } else {
+                    "buffered".into()
+                }
+            },
             &|q| q.scheduler.clone().unwrap_or_default(),
-            &|q| q.study.as_ref().map(|s| format!("({s})")).unwrap_or_default(),
+            &|q| {
+                q.study
+                    .as_ref()
+                    .map(|s| format!("({s})"))
+                    .unwrap_or_default()
+            },
             &|q| format!("({})", origin_name(&q.origin)),
         ];
         let mut l = p.label.clone();
@@ -163,7 +172,10 @@ impl Report {
                 l.push_str(&format!(" #{}", k + 1));
             }
         }
-        if p.is_fio() && self.fio_origins() > 1 && !l.contains(&format!("({})", origin_name(&p.origin))) {
+        if p.is_fio()
+            && self.fio_origins() > 1
+            && !l.contains(&format!("({})", origin_name(&p.origin)))
+        {
             l.push_str(&format!(" ({})", origin_name(&p.origin)));
         }
         l

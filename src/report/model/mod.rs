@@ -24,7 +24,6 @@ pub(crate) mod tests {
         Point {
             source: Source::Readlab,
             name: "x".into(),
-            baseline: false,
             origin: "test".into(),
             study: None,
             scheduler: None,

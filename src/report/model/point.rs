@@ -50,8 +50,6 @@ pub struct Point {
     /// device's model, else its file system and device (`ext4 on vda`), else the device
     /// (`loop0`) — see [`default_name`].
     pub name: String,
-    /// From the baseline of `readlab report --baseline OLD NEW` (drawn only against the new).
-    pub baseline: bool,
     /// The input file the point was read from.
     pub origin: String,
     /// The study it belongs to (readlab study tag); None for plain runs and fio jobs.
@@ -126,7 +124,6 @@ impl Point {
         Point {
             source: Source::Readlab,
             name: default_name(e),
-            baseline: false,
             origin: origin.to_string(),
             study: d.study.as_ref().map(|t| t.study.clone()),
             scheduler: d.study.as_ref().and_then(|t| t.scheduler.clone()),
