@@ -5,6 +5,7 @@
 
 pub mod buffer;
 pub mod clock;
+pub mod compare;
 pub mod config;
 pub mod cpu;
 pub mod data;

@@ -66,6 +66,8 @@ impl super::ReportExporter for ReportJsonExporter {
             "notes": report.notes,
             "verdict": crate::verdict::render::json(&crate::verdict::of_report(report), &report.points),
             "tables": tables,
+            "points": report.points,
+            "baseline": report.baseline,
         });
         serde_json::to_string_pretty(&doc)
             .map(|mut s| {

@@ -28,6 +28,11 @@ impl ReportExporter for MarkdownExporter {
             s.push_str("## Verdict\n\n");
             s.push_str(&crate::verdict::render::markdown(&verdict, &report.points));
         }
+        if !report.baseline.is_empty() {
+            s.push_str("## Against the baseline\n\n");
+            let c = crate::compare::compare(&report.baseline, &report.points);
+            s.push_str(&crate::compare::render::markdown(&c));
+        }
         for t in tables(report) {
             let (table, shared) = for_people(&t);
             let _ = writeln!(s, "## {}\n\n{}\n", t.title, t.caption);

@@ -36,7 +36,8 @@ fn inline_svg(c: &Chart) -> Result<String> {
     ))
 }
 
-fn figure(out: &mut String, n: &mut usize, c: &Chart) -> Result<()> {
+/// Append chart `c` as a numbered figure (`*n` counts them) with its caption.
+pub fn figure(out: &mut String, n: &mut usize, c: &Chart) -> Result<()> {
     *n += 1;
     let svg = inline_svg(c)?;
     let _ = write!(
@@ -68,6 +69,14 @@ fn table_html(out: &mut String, t: &Table) {
     );
 }
 
+/// Any body in the report's page (its style sheet, no script).
+pub fn page(body: &str) -> String {
+    let (head, tail) = PAGE
+        .split_once("{{body}}")
+        .expect("page.html has a {{body}}");
+    format!("{}{body}{tail}", head.replacen("{{css}}", CSS, 1))
+}
+
 /// The whole page.
 pub fn render(report: &Report) -> Result<String> {
     let (head, tail) = PAGE
@@ -92,6 +101,9 @@ pub fn render(report: &Report) -> Result<String> {
     if !verdict.targets.is_empty() {
         out.push_str("<li><a href=\"#sec-verdict\">Verdict</a></li>\n");
     }
+    if !report.baseline.is_empty() {
+        out.push_str("<li><a href=\"#sec-baseline\">Against the baseline</a></li>\n");
+    }
     for s in &report.sections {
         let _ = writeln!(
             out,
@@ -115,6 +127,14 @@ pub fn render(report: &Report) -> Result<String> {
         out.push_str("</section>\n");
     }
     let mut fig = 0usize;
+    if !report.baseline.is_empty() {
+        let c = crate::compare::compare(&report.baseline, &report.points);
+        out.push_str("<section id=\"sec-baseline\">\n<h2>Against the baseline</h2>\n<p>Every configuration measured both in the baseline (A) and here (B): the change of each figure, marked where it is beyond the run-to-run spread.</p>\n");
+        out.push_str(&crate::compare::render::html_body(
+            &c, "baseline", &mut fig,
+        )?);
+        out.push_str("</section>\n");
+    }
     for s in &report.sections {
         let name = s.study.name();
         let _ = write!(

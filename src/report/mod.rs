@@ -14,7 +14,7 @@ pub mod html;
 pub mod model;
 pub mod tables;
 
-pub use model::{Point, Report, Section, Source, load};
+pub use model::{Point, Report, Section, Source, load, load_baseline};
 
 use crate::error::{Error, Result};
 use crate::study::StudyName;

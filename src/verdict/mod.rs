@@ -20,7 +20,8 @@ use std::collections::BTreeMap;
 pub enum Kind {
     /// Most IOPS.
     Fastest,
-    /// Lowest p99.9 (p99 when too few samples) with one request in flight, one thread.
+    /// Lowest p99.9 (p99 when a point of the group has too few samples) with one request in
+    /// flight, one thread.
     LowestTailQd1,
     /// Least CPU per I/O.
     CheapestCpu,
@@ -141,6 +142,8 @@ pub struct Group {
     pub direct: bool,
     /// Distinct configurations measured.
     pub configurations: usize,
+    /// The tail percentile its points are compared on.
+    pub tail: Tail,
     pub findings: Vec<Finding>,
 }
 
@@ -187,23 +190,49 @@ pub fn rankable(p: &Point) -> bool {
         && !p.note.as_deref().is_some_and(|n| n.contains("FAILED"))
 }
 
-/// The tail figure a verdict compares: p99.9, or p99 where too few samples support p99.9.
-pub fn tail_ns(p: &Point) -> f64 {
-    if p.latency.supports(99.9) {
-        p.latency.p999_ns as f64
-    } else {
-        p.latency.p99_ns as f64
+/// The tail percentile a group of points is compared on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tail {
+    P999,
+    /// Some point of the group has too few samples for p99.9.
+    P99,
+}
+
+impl Tail {
+    /// p99.9 when every point supports it, else p99: never one point's p99 against another's
+    /// p99.9.
+    pub fn of(points: &[&Point]) -> Tail {
+        if points.iter().all(|p| p.latency.supports(99.9)) {
+            Tail::P999
+        } else {
+            Tail::P99
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Tail::P999 => "p99.9",
+            Tail::P99 => "p99",
+        }
+    }
+
+    pub fn ns(self, p: &Point) -> f64 {
+        match self {
+            Tail::P999 => p.latency.p999_ns as f64,
+            Tail::P99 => p.latency.p99_ns as f64,
+        }
     }
 }
 
 /// The spread of a figure of `p`: over its repetitions when it has them, else over the
 /// per-second figures of its run (at least three seconds), else unknown.
-fn spread(p: &Point, kind: Kind) -> Option<Spread> {
+fn spread(p: &Point, kind: Kind, tail: Tail) -> Option<Spread> {
     if let Some(r) = &p.spread
         && r.runs > 1
     {
         let i: &Interval = match kind {
-            k if on_tail(k) => &r.p999_ns,
+            k if on_tail(k) && tail == Tail::P999 => &r.p999_ns,
+            k if on_tail(k) => &r.p99_ns,
             Kind::CheapestCpu => &r.cpu_us_per_io,
             _ => &r.iops,
         };
@@ -235,9 +264,9 @@ fn on_tail(kind: Kind) -> bool {
 }
 
 /// The figure a kind ranks on, and whether higher is better.
-fn figure(p: &Point, kind: Kind) -> (f64, bool) {
+fn figure(p: &Point, kind: Kind, tail: Tail) -> (f64, bool) {
     match kind {
-        k if on_tail(k) => (tail_ns(p), false),
+        k if on_tail(k) => (tail.ns(p), false),
         Kind::CheapestCpu => (p.cpu_us_per_io, false),
         _ => (p.iops, true),
     }
@@ -249,30 +278,31 @@ fn sureness(
     members: &[usize],
     w: usize,
     kind: Kind,
+    tail: Tail,
     label: &dyn Fn(usize) -> String,
 ) -> Sureness {
-    let (wv, higher) = figure(&points[w], kind);
+    let (wv, higher) = figure(&points[w], kind, tail);
     let others = members
         .iter()
         .copied()
         .filter(|&i| points[i].label != points[w].label);
     let runner = if higher {
         others.max_by(|&a, &b| {
-            figure(&points[a], kind)
+            figure(&points[a], kind, tail)
                 .0
-                .total_cmp(&figure(&points[b], kind).0)
+                .total_cmp(&figure(&points[b], kind, tail).0)
         })
     } else {
         others.min_by(|&a, &b| {
-            figure(&points[a], kind)
+            figure(&points[a], kind, tail)
                 .0
-                .total_cmp(&figure(&points[b], kind).0)
+                .total_cmp(&figure(&points[b], kind, tail).0)
         })
     };
     let Some(r) = runner else {
         return Sureness::Alone;
     };
-    let rv = figure(&points[r], kind).0;
+    let rv = figure(&points[r], kind, tail).0;
     // Relative to the runner-up: "35 % more IOPS", "40 % lower p99.9".
     let margin = if higher {
         wv / rv.max(f64::MIN_POSITIVE) - 1.0
@@ -280,7 +310,10 @@ fn sureness(
         1.0 - wv / rv.max(f64::MIN_POSITIVE)
     };
     let runner_up = label(r);
-    match (spread(&points[w], kind), spread(&points[r], kind)) {
+    match (
+        spread(&points[w], kind, tail),
+        spread(&points[r], kind, tail),
+    ) {
         (Some(a), Some(b)) => {
             let s = Spread {
                 relative: a.relative + b.relative,
@@ -405,6 +438,7 @@ fn group(
         .map(|&i| points[i].label.as_str())
         .collect::<std::collections::BTreeSet<_>>()
         .len();
+    let tail = Tail::of(&members.iter().map(|&i| &points[i]).collect::<Vec<_>>());
     let mut findings = Vec::new();
     let mut find = |kind: Kind, among: &[usize], pick: Option<usize>| {
         if let Some(w) = pick {
@@ -412,14 +446,14 @@ fn group(
                 kind,
                 point: w,
                 label: label(w),
-                sure: sureness(points, among, w, kind, label),
+                sure: sureness(points, among, w, kind, tail, label),
             });
         }
     };
     let best_by = |among: &[usize], kind: Kind| {
         among.iter().copied().min_by(|&a, &b| {
-            let (x, higher) = figure(&points[a], kind);
-            let y = figure(&points[b], kind).0;
+            let (x, higher) = figure(&points[a], kind, tail);
+            let y = figure(&points[b], kind, tail).0;
             if higher {
                 y.total_cmp(&x)
             } else {
@@ -454,7 +488,7 @@ fn group(
     );
     let xy: Vec<(f64, f64)> = members
         .iter()
-        .map(|&i| (points[i].iops, tail_ns(&points[i])))
+        .map(|&i| (points[i].iops, tail.ns(&points[i])))
         .collect();
     let best = xy.iter().map(|p| p.0).fold(0.0, f64::max);
     for goal in Goal::ALL {
@@ -473,6 +507,7 @@ fn group(
         access,
         direct,
         configurations,
+        tail,
         findings,
     }
 }

@@ -2,7 +2,7 @@
 //! figures and how sure), then readlab's own cost, apart. The same table prints on the terminal,
 //! in Markdown and in the HTML report; JSON carries the same facts as values.
 
-use super::{Finding, Group, Kind, TargetVerdict, Verdict};
+use super::{Finding, Group, Kind, Tail, TargetVerdict, Verdict};
 use crate::report::model::Point;
 use crate::table::{Column, Table, html_escape};
 use crate::units::{Style, format_ns};
@@ -36,7 +36,7 @@ pub fn table(t: &TargetVerdict, points: &[Point]) -> Table {
                 format!("{:.0}", p.iops),
                 format!("{:.1}", p.mb_s),
                 format_ns(p.latency.p50_ns as f64, Style::Table),
-                tail_cell(p),
+                tail_cell(p, g.tail),
                 format!("{:.2}", p.cpu_us_per_io),
                 f.sure.phrase(what(f.kind)),
             ]);
@@ -45,13 +45,12 @@ pub fn table(t: &TargetVerdict, points: &[Point]) -> Table {
     table
 }
 
-/// `1.2ms`, or `900us (p99)` where p99.9 has too few samples.
-fn tail_cell(p: &Point) -> String {
-    let v = format_ns(super::tail_ns(p), Style::Table);
-    if p.latency.supports(99.9) {
-        v
-    } else {
-        format!("{v} (p99)")
+/// `1.2ms`, or `900us (p99)` where the group is compared on p99.
+fn tail_cell(p: &Point, tail: Tail) -> String {
+    let v = format_ns(tail.ns(p), Style::Table);
+    match tail {
+        Tail::P999 => v,
+        Tail::P99 => format!("{v} (p99)"),
     }
 }
 
@@ -198,6 +197,7 @@ pub fn json(v: &Verdict, points: &[Point]) -> serde_json::Value {
                                 "p50_ns": p.latency.p50_ns,
                                 "p99_ns": p.latency.p99_ns,
                                 "p999_ns": p.latency.p999_ns,
+                                "compared_on": g.tail.name(),
                                 "cpu_us_per_io": p.cpu_us_per_io,
                                 "how_sure": f.sure.phrase(what(f.kind)),
                             })

@@ -63,6 +63,44 @@ pub enum Command {
     Tune(TuneArgs),
     /// Turn study results, run documents and fio JSON into one HTML page of charts (or CSV/Markdown/JSON tables).
     Report(ReportArgs),
+    /// Compare two sets of measurements (runs, study directories or reports' JSON), configuration by configuration.
+    Compare(CompareArgs),
+}
+
+/// A fraction written as a percentage (`10%`) or a plain fraction (`0.1`), between 0 and 1.
+pub fn fraction(s: &str) -> Result<f64, String> {
+    let t = s.trim();
+    let v = match t.strip_suffix('%') {
+        Some(p) => p.trim().parse::<f64>().map(|v| v / 100.0),
+        None => t.parse::<f64>(),
+    }
+    .map_err(|_| format!("'{s}' is not a percentage like 10% (or a fraction like 0.1)"))?;
+    if (0.0..1.0).contains(&v) {
+        Ok(v)
+    } else {
+        Err(format!("'{s}' must be at least 0 % and below 100 %"))
+    }
+}
+
+#[derive(Args, Debug)]
+pub struct CompareArgs {
+    /// The first (older, reference) measurements: a `readlab run --json` document, a study or tune
+    /// directory, a results.jsonl, or a report's JSON.
+    pub a: PathBuf,
+    /// The second measurements, compared with the first.
+    pub b: PathBuf,
+    /// Also write the comparison to this file (html, md or json by --format).
+    #[arg(short = 'o', long = "out")]
+    pub out: Option<PathBuf>,
+    /// The format of --out: html (with bars of both sides), md or json.
+    #[arg(long, default_value = "html")]
+    pub format: String,
+    /// What to print on stdout: the table, or the comparison as JSON.
+    #[arg(long, value_enum, default_value = "table")]
+    pub output: OutputArg,
+    /// Also write the comparison as JSON to this file.
+    #[arg(long)]
+    pub json: Option<PathBuf>,
 }
 
 #[derive(Copy, Clone, Debug, ValueEnum)]
@@ -150,6 +188,10 @@ pub struct ReportArgs {
     /// Also write every chart as PNG into this directory.
     #[arg(long)]
     pub png: Option<PathBuf>,
+    /// Earlier measurements to hold the inputs against (repeatable): the report opens with the
+    /// change of every configuration measured in both.
+    #[arg(long)]
+    pub baseline: Vec<PathBuf>,
 }
 
 #[derive(Args, Debug)]
@@ -275,12 +317,13 @@ pub struct RunArgs {
     /// Replay a device profile written by `readlab tune` (its configuration; TARGET overrides its target).
     #[arg(long)]
     pub profile: Option<PathBuf>,
-    /// Read interface: psync, pvsync2, libaio, uring, pool, posixaio, null.
-    #[arg(long, default_value = "psync")]
-    pub engine: String,
-    /// Block size, 512 B … 64 MiB (e.g. 4k, 1m).
-    #[arg(long, default_value = "4k", allow_hyphen_values = true, value_parser = size)]
-    pub bs: u64,
+    /// Read interface: psync, pvsync2, libaio, uring, pool, posixaio, null; several,
+    /// comma-separated, run one after another and end with a verdict.
+    #[arg(long, default_value = "psync", value_delimiter = ',')]
+    pub engine: Vec<String>,
+    /// Block size, 512 B … 64 MiB (e.g. 4k, 1m); comma-separated for several.
+    #[arg(long, default_value = "4k", allow_hyphen_values = true, value_parser = size, value_delimiter = ',')]
+    pub bs: Vec<u64>,
     /// Access pattern.
     #[arg(long, value_enum, default_value = "randread")]
     pub rw: RwArg,
@@ -290,15 +333,16 @@ pub struct RunArgs {
         alias = "threads",
         default_value = "1",
         allow_hyphen_values = true,
-        value_parser = count
+        value_parser = count,
+        value_delimiter = ','
     )]
-    pub numjobs: usize,
-    /// I/Os in flight per thread.
-    #[arg(long, default_value = "1", allow_hyphen_values = true, value_parser = count)]
-    pub iodepth: usize,
-    /// I/Os added to the queue per submit.
-    #[arg(long, default_value = "1", allow_hyphen_values = true, value_parser = count)]
-    pub batch: usize,
+    pub numjobs: Vec<usize>,
+    /// I/Os in flight per thread (comma-separated for several; synchronous engines take 1).
+    #[arg(long, default_value = "1", allow_hyphen_values = true, value_parser = count, value_delimiter = ',')]
+    pub iodepth: Vec<usize>,
+    /// I/Os added to the queue per submit (comma-separated for several, up to the queue size).
+    #[arg(long, default_value = "1", allow_hyphen_values = true, value_parser = count, value_delimiter = ',')]
+    pub batch: Vec<usize>,
     /// Completions awaited per reap.
     #[arg(long, default_value = "1", allow_hyphen_values = true, value_parser = count)]
     pub complete_min: usize,
@@ -394,15 +438,38 @@ pub struct RunArgs {
     /// interval per figure.
     #[arg(long, default_value = "1", value_parser = count)]
     pub repeat: usize,
+    /// With --profile: hold the result against the one stored in the profile; exit 3 when
+    /// throughput dropped or p99.9 rose beyond --tolerance (and the stored spread).
+    #[arg(long, requires = "profile")]
+    pub check: bool,
+    /// How far --check lets throughput fall and p99.9 rise beyond the stored spread (e.g. 10%).
+    #[arg(long, default_value = "10%", value_parser = fraction)]
+    pub tolerance: f64,
     /// No progress bar.
     #[arg(long, short)]
     pub quiet: bool,
 }
 
 impl RunArgs {
-    /// The run's configuration: from the flags, or from `--profile` (whose configuration wins
-    /// over every flag but TARGET, --runtime and --verify).
-    pub fn to_config(&self) -> Result<RunConfig, Error> {
+    /// Whether more than one configuration was asked for (comma-separated lists).
+    pub fn several(&self) -> bool {
+        self.profile.is_none()
+            && [
+                self.engine.len(),
+                self.bs.len(),
+                self.numjobs.len(),
+                self.iodepth.len(),
+                self.batch.len(),
+            ]
+            .iter()
+            .any(|&n| n > 1)
+    }
+
+    /// Every configuration the flags ask for: each engine × block size × threads × queue size ×
+    /// batch, in that order, leaving out the combinations that cannot be (a queue on a
+    /// synchronous engine, a batch larger than the queue) when lists were given. With `--profile`,
+    /// the profile's configuration, which wins over every flag but TARGET, --runtime and --verify.
+    pub fn to_configs(&self) -> Result<Vec<RunConfig>, Error> {
         if let Some(p) = &self.profile {
             let mut cfg = readlab::tune::load_profile(p)?.config;
             if let Some(t) = &self.target {
@@ -410,7 +477,7 @@ impl RunArgs {
             }
             cfg.runtime = self.runtime;
             cfg.verify = self.verify;
-            return Ok(cfg);
+            return Ok(vec![cfg]);
         }
         let target = self.target.clone().ok_or_else(|| {
             Error::InvalidArgument(
@@ -422,17 +489,52 @@ impl RunArgs {
                 "--runtime must be positive, e.g. 5s".into(),
             ));
         }
-        Ok(RunConfig {
+        let several = self.several();
+        let mut out = Vec::new();
+        for name in &self.engine {
+            let engine = EngineKind::parse(name.trim())?;
+            for &bs in &self.bs {
+                for &threads in &self.numjobs {
+                    for &iodepth in &self.iodepth {
+                        for &batch in &self.batch {
+                            let sync = !engine.capabilities().asynchronous;
+                            if several && ((sync && iodepth > 1) || batch > iodepth) {
+                                continue;
+                            }
+                            out.push(self.one(target.clone(), engine, bs, threads, iodepth, batch));
+                        }
+                    }
+                }
+            }
+        }
+        if out.is_empty() {
+            return Err(Error::InvalidArgument(
+                "no configuration left: synchronous engines take --iodepth 1, and --batch must not exceed --iodepth".into(),
+            ));
+        }
+        Ok(out)
+    }
+
+    fn one(
+        &self,
+        target: PathBuf,
+        engine: EngineKind,
+        bs: u64,
+        threads: usize,
+        iodepth: usize,
+        batch: usize,
+    ) -> RunConfig {
+        RunConfig {
             target,
-            engine: EngineKind::parse(&self.engine)?,
-            bs: self.bs,
+            engine,
+            bs,
             rw: match self.rw {
                 RwArg::Read => Rw::Read,
                 RwArg::Randread => Rw::Randread,
             },
-            threads: self.numjobs,
-            iodepth: self.iodepth,
-            batch: self.batch,
+            threads,
+            iodepth,
+            batch,
             complete_min: self.complete_min,
             direct: !self.buffered,
             runtime: self.runtime,
@@ -459,25 +561,54 @@ impl RunArgs {
                     ArrivalsArg::Fixed => Arrivals::Fixed,
                 },
             }),
-            options: EngineOptions {
-                pvsync2: Pvsync2Options {
-                    hipri: self.hipri,
-                    nowait: self.nowait,
-                },
-                uring: UringOptions {
-                    fixed_files: self.fixed_files,
-                    fixed_bufs: self.fixed_bufs,
-                    sqpoll: self.sqpoll,
-                    sqpoll_cpu: self.sqpoll_cpu,
-                    sqpoll_idle_ms: self.sqpoll_idle.as_millis().min(u32::MAX as u128) as u32,
-                    iopoll: self.iopoll,
-                    plain_setup: self.plain_setup,
-                },
-                pool: PoolOptions {
-                    pool_threads: self.pool_threads,
-                },
+            options: self.options_for(engine),
+        }
+    }
+
+    /// The engine options the flags set; with several engines, each engine keeps only the
+    /// options it owns, so `--engine psync,uring --fixed-files` gives io_uring fixed files.
+    fn options_for(&self, engine: EngineKind) -> EngineOptions {
+        let all = EngineOptions {
+            pvsync2: Pvsync2Options {
+                hipri: self.hipri,
+                nowait: self.nowait,
             },
-        })
+            uring: UringOptions {
+                fixed_files: self.fixed_files,
+                fixed_bufs: self.fixed_bufs,
+                sqpoll: self.sqpoll,
+                sqpoll_cpu: self.sqpoll_cpu,
+                sqpoll_idle_ms: self.sqpoll_idle.as_millis().min(u32::MAX as u128) as u32,
+                iopoll: self.iopoll,
+                plain_setup: self.plain_setup,
+            },
+            pool: PoolOptions {
+                pool_threads: self.pool_threads,
+            },
+        };
+        if self.engine.len() == 1 {
+            return all;
+        }
+        EngineOptions {
+            pvsync2: if engine == EngineKind::Pvsync2 {
+                all.pvsync2
+            } else {
+                Default::default()
+            },
+            uring: if engine == EngineKind::Uring {
+                all.uring
+            } else {
+                UringOptions {
+                    sqpoll_idle_ms: all.uring.sqpoll_idle_ms,
+                    ..Default::default()
+                }
+            },
+            pool: if engine == EngineKind::Pool {
+                all.pool
+            } else {
+                Default::default()
+            },
+        }
     }
 }
 

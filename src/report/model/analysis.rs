@@ -28,6 +28,8 @@ pub struct Report {
     pub frontier: Vec<usize>,
     /// The few best points of each block size (enlarged and labelled on the all-experiments chart).
     pub highlights: Vec<usize>,
+    /// The points of `readlab report --baseline OLD`: compared with, never drawn as, the report's.
+    pub baseline: Vec<Point>,
 }
 
 /// Whether a fio point has the shape of a study's points, so it can be drawn beside them.

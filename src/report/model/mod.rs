@@ -10,7 +10,7 @@ pub mod point;
 
 pub use analysis::{Report, Section};
 pub use caption::caption;
-pub use load::load;
+pub use load::{load, load_baseline};
 pub use point::{Env, Point, Source, origin_name};
 
 #[cfg(test)]

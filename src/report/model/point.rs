@@ -8,10 +8,12 @@ use crate::interval::RepeatSummary;
 use crate::result::Document;
 use crate::source::TargetKind;
 use crate::stats::{LatencySummary, TimelinePoint, decode_histogram};
+use serde::{Deserialize, Serialize};
 use std::path::Path;
 
 /// Which tool measured a point.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Source {
     Readlab,
     Fio,
@@ -27,7 +29,8 @@ impl Source {
 }
 
 /// Where and when a point was measured, as far as its tool recorded it.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Env {
     /// The file or device read.
     pub target: String,
@@ -42,8 +45,9 @@ pub struct Env {
     pub tool: String,
 }
 
-/// One measured configuration.
-#[derive(Debug, Clone, PartialEq)]
+/// One measured configuration; the report's JSON carries every point in this shape (without
+/// its histogram), so a report can be compared with another later.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Point {
     pub source: Source,
     /// The target's name, which keeps devices apart in charts, legends and verdicts: the
@@ -92,6 +96,7 @@ pub struct Point {
     pub latency: LatencySummary,
     pub timeline: Vec<TimelinePoint>,
     /// Latency histogram as (latency in ns, count) in increasing latency; empty when not stored.
+    #[serde(skip)]
     pub bins: Vec<(u64, u64)>,
     pub env: Env,
     /// Anything a reader should know about how the figures were obtained.
