@@ -98,7 +98,7 @@ pub struct Spread {
 }
 
 /// One measured configuration, reduced to what the search compares.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Candidate {
     pub config: RunConfig,
     pub label: String,
@@ -173,7 +173,7 @@ fn double(v: usize) -> usize {
 }
 
 /// The tuner's answer for one block size.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Recommendation {
     pub bs: u64,
     pub goal: Goal,
@@ -188,8 +188,12 @@ pub struct Recommendation {
     pub points_measured: usize,
 }
 
+/// The file in a tune directory holding the [`TuneReport`] (written by `readlab tune`, read by
+/// `readlab report` for the selected-parameters table).
+pub const REPORT_FILE: &str = "tune.json";
+
 /// Everything a tuning session produced.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TuneReport {
     pub target: PathBuf,
     pub recommendations: Vec<Recommendation>,

@@ -101,8 +101,16 @@ pub fn render(report: &Report) -> Result<String> {
     if !verdict.targets.is_empty() {
         out.push_str("<li><a href=\"#sec-verdict\">Verdict</a></li>\n");
     }
+    let selected = super::selected::selected(report);
+    if !selected.is_empty() {
+        out.push_str("<li><a href=\"#sec-selected\">Selected parameters</a></li>\n");
+    }
     if !report.baseline.is_empty() {
         out.push_str("<li><a href=\"#sec-baseline\">Against the baseline</a></li>\n");
+    }
+    let devices = super::devices::targets(report);
+    if !devices.is_empty() {
+        out.push_str("<li><a href=\"#sec-devices\">Devices side by side</a></li>\n");
     }
     for s in &report.sections {
         let _ = writeln!(
@@ -127,6 +135,41 @@ pub fn render(report: &Report) -> Result<String> {
         out.push_str("</section>\n");
     }
     let mut fig = 0usize;
+    if !selected.is_empty() {
+        out.push_str("<section id=\"sec-selected\">\n<h2>Selected parameters</h2>\n<p>What <code>readlab tune</code> selected for each goal and block size, per target, as the report's tables of selected parameters (threads, queue size, batch size): throughput is the most IOPS, balanced the lowest p99.9 keeping 90 % of it, latency the lowest p99.9 keeping half. Figures of re-measured finalists are medians of their runs.</p>\n");
+        let _ = writeln!(
+            out,
+            "<div class=\"tablewrap\">{}</div>",
+            super::selected::table(&selected).html(
+                "table-selected",
+                "Selected parameters per target, goal and block size"
+            )
+        );
+        for c in super::selected::charts(report, &selected) {
+            figure(&mut out, &mut fig, &c)?;
+        }
+        out.push_str("</section>\n");
+    }
+    if !devices.is_empty() {
+        let _ = write!(
+            out,
+            "<section id=\"sec-devices\">\n<h2>Devices side by side</h2>\n<p>{} targets: {}. Each has its own all-experiments chart and Pareto frontier below; here, per block size and access, each target's best, and every configuration measured on more than one target.</p>\n",
+            devices.len(),
+            esc(&devices.join(", "))
+        );
+        let _ = writeln!(
+            out,
+            "<div class=\"tablewrap\">{}</div>",
+            super::devices::table(&verdict, &report.points).html(
+                "table-devices",
+                "Each target's fastest, lowest tail at queue depth 1, cheapest in CPU and balanced pick"
+            )
+        );
+        for c in super::devices::charts(report, &devices) {
+            figure(&mut out, &mut fig, &c)?;
+        }
+        out.push_str("</section>\n");
+    }
     if !report.baseline.is_empty() {
         let c = crate::compare::compare(&report.baseline, &report.points);
         out.push_str("<section id=\"sec-baseline\">\n<h2>Against the baseline</h2>\n<p>Every configuration measured both in the baseline (A) and here (B): the change of each figure, marked where it is beyond the run-to-run spread.</p>\n");
@@ -157,8 +200,8 @@ pub fn render(report: &Report) -> Result<String> {
     }
     let _ = write!(
         out,
-        "<section id=\"sec-all\">\n<h2>{}</h2>\n<p>Every point of every input on one chart, as in §11 of the report: throughput against p99.9 latency, \
-         shape for block size, colour for CPU. Points on the dashed Pareto frontier are beaten by no other point on both throughput and p99.9; \
+        "<section id=\"sec-all\">\n<h2>{}</h2>\n<p>Every point of every input, one chart per target, as in §11 of the report: throughput against p99.9 latency, \
+         shape for block size, colour for CPU. Points on the dashed Pareto frontier are beaten by no other point of the same target on both throughput and p99.9; \
          the best points of each block size are drawn larger and labelled. fio points have a blue outline and a <code>fio:</code> label.</p>\n",
         super::ALL_TITLE
     );

@@ -8,10 +8,12 @@
 //! are exporters in `crate::export`.
 
 pub mod charts;
+pub mod devices;
 pub mod draw;
 pub mod fio;
 pub mod html;
 pub mod model;
+pub mod selected;
 pub mod tables;
 
 pub use model::{Point, Report, Section, Source, load, load_baseline};

@@ -30,6 +30,15 @@ pub enum Kind {
 }
 
 impl Kind {
+    /// How a finding is ahead of the runner-up: `more IOPS`, `lower tail`.
+    pub fn comparative(self) -> &'static str {
+        match self {
+            k if on_tail(k) => "lower tail",
+            Kind::CheapestCpu => "less CPU per I/O",
+            _ => "more IOPS",
+        }
+    }
+
     pub fn title(self) -> String {
         match self {
             Kind::Fastest => "fastest".into(),
@@ -77,8 +86,10 @@ pub enum Sureness {
 }
 
 impl Sureness {
-    /// One phrase: `clear: 35 % ahead of A32B1 (spread ±3 %, 3 runs)`.
-    pub fn phrase(&self, what: &str) -> String {
+    /// One phrase for a finding of `kind`: `clear: 35 % more IOPS than A32B1 (spread ±3 % over
+    /// 3 runs)`.
+    pub fn phrase(&self, kind: Kind) -> String {
+        let what = kind.comparative();
         let spread = |s: &Spread| {
             if s.runs > 1 {
                 format!("spread ±{:.0} % over {} runs", 100.0 * s.relative, s.runs)
@@ -87,7 +98,14 @@ impl Sureness {
             }
         };
         match self {
-            Sureness::Alone => "only configuration measured".into(),
+            Sureness::Alone => match kind {
+                Kind::LowestTailQd1 => "the only configuration at queue depth 1".into(),
+                Kind::Recommended(g @ (Goal::Balanced | Goal::Latency)) => format!(
+                    "the only configuration keeping {:.0} % of the best IOPS",
+                    100.0 * g.floor()
+                ),
+                _ => "the only configuration measured".into(),
+            },
             Sureness::Clear {
                 runner_up,
                 margin,

@@ -20,7 +20,9 @@ pub fn table(t: &TargetVerdict, points: &[Point]) -> Table {
     );
     for g in &t.groups {
         let mut first = true;
-        for f in &g.findings {
+        // One configuration answers every question alike: one row says so.
+        let only = g.configurations == 1;
+        for f in g.findings.iter().take(if only { 1 } else { usize::MAX }) {
             let p = &points[f.point];
             let reads = if first {
                 format!("{} ({} config.)", g.title(), g.configurations)
@@ -30,7 +32,11 @@ pub fn table(t: &TargetVerdict, points: &[Point]) -> Table {
             first = false;
             table.push([
                 reads,
-                f.kind.title(),
+                if only {
+                    "the only one measured".into()
+                } else {
+                    f.kind.title()
+                },
                 f.label.clone(),
                 p.engine.clone(),
                 format!("{:.0}", p.iops),
@@ -38,7 +44,7 @@ pub fn table(t: &TargetVerdict, points: &[Point]) -> Table {
                 format_ns(p.latency.p50_ns as f64, Style::Table),
                 tail_cell(p, g.tail),
                 format!("{:.2}", p.cpu_us_per_io),
-                f.sure.phrase(what(f.kind)),
+                f.sure.phrase(f.kind),
             ]);
         }
     }
@@ -51,15 +57,6 @@ fn tail_cell(p: &Point, tail: Tail) -> String {
     match tail {
         Tail::P999 => v,
         Tail::P99 => format!("{v} (p99)"),
-    }
-}
-
-/// The comparative the sureness phrase uses for a kind: `more IOPS`, `lower tail`.
-fn what(kind: Kind) -> &'static str {
-    match kind {
-        k if super::on_tail(k) => "lower tail",
-        Kind::CheapestCpu => "less CPU per I/O",
-        _ => "more IOPS",
     }
 }
 
@@ -199,7 +196,7 @@ pub fn json(v: &Verdict, points: &[Point]) -> serde_json::Value {
                                 "p999_ns": p.latency.p999_ns,
                                 "compared_on": g.tail.name(),
                                 "cpu_us_per_io": p.cpu_us_per_io,
-                                "how_sure": f.sure.phrase(what(f.kind)),
+                                "how_sure": f.sure.phrase(f.kind),
                             })
                         })
                         .collect();

@@ -79,17 +79,17 @@ fn sureness_weighs_the_margin_against_the_spread() {
     assert!(matches!(f.sure, Sureness::Tie { .. }), "{:?}", f.sure);
     assert!(
         f.sure
-            .phrase("more IOPS")
+            .phrase(Kind::Fastest)
             .starts_with("a tie: A32B1 is within 2.0 %"),
         "{}",
-        f.sure.phrase("x")
+        f.sure.phrase(Kind::Fastest)
     );
     let far = repeated(at("A32B1", "libaio", 50_000.0, 900.0, 2.5), 0.02);
     let pts = vec![a.clone(), far];
     let v = verdict(&pts, &|i| pts[i].label.clone());
     let f = finding(&v.targets[0].groups[0], Kind::Fastest);
     assert_eq!(
-        f.sure.phrase("more IOPS"),
+        f.sure.phrase(Kind::Fastest),
         "clear: 100 % more IOPS than A32B1 (spread ±4 % over 5 runs)"
     );
     // Single runs without a timeline: the margin, and that no spread was measured.

@@ -75,10 +75,10 @@ pub fn fraction(s: &str) -> Result<f64, String> {
         None => t.parse::<f64>(),
     }
     .map_err(|_| format!("'{s}' is not a percentage like 10% (or a fraction like 0.1)"))?;
-    if (0.0..1.0).contains(&v) {
+    if (0.0..=10.0).contains(&v) {
         Ok(v)
     } else {
-        Err(format!("'{s}' must be at least 0 % and below 100 %"))
+        Err(format!("'{s}' must be between 0 % and 1000 %"))
     }
 }
 

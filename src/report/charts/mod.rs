@@ -169,6 +169,9 @@ pub struct Scatter {
     pub frontier: Vec<(f64, f64)>,
     /// Top of the CPU colour scale, % of one core.
     pub cpu_max: f64,
+    /// The target the points were measured on (named in the legend); each target has its own
+    /// scatter and frontier.
+    pub target: String,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -220,14 +223,14 @@ fn latency_layers(p: &Point) -> Vec<f64> {
     ]
 }
 
-/// Names points by the parts that differ: the target when readlab's (or fio's) points read
-/// several, the input file when they come from several, then `what`.
+/// Names points by the parts that differ: the target's name (never its path) when readlab's (or
+/// fio's) points read several, the input file when they come from several, then `what`.
 struct Namer {
     several_targets: [bool; 2],
     several_files: [bool; 2],
 }
 
-/// A target path short enough for a legend: its last 28 characters.
+/// A target's name short enough for a legend: its last 28 characters.
 fn short_target(t: &str) -> String {
     let n = t.chars().count();
     if n <= 28 {
@@ -248,10 +251,7 @@ impl Namer {
                 > 1
         };
         Namer {
-            several_targets: [
-                distinct(false, &|p| &p.env.target),
-                distinct(true, &|p| &p.env.target),
-            ],
+            several_targets: [distinct(false, &|p| &p.name), distinct(true, &|p| &p.name)],
             several_files: [
                 distinct(false, &|p| &p.origin),
                 distinct(true, &|p| &p.origin),
@@ -266,7 +266,7 @@ impl Namer {
             parts.push("fio".to_string());
         }
         if self.several_targets[k] {
-            parts.push(short_target(&p.env.target));
+            parts.push(short_target(&p.name));
         }
         if !what.is_empty() {
             parts.push(what.to_string());
@@ -566,6 +566,7 @@ mod tests {
         let a = point("P", 4096, 1.0, 1.0);
         let mut b = point("P", 4096, 1.0, 1.0);
         b.env.target = "/a/very/long/path/to/some/prepared/target-file".into();
+        b.name = "a device with a very long model name".into();
         let mut f = point("fio:P", 4096, 1.0, 1.0);
         f.source = crate::report::Source::Fio;
         f.env.target = "/elsewhere".into();
@@ -573,8 +574,8 @@ mod tests {
         assert_eq!(n.name(&a, "psync"), "psync");
         assert_eq!(n.name(&f, "psync"), "fio psync");
         let n = Namer::new(&[&a, &b, &f]);
-        assert_eq!(n.name(&a, "psync"), "/dev/x psync");
-        assert_eq!(n.name(&b, "4K"), "…o/some/prepared/target-file 4K");
+        assert_eq!(n.name(&a, "psync"), "x psync");
+        assert_eq!(n.name(&b, "4K"), "…with a very long model name 4K");
         let mut c = a.clone();
         c.origin = "dir/study-b/results.jsonl".into();
         assert_eq!(Namer::new(&[&a, &c]).name(&c, "psync"), "psync (study-b)");

@@ -24,12 +24,15 @@ pub struct Report {
     pub notes: Vec<String>,
     /// One section per study that has data, in the report's order.
     pub sections: Vec<Section>,
-    /// Points on the throughput/p99.9 Pareto frontier, by increasing throughput.
+    /// Points on the throughput/p99.9 Pareto frontier of their target (each target its own),
+    /// target by target, each by increasing throughput.
     pub frontier: Vec<usize>,
     /// The few best points of each block size (enlarged and labelled on the all-experiments chart).
     pub highlights: Vec<usize>,
     /// The points of `readlab report --baseline OLD`: compared with, never drawn as, the report's.
     pub baseline: Vec<Point>,
+    /// The tuners' reports found beside their results (`tune.json`): the selected parameters.
+    pub tuned: Vec<crate::tune::TuneReport>,
 }
 
 /// Whether a fio point has the shape of a study's points, so it can be drawn beside them.
@@ -57,8 +60,37 @@ impl Report {
         r
     }
 
+    /// fio names its targets by the disks it watched or the file it read; a fio point joins the
+    /// readlab target that read the same file, else the one on the disk it names, else the only
+    /// readlab target, so it is drawn beside the points it is meant to be compared with.
+    fn join_fio_targets(&mut self) {
+        let readlab: Vec<(String, String, String)> = self
+            .points
+            .iter()
+            .filter(|p| !p.is_fio())
+            .map(|p| (p.name.clone(), p.env.target.clone(), p.env.device.clone()))
+            .collect();
+        let names: BTreeSet<&str> = readlab.iter().map(|r| r.0.as_str()).collect();
+        let only = (names.len() == 1).then(|| names.iter().next().map(|n| n.to_string()));
+        for p in self.points.iter_mut().filter(|p| p.is_fio()) {
+            let same_file = readlab.iter().find(|r| r.1 == p.env.target);
+            let same_disk = readlab.iter().find(|r| {
+                !p.name.is_empty()
+                    && (r.0 == p.name
+                        || r.2.split([' ', ',']).any(|w| w == p.name)
+                        || r.0.split(' ').any(|w| w == p.name))
+            });
+            if let Some(r) = same_file.or(same_disk) {
+                p.name = r.0.clone();
+            } else if let Some(Some(n)) = &only {
+                p.name = n.clone();
+            }
+        }
+    }
+
     /// Sections, frontier and highlights from `points`.
     pub fn analyse(&mut self) {
+        self.join_fio_targets();
         self.sections.clear();
         for name in StudyName::EACH {
             let own: Vec<usize> = self
@@ -94,22 +126,51 @@ impl Report {
                 "study '{s}' has no section of its own; its points are in the all-experiments chart"
             ));
         }
-        let plottable: Vec<usize> = (0..self.points.len())
-            .filter(|&i| self.points[i].plottable())
-            .collect();
-        let xy: Vec<(f64, f64)> = plottable
+        // Each target has its own frontier and highlights: one device's points are never
+        // "dominated" by another device's.
+        self.frontier.clear();
+        self.highlights.clear();
+        for name in self.targets() {
+            let plottable: Vec<usize> = (0..self.points.len())
+                .filter(|&i| self.points[i].plottable() && self.points[i].name == name)
+                .collect();
+            let xy: Vec<(f64, f64)> = plottable
+                .iter()
+                .map(|&i| (self.points[i].mb_s, self.points[i].latency.p999_ns as f64))
+                .collect();
+            let mut front: Vec<usize> = crate::pareto::throughput_latency(&xy)
+                .into_iter()
+                .map(|k| plottable[k])
+                .collect();
+            self.frontier.append(&mut front);
+            let groups: Vec<u64> = plottable.iter().map(|&i| self.points[i].bs).collect();
+            self.highlights.extend(
+                crate::pareto::highlights(&xy, &groups, 3)
+                    .into_iter()
+                    .map(|k| plottable[k]),
+            );
+        }
+        self.highlights.sort_unstable();
+    }
+
+    /// The targets' names, in order of first appearance.
+    pub fn targets(&self) -> Vec<String> {
+        let mut v: Vec<String> = Vec::new();
+        for p in &self.points {
+            if !v.contains(&p.name) {
+                v.push(p.name.clone());
+            }
+        }
+        v
+    }
+
+    /// The frontier of one target, by increasing throughput.
+    pub fn frontier_of(&self, name: &str) -> Vec<usize> {
+        self.frontier
             .iter()
-            .map(|&i| (self.points[i].mb_s, self.points[i].latency.p999_ns as f64))
-            .collect();
-        self.frontier = crate::pareto::throughput_latency(&xy)
-            .into_iter()
-            .map(|k| plottable[k])
-            .collect();
-        let groups: Vec<u64> = plottable.iter().map(|&i| self.points[i].bs).collect();
-        self.highlights = crate::pareto::highlights(&xy, &groups, 3)
-            .into_iter()
-            .map(|k| plottable[k])
-            .collect();
+            .copied()
+            .filter(|&i| self.points[i].name == name)
+            .collect()
     }
 
     /// The points of a section.

@@ -28,6 +28,19 @@ fn load_results(path: &Path, report: &mut Report) -> Result<()> {
                 ),
             ));
         }
+        // A tune directory's selected parameters.
+        let tuned = path.join(crate::tune::REPORT_FILE);
+        if tuned.is_file() {
+            let text = std::fs::read_to_string(&tuned)
+                .map_err(|e| bad(&tuned, format!("cannot read: {e}")))?;
+            match serde_json::from_str::<crate::tune::TuneReport>(&text) {
+                Ok(t) => report.tuned.push(t),
+                Err(e) => report.notes.push(format!(
+                    "{}: not a tuner's report ({e}); the selected parameters come from its points",
+                    tuned.display()
+                )),
+            }
+        }
         f
     } else {
         path.to_path_buf()
