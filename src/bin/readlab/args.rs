@@ -95,12 +95,8 @@ pub struct CompareArgs {
     /// The format of --out: html (with bars of both sides), md or json.
     #[arg(long, default_value = "html")]
     pub format: String,
-    /// What to print on stdout: the table, or the comparison as JSON.
-    #[arg(long, value_enum, default_value = "table")]
-    pub output: OutputArg,
-    /// Also write the comparison as JSON to this file.
-    #[arg(long)]
-    pub json: Option<PathBuf>,
+    #[command(flatten)]
+    pub out_json: JsonOut,
 }
 
 #[derive(Copy, Clone, Debug, ValueEnum)]
@@ -141,6 +137,8 @@ pub struct TuneArgs {
     /// Runs of each finalist, interleaved; the table and the trade-offs show their medians.
     #[arg(long, default_value_t = readlab::tune::DEFAULT_REPEAT, value_parser = count)]
     pub repeat: usize,
+    #[command(flatten)]
+    pub out_json: JsonOut,
 }
 
 impl TuneArgs {
@@ -192,6 +190,8 @@ pub struct ReportArgs {
     /// change of every configuration measured in both.
     #[arg(long)]
     pub baseline: Vec<PathBuf>,
+    #[command(flatten)]
+    pub out_json: JsonOut,
 }
 
 #[derive(Args, Debug)]
@@ -215,6 +215,8 @@ pub struct StudyArgs {
     /// Do not verify the data read (verification is on when readlab prepared the target).
     #[arg(long)]
     pub no_verify: bool,
+    #[command(flatten)]
+    pub out_json: JsonOut,
 }
 
 impl StudyArgs {
@@ -239,9 +241,8 @@ impl StudyArgs {
 pub struct InfoArgs {
     /// File or block device to probe (one small read per interface).
     pub target: PathBuf,
-    /// What to print: the capability table, or JSON.
-    #[arg(long, value_enum, default_value = "table")]
-    pub output: OutputArg,
+    #[command(flatten)]
+    pub out_json: JsonOut,
 }
 
 #[derive(Args, Debug)]
@@ -249,9 +250,11 @@ pub struct QuickArgs {
     /// Measured time per run.
     #[arg(long, default_value = "4s", value_parser = duration)]
     pub runtime: Duration,
-    /// Directory for the scratch file and results.
-    #[arg(long, default_value = ".")]
+    /// Directory for the scratch file and results (`--out` is the same flag, as on study and tune).
+    #[arg(long, alias = "out", default_value = ".")]
     pub dir: PathBuf,
+    #[command(flatten)]
+    pub out_json: JsonOut,
 }
 
 impl QuickArgs {
@@ -274,6 +277,8 @@ pub struct PrepareArgs {
     /// Destroy data readlab did not write (any block device, any foreign file).
     #[arg(long)]
     pub overwrite: bool,
+    #[command(flatten)]
+    pub out_json: JsonOut,
 }
 
 impl PrepareArgs {
@@ -308,6 +313,46 @@ pub enum FadviseArg {
 pub enum OutputArg {
     Table,
     Json,
+}
+
+/// The same two flags on every command: `--output json` prints the command's result as JSON
+/// alone on stdout, `--json FILE` also writes it to a file.
+#[derive(Args, Debug)]
+pub struct JsonOut {
+    /// What to print on stdout: the usual text, or the result as JSON alone.
+    #[arg(long, value_enum, default_value = "table")]
+    pub output: OutputArg,
+    /// Also write the result as JSON to this file.
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+}
+
+impl JsonOut {
+    /// Whether stdout gets JSON instead of text.
+    pub fn is_json(&self) -> bool {
+        self.output == OutputArg::Json
+    }
+
+    /// Check `--json FILE` against the command's inputs before any work.
+    pub fn check(&self, inputs: &[&std::path::Path]) -> Result<(), Error> {
+        match &self.json {
+            Some(p) => readlab::outpath::check_file(p, inputs).map_err(Into::into),
+            None => Ok(()),
+        }
+    }
+
+    /// Write the result to `--json FILE` and print it with `--output json`.
+    pub fn emit(&self, value: &serde_json::Value) -> anyhow::Result<()> {
+        let mut text = serde_json::to_string_pretty(value)?;
+        text.push('\n');
+        if let Some(p) = &self.json {
+            readlab::fsio::write_file(p, &text)?;
+        }
+        if self.is_json() {
+            print!("{text}");
+        }
+        Ok(())
+    }
 }
 
 #[derive(Args, Debug)]

@@ -1,7 +1,7 @@
 //! `readlab compare A B`: two sets of measurements configuration by configuration, on the terminal
 //! (or as JSON), optionally written as an HTML page, Markdown or JSON.
 
-use crate::args::{CompareArgs, OutputArg};
+use crate::args::CompareArgs;
 use readlab::compare::{self, render};
 use readlab::error::Error;
 use std::process::ExitCode;
@@ -16,7 +16,7 @@ pub fn run(a: &CompareArgs) -> anyhow::Result<ExitCode> {
         .into());
     }
     let inputs = [a.a.as_path(), a.b.as_path()];
-    for p in a.out.iter().chain(&a.json) {
+    for p in a.out.iter().chain(&a.out_json.json) {
         readlab::outpath::check_file(p, &inputs)?;
     }
     let side = |p: &std::path::Path| -> anyhow::Result<Vec<readlab::report::Point>> {
@@ -42,12 +42,9 @@ pub fn run(a: &CompareArgs) -> anyhow::Result<ExitCode> {
         readlab::fsio::write_file(out, &text)?;
         eprintln!("readlab: wrote {}", out.display());
     }
-    if let Some(p) = &a.json {
-        readlab::fsio::write_file(p, &json()?)?;
-    }
-    match a.output {
-        OutputArg::Json => print!("{}", json()?),
-        OutputArg::Table => print!("{}", render::text(&c)),
+    a.out_json.emit(&render::json(&c))?;
+    if !a.out_json.is_json() {
+        print!("{}", render::text(&c));
     }
     Ok(ExitCode::SUCCESS)
 }

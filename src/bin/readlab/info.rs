@@ -1,13 +1,14 @@
 //! `readlab info`: probe a target and print its capability table (or JSON).
 
-use crate::args::{InfoArgs, OutputArg};
+use crate::args::InfoArgs;
 use std::process::ExitCode;
 
 pub fn run(a: &InfoArgs) -> anyhow::Result<ExitCode> {
+    a.out_json.check(&[&a.target])?;
     let report = readlab::probe::probe(&a.target)?;
-    match a.output {
-        OutputArg::Json => println!("{}", serde_json::to_string_pretty(&report)?),
-        OutputArg::Table => print!("{}", readlab::probe::render(&report)),
+    a.out_json.emit(&serde_json::to_value(&report)?)?;
+    if !a.out_json.is_json() {
+        print!("{}", readlab::probe::render(&report));
     }
     Ok(ExitCode::SUCCESS)
 }

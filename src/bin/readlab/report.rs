@@ -23,6 +23,7 @@ pub fn run(a: &ReportArgs) -> anyhow::Result<ExitCode> {
     if let Some(dir) = &a.png {
         readlab::outpath::check_dir(dir, &inputs, &[])?;
     }
+    a.out_json.check(&inputs)?;
     let mut report = report::load(&a.inputs, &a.fio)?;
     if !a.baseline.is_empty() {
         report::load_baseline(&mut report, &a.baseline)?;
@@ -42,6 +43,10 @@ pub fn run(a: &ReportArgs) -> anyhow::Result<ExitCode> {
             report.points.len(),
             report.sections.len()
         );
+    }
+    if a.out_json.is_json() || a.out_json.json.is_some() {
+        let text = readlab::export::report_exporter(ReportFormat::Json).render(&report)?;
+        a.out_json.emit(&serde_json::from_str(&text)?)?;
     }
     if let Some(dir) = &a.png {
         let files = report::write_pngs(&report, dir)?;

@@ -12,14 +12,31 @@ pub fn run(a: &StudyArgs) -> anyhow::Result<ExitCode> {
         &[&a.target],
         &[readlab::store::RESULTS, "summary.md"],
     )?;
+    a.out_json.check(&[&a.target])?;
     let progress = StudyProgress::new();
     let outcome = readlab::study::run(&[name], &opts, &progress)?;
     progress.finish();
-    println!("{}", outcome.summary);
     let docs = readlab::store::load(&outcome.results)?;
-    let verdict = readlab::verdict::text_for(&docs);
-    if !verdict.is_empty() {
-        println!("{verdict}");
+    let report = readlab::verdict::report_of(&docs);
+    let verdict = readlab::verdict::of_report(&report);
+    a.out_json.emit(&serde_json::json!({
+        "schema": "readlab.study/1",
+        "study": name.name(),
+        "out": opts.out,
+        "results": outcome.results,
+        "summary_path": outcome.summary_path,
+        "measured": outcome.measured,
+        "skipped": outcome.skipped,
+        "interrupted": outcome.interrupted,
+        "verdict": readlab::verdict::render::json(&verdict, &report.points),
+        "runs": docs,
+    }))?;
+    if !a.out_json.is_json() {
+        println!("{}", outcome.summary);
+        let text = readlab::verdict::text_for(&docs);
+        if !text.is_empty() {
+            println!("{text}");
+        }
     }
     eprintln!(
         "readlab: {} points measured, {} already done; results: {}; summary: {}",
