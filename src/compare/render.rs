@@ -151,7 +151,7 @@ pub fn html_body(c: &Comparison, id: &str, fig: &mut usize) -> Result<String> {
             table(c).html(&format!("table-{id}"), LEGEND)
         );
         for ch in charts(c, id) {
-            crate::report::html::figure(&mut s, fig, &ch)?;
+            crate::report::page::figure(&mut s, fig, &ch)?;
         }
     }
     for l in unmatched(c) {
@@ -167,7 +167,7 @@ pub fn html(c: &Comparison) -> Result<String> {
         "<header>\n<h1>readlab compare</h1>\n</header>\n<section id=\"sec-compare\">\n{}</section>\n",
         html_body(c, "compare", &mut fig)?
     );
-    Ok(crate::report::html::page(&body))
+    Ok(crate::report::page::page(&body))
 }
 
 /// Markdown: the table and legend.

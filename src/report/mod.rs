@@ -13,6 +13,7 @@ pub mod draw;
 pub mod fio;
 pub mod html;
 pub mod model;
+pub mod page;
 pub mod selected;
 pub mod tables;
 
