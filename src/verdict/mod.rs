@@ -85,6 +85,15 @@ pub enum Sureness {
     Unmeasured { runner_up: String, margin: f64 },
 }
 
+/// A relative margin in percent, with a decimal below 10 %: `0.3`, `35`.
+fn pct(m: f64) -> String {
+    if m.abs() < 0.095 {
+        format!("{:.1}", 100.0 * m)
+    } else {
+        format!("{:.0}", 100.0 * m)
+    }
+}
+
 impl Sureness {
     /// One phrase for a finding of `kind`: `clear: 35 % more IOPS than A32B1 (spread ±3 % over
     /// 3 runs)`.
@@ -111,8 +120,8 @@ impl Sureness {
                 margin,
                 spread: s,
             } => format!(
-                "clear: {:.0} % {what} than {runner_up} ({})",
-                100.0 * margin,
+                "clear: {} % {what} than {runner_up} ({})",
+                pct(*margin),
                 spread(s)
             ),
             Sureness::Narrow {
@@ -134,8 +143,8 @@ impl Sureness {
                 spread(s)
             ),
             Sureness::Unmeasured { runner_up, margin } => format!(
-                "{:.0} % {what} than {runner_up}; no spread measured (use --repeat)",
-                100.0 * margin
+                "{} % {what} than {runner_up}; no spread measured (use --repeat)",
+                pct(*margin)
             ),
         }
     }
