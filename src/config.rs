@@ -3,7 +3,8 @@
 
 use crate::engine::{EngineKind, EngineOptions};
 use crate::error::{Error, Result};
-use crate::source::Source;
+use crate::source::{Source, Target};
+use crate::stability::StopRule;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -106,7 +107,62 @@ pub enum Arrivals {
     Fixed,
 }
 
+/// How long each point runs.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Timing {
+    pub runtime: Duration,
+    pub ramp: Duration,
+    pub stable: Option<StopRule>,
+}
+
+impl Timing {
+    /// A real study: up to 30 s per point, ended once IOPS is stable.
+    pub fn full() -> Timing {
+        Timing {
+            runtime: Duration::from_secs(30),
+            ramp: Duration::from_secs(2),
+            stable: Some(StopRule {
+                window: 5,
+                band: 0.02,
+                min_runtime: Duration::from_secs(5),
+            }),
+        }
+    }
+
+    /// `--quick`: one second per point, so a study takes a couple of minutes.
+    pub fn quick() -> Timing {
+        Timing {
+            runtime: Duration::from_secs(1),
+            ramp: Duration::from_millis(200),
+            stable: None,
+        }
+    }
+}
+
 impl RunConfig {
+    /// A measured point on `target` — what studies and the tuner both start from: engine, access,
+    /// block size, direct I/O where the target takes it, verification as asked, and its timing.
+    pub fn point(
+        target: &Target,
+        engine: EngineKind,
+        rw: Rw,
+        bs: u64,
+        verify: bool,
+        timing: Timing,
+    ) -> RunConfig {
+        RunConfig {
+            engine,
+            rw,
+            bs,
+            runtime: timing.runtime,
+            ramp: timing.ramp,
+            stop_when_stable: timing.stable,
+            verify,
+            direct: target.direct_supported,
+            ..RunConfig::new(&target.path)
+        }
+    }
+
     /// A config with fio-like defaults for everything but the target.
     pub fn new(target: impl Into<PathBuf>) -> RunConfig {
         RunConfig {
@@ -162,18 +218,30 @@ impl RunConfig {
                 "runtime must be positive, e.g. --runtime 5s",
             ));
         }
+        // Durations from a profile or a study never went through the command line's parser.
+        for (what, d) in [("runtime", self.runtime), ("ramp", self.ramp)] {
+            if d > crate::size::MAX_DURATION {
+                return Err(Error::invalid(format!(
+                    "--{what} {} s is longer than readlab allows (a year)",
+                    d.as_secs()
+                )));
+            }
+        }
         if self.threads == 0 {
-            return Err(Error::invalid("threads must be at least 1"));
+            return Err(Error::invalid("--numjobs must be at least 1"));
         }
         if self.iodepth == 0 {
-            return Err(Error::invalid("iodepth must be at least 1"));
+            return Err(Error::invalid("--iodepth must be at least 1"));
         }
-        if self.threads > 4096 {
-            return Err(Error::invalid("threads must be at most 4096"));
+        if self.threads > crate::engine::MAX_THREADS {
+            return Err(Error::invalid(format!(
+                "--numjobs must be at most {}",
+                crate::engine::MAX_THREADS
+            )));
         }
         if !caps.asynchronous && self.iodepth > 1 {
             return Err(Error::invalid(format!(
-                "engine {} is synchronous and keeps one I/O in flight; drop --iodepth or use more --threads",
+                "engine {} is synchronous and keeps one I/O in flight; drop --iodepth or use more --numjobs",
                 self.engine.name()
             )));
         }
@@ -272,6 +340,7 @@ impl RunConfig {
             direct: self.direct,
             iodepth: self.iodepth,
             blocks_per_request: self.blocks_per_request,
+            threads: self.threads,
         };
         (self.engine.spec().check)(&self.options, &workload)?;
         if self.io_limit == Some(0) {
@@ -305,8 +374,10 @@ impl RunConfig {
                 "--blocks-per-request must be between 1 and 1024",
             ));
         }
-        let slots = self.iodepth as u64 * self.blocks_per_request as u64;
-        let memory = slots * self.bs * self.threads as u64;
+        let slots = (self.iodepth as u64).saturating_mul(self.blocks_per_request as u64);
+        let memory = slots
+            .saturating_mul(self.bs)
+            .saturating_mul(self.threads as u64);
         if memory > 8 << 30 {
             return Err(Error::invalid(format!(
                 "threads × iodepth × blocks-per-request × bs needs {} MiB of buffers; the limit is 8 GiB",

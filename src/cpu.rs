@@ -243,6 +243,15 @@ impl CpuSnapshot {
 
     /// CPU used between `self` (earlier) and `later`. Threads born in between count from zero.
     pub fn usage_until(&self, later: &CpuSnapshot) -> CpuUsage {
+        let cores = crate::env::cpus();
+        if later.at <= self.at {
+            // No window (a run stopped before its measured window began): nothing was used in
+            // it, and every share of it is zero rather than a count divided by nothing.
+            return CpuUsage {
+                machine_cores: cores,
+                ..CpuUsage::default()
+            };
+        }
         let window = later.at.duration_since(self.at).as_secs_f64().max(1e-9);
         let hz = ticks_per_s();
         let mut kinds: HashMap<ThreadKind, KindCpu> = HashMap::new();
@@ -263,7 +272,6 @@ impl CpuSnapshot {
             k.pct_of_core = 100.0 * k.total_s / window;
             k
         };
-        let cores = crate::env::cpus();
         // Busy = wall time of every core minus its idle time. Summing user+system ticks instead
         // undercounts in VMs, where the tick sampling misses time.
         let idle_s = later.machine_idle.saturating_sub(self.machine_idle) as f64 / hz;
@@ -291,6 +299,16 @@ impl CpuSnapshot {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_empty_window_used_nothing() {
+        let a = CpuSnapshot::take();
+        let u = a.usage_until(&a.clone());
+        assert_eq!(u.threads_pct_of_core(), 0.0);
+        assert_eq!(u.machine_busy_pct_of_core, 0.0);
+        assert_eq!(u.process_pct_of_core, 0.0);
+        assert!(u.machine_cores >= 1);
+    }
 
     #[test]
     fn kinds_by_name() {

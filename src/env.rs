@@ -75,7 +75,7 @@ pub fn cpus() -> usize {
 pub fn filesystem(target: &Target) -> Option<String> {
     match target.kind {
         TargetKind::File => filesystem_of(&target.path),
-        TargetKind::Block => None,
+        TargetKind::Block | TargetKind::Nbd => None,
     }
 }
 
@@ -90,9 +90,7 @@ pub fn kernel() -> String {
 impl Environment {
     /// The environment of a run on `target`, whose device facts the caller already read.
     pub fn capture(source: &dyn Source, device: DeviceInfo) -> Environment {
-        let target = source
-            .local()
-            .expect("only local sources are read yet; a remote one describes its own environment");
+        let target = &source.describe();
         let u = rustix::system::uname();
         Environment {
             readlab_version: env!("CARGO_PKG_VERSION").into(),

@@ -79,6 +79,20 @@ pub enum Error {
 
     #[error("{0}")]
     Engine(String),
+
+    /// A run stopped because every one of its first reads failed: a failure of the target (or
+    /// of the interface on it), not bad input.
+    #[error(
+        "every read failed ({count} of {count}), first at offset {}: {}{hint}",
+        first.offset,
+        first.message
+    )]
+    ReadsFailed {
+        count: u64,
+        first: IoErrorRecord,
+        /// The probe's explanation, starting with ". ", or empty.
+        hint: String,
+    },
 }
 
 impl Error {
@@ -86,7 +100,10 @@ impl Error {
     pub fn is_bad_input(&self) -> bool {
         !matches!(
             self,
-            Error::Io { .. } | Error::Engine(_) | Error::Interrupted { .. }
+            Error::Io { .. }
+                | Error::Engine(_)
+                | Error::ReadsFailed { .. }
+                | Error::Interrupted { .. }
         )
     }
 
@@ -126,3 +143,13 @@ pub enum OutputError {
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// A failed read: where, and why.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct IoErrorRecord {
+    pub offset: u64,
+    pub len: u64,
+    /// errno, or 0 for a short read.
+    pub errno: i32,
+    pub message: String,
+}

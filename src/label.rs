@@ -130,6 +130,10 @@ mod tests {
         for spec in registry() {
             let kind = EngineKind::parse(spec.name).unwrap();
             let mut variants = (spec.variants)();
+            if variants.is_empty() {
+                // Engines without local variants (nbd) still have their plain label.
+                variants.push(("", EngineOptions::default()));
+            }
             if spec.name == "pool" {
                 variants.push((
                     "--pool-threads",

@@ -376,6 +376,7 @@ pub fn render(r: &Report) -> String {
         match t.kind {
             crate::source::TargetKind::File => "regular file",
             crate::source::TargetKind::Block => "block device",
+            crate::source::TargetKind::Nbd => "NBD export",
         },
         format_bytes(t.size as f64, Style::Table),
         t.size,

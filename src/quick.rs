@@ -38,8 +38,14 @@ pub trait QuickObserver: Observer + PrepareObserver {
 pub fn plan(dir: &Path, runtime: Duration) -> Result<QuickPlan> {
     let scratch = dir.join(SCRATCH_NAME);
     let existing = std::fs::metadata(&scratch).map(|m| m.len()).unwrap_or(0);
-    let st =
-        rustix::fs::statvfs(dir).map_err(|e| Error::io(dir, "cannot read free space", e.into()))?;
+    let st = rustix::fs::statvfs(dir).map_err(|e| match e {
+        // A directory that is not there is bad input (exit 2), like any missing output directory.
+        rustix::io::Errno::NOENT | rustix::io::Errno::NOTDIR => Error::invalid(format!(
+            "{}: no such directory; create it first or choose another --dir",
+            dir.display()
+        )),
+        e => Error::io(dir, "cannot read free space", e.into()),
+    })?;
     let free = st.f_bavail * st.f_frsize + existing;
     let size = (DEFAULT_SIZE.min(free / 4) >> 20) << 20;
     if size < MIN_SIZE {

@@ -5,7 +5,7 @@
 use crate::config::RunConfig;
 use crate::error::Result;
 use crate::interval::{RepeatSummary, coverage, interval};
-use crate::result::{Document, EndedBy, RunResult};
+use crate::result::{Document, EndedBy, ErrorSummary, RunResult, VerifySummary};
 use crate::runner::{self, Observer};
 
 /// Summarise repetitions of one configuration.
@@ -43,8 +43,40 @@ pub fn combine(mut docs: Vec<Document>) -> Option<Document> {
     let summary = summarize(&results);
     let mut doc = docs.swap_remove(median_run(&results));
     doc.result.repeat = Some(summary);
+    // The median run stands for the figures, never for the failures: every repetition's errors,
+    // mismatches and warnings are the combined result's.
+    let r = &mut doc.result;
+    r.errors = ErrorSummary::default();
+    let mut verify = r.verify.as_ref().map(|_| VerifySummary::default());
+    let mut warnings: Vec<String> = Vec::new();
+    for o in &results {
+        r.errors.count += o.errors.count;
+        r.errors.eagain += o.errors.eagain;
+        r.errors.first.extend(o.errors.first.iter().cloned());
+        if let (Some(v), Some(ov)) = (verify.as_mut(), &o.verify) {
+            v.checked_ios += ov.checked_ios;
+            v.mismatches += ov.mismatches;
+            v.first.extend(ov.first.iter().cloned());
+        }
+        for w in &o.warnings {
+            if !warnings.contains(w) {
+                warnings.push(w.clone());
+            }
+        }
+    }
+    r.errors.first.sort_by_key(|e| e.offset);
+    r.errors.first.truncate(KEEP_FIRST);
+    if let Some(v) = verify.as_mut() {
+        v.first.sort_by_key(|m| m.offset);
+        v.first.truncate(KEEP_FIRST);
+    }
+    r.verify = verify;
+    r.warnings = warnings;
     Some(doc)
 }
+
+/// Errors and mismatches kept in full in a combined result, as in one run's.
+const KEEP_FIRST: usize = 16;
 
 /// Measure one configuration `runs` times (seeds `seed`, `seed + 1`, …) and combine them; an
 /// interrupted repetition ends the series and is kept, marked, as the result.
@@ -118,6 +150,39 @@ mod tests {
             out[0].result.iops, rep.iops.median,
             "the median run stands for all"
         );
+        // A failure in any repetition is the combined result's, whichever run is the median.
+        let mut reps = docs[..3].to_vec();
+        let fastest = (0..3)
+            .max_by(|&a, &b| reps[a].result.iops.total_cmp(&reps[b].result.iops))
+            .unwrap();
+        assert_ne!(
+            fastest,
+            median_run(
+                &docs[..3]
+                    .iter()
+                    .map(|d| d.result.clone())
+                    .collect::<Vec<_>>()
+            )
+        );
+        reps[fastest].result.verify = Some(VerifySummary {
+            checked_ios: 5,
+            mismatches: 7,
+            first: vec![crate::data::Mismatch {
+                offset: 4100,
+                sector: 4096,
+                expected: 0,
+                found: 1,
+            }],
+        });
+        reps[fastest].result.warnings.push("odd".into());
+        let c = combine(reps).unwrap();
+        assert!(
+            c.result.failed(),
+            "the median run hid another run's mismatches"
+        );
+        assert_eq!(c.result.verify.as_ref().unwrap().mismatches, 7);
+        assert_eq!(c.result.verify.as_ref().unwrap().first[0].offset, 4100);
+        assert!(c.result.warnings.contains(&"odd".to_string()));
         let failed = interleaved(2, 2, |_, _| {
             Err::<Document, _>(crate::error::Error::InvalidArgument("x".into()))
         });

@@ -6,19 +6,13 @@ use crate::cpu::CpuUsage;
 use crate::data::Mismatch;
 use crate::env::Environment;
 use crate::stats::{LatencySummary, TimelinePoint};
+use crate::study::name::StudyName;
 use serde::{Deserialize, Serialize};
 
 pub const SCHEMA: &str = "readlab.run/1";
 
-/// A failed read: where, and why.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct IoErrorRecord {
-    pub offset: u64,
-    pub len: u64,
-    /// errno, or 0 for a short read.
-    pub errno: i32,
-    pub message: String,
-}
+/// A failed read: where, and why (defined beside the errors that carry it).
+pub use crate::error::IoErrorRecord;
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ErrorSummary {
@@ -175,12 +169,63 @@ pub struct OpenLoopSummary {
 }
 
 /// Which study point a run belongs to (absent for a plain `readlab run`).
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StudyTag {
-    pub study: String,
+    pub study: StudyName,
     /// The I/O scheduler the device was switched to for this point (scheduler study).
     #[serde(default)]
     pub scheduler: Option<String>,
+    /// A networked study's point: which side it measured, over what, and the server's CPU.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub net: Option<NetTag>,
+}
+
+/// What a networked study's point measured (the NBD studies of the networked-flash document).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NetTag {
+    /// `remote`: readlab's nbd client reading a `readlab serve` server; `local`: the same device
+    /// read directly at the same concurrency (the "equivalent local performance").
+    pub side: String,
+    /// How client and server were connected: `loopback` (127.0.0.1), `netns-veth`, or `none`
+    /// for local points.
+    pub network: String,
+    /// The server model (`thread`, `uring`); empty for local points.
+    #[serde(default)]
+    pub model: String,
+    /// `target` (the study's file or device) or `null` (zeros without storage).
+    pub backend: String,
+    /// Service time injected into every read by the server, µs.
+    #[serde(default)]
+    pub delay_us: u64,
+    /// The server's CPU during the point (remote points only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<ServerCpu>,
+}
+
+/// A server's CPU as measured by the server itself (its `--json` summary).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ServerCpu {
+    /// CPU of the server process per read served, µs.
+    pub us_per_read: f64,
+    /// Server cores busy at the client's IOPS (µs per read × IOPS), % of one core.
+    pub pct_of_core: f64,
+    /// Reads served per second of server CPU: IOPS per server core.
+    pub iops_per_core: f64,
+    /// Reads the server counted (warm-up included).
+    pub reads: u64,
+}
+
+impl NetTag {
+    /// Everything but the measured server CPU: what makes two points the same point.
+    pub fn same_point(&self, o: &NetTag) -> bool {
+        (
+            &self.side,
+            &self.network,
+            &self.model,
+            &self.backend,
+            self.delay_us,
+        ) == (&o.side, &o.network, &o.model, &o.backend, o.delay_us)
+    }
 }
 
 /// One run as written to disk.

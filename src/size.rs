@@ -17,7 +17,13 @@ pub fn parse_size(s: &str) -> Result<u64> {
         .map_err(|_| Error::invalid(format!("cannot parse size '{s}'; use a number with an optional k, m, g or t suffix (powers of 1024), e.g. 4k or 1g")))
 }
 
-/// Parse a duration like `5s`, `500ms`, `2m`; a bare number means seconds, as in fio.
+/// The longest duration readlab accepts anywhere (runtime, ramp, budget, …): a year. Anything
+/// longer is a typo, and keeping every duration this short keeps every sum and product of them
+/// (deadlines, budgets × shares) far from overflow.
+pub const MAX_DURATION: Duration = Duration::from_secs(365 * 24 * 3600);
+
+/// Parse a duration like `5s`, `500ms`, `2m`; a bare number means seconds, as in fio. At most
+/// [`MAX_DURATION`].
 pub fn parse_duration(s: &str) -> Result<Duration> {
     let t = s.trim();
     if t.starts_with('-') {
@@ -25,17 +31,29 @@ pub fn parse_duration(s: &str) -> Result<Duration> {
             "duration '{s}' is negative; give a positive duration like 5s"
         )));
     }
+    let too_long = || {
+        Error::invalid(format!(
+            "duration '{s}' is longer than readlab allows (a year); give e.g. 5s, 2m or 1h"
+        ))
+    };
     if let Ok(secs) = t.parse::<f64>()
         && secs.is_finite()
         && secs >= 0.0
     {
+        if secs > MAX_DURATION.as_secs_f64() {
+            return Err(too_long());
+        }
         return Ok(Duration::from_secs_f64(secs));
     }
-    humantime::parse_duration(t).map_err(|_| {
-        Error::invalid(format!(
+    match humantime::parse_duration(t) {
+        Ok(d) if d > MAX_DURATION => Err(too_long()),
+        Ok(d) => Ok(d),
+        // humantime says "number is too large" for what overflows its own arithmetic.
+        Err(humantime::DurationError::NumberOverflow) => Err(too_long()),
+        Err(_) => Err(Error::invalid(format!(
             "cannot parse duration '{s}'; use e.g. 5s, 500ms or 2m"
-        ))
-    })
+        ))),
+    }
 }
 
 /// A block size as the report names it (`4K`, `256K`, `1M`): [`crate::units::format_bytes`] in
@@ -73,6 +91,17 @@ mod tests {
         assert_eq!(parse_duration("500ms").unwrap(), Duration::from_millis(500));
         assert!(parse_duration("-1s").is_err());
         assert!(parse_duration("soon").is_err());
+        // Huge durations are refused, never overflow.
+        for huge in [
+            "300000000000y",
+            "1e300",
+            "366days",
+            "99999999999999999999999s",
+        ] {
+            let e = parse_duration(huge).unwrap_err().to_string();
+            assert!(e.contains("longer than readlab allows"), "{huge}: {e}");
+        }
+        assert_eq!(parse_duration("365days").unwrap(), MAX_DURATION);
     }
 
     #[test]

@@ -96,15 +96,24 @@ impl Store {
     /// second writer is refused at once, naming this one). Without `resume` an existing non-empty
     /// file is refused, so no earlier study is mixed in by accident.
     pub fn open(dir: &Path, resume: bool) -> Result<Store> {
-        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, "cannot create", e))?;
-        let lock = lock_dir(dir)?;
         let path = dir.join(RESULTS);
-        let exists = std::fs::metadata(&path).is_ok_and(|m| m.len() > 0);
-        if exists && !resume {
-            return Err(Error::invalid(format!(
+        let has_results = || std::fs::metadata(&path).is_ok_and(|m| m.len() > 0);
+        let refuse = || {
+            Error::invalid(format!(
                 "{} already holds results; pass --resume to continue it, or choose another --out",
                 path.display()
-            )));
+            ))
+        };
+        // Refused before anything is created (not even the lock file); checked again under the
+        // lock, which is what decides.
+        if !resume && has_results() {
+            return Err(refuse());
+        }
+        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, "cannot create", e))?;
+        let lock = lock_dir(dir)?;
+        let exists = has_results();
+        if exists && !resume {
+            return Err(refuse());
         }
         let mut file = OpenOptions::new()
             .create(true)

@@ -11,7 +11,7 @@ pub use commands::{fio_command, readlab_command};
 pub use profile::{PROFILE_SCHEMA, Profile, load_profile};
 pub use text::recommendation_text;
 
-use crate::config::{RunConfig, Rw};
+use crate::config::{RunConfig, Rw, Timing};
 use crate::engine::EngineKind;
 use crate::error::{Error, Result};
 use crate::result::{Document, StudyTag};
@@ -200,6 +200,10 @@ pub struct TuneReport {
     pub seconds: f64,
     pub budget_s: f64,
     pub results: PathBuf,
+    /// Runs that saw I/O errors or verification mismatches (never candidates: a configuration
+    /// that returned errors or wrong data is not recommended).
+    #[serde(default)]
+    pub failures: crate::failures::Failures,
 }
 
 /// Progress of the tuner, for the CLI.
@@ -217,6 +221,7 @@ struct Search<'a> {
     deadline: Instant,
     point_runtime: Duration,
     all: Vec<Candidate>,
+    failures: crate::failures::Failures,
 }
 
 impl Search<'_> {
@@ -225,21 +230,16 @@ impl Search<'_> {
     }
 
     fn base(&self, engine: EngineKind, bs: u64) -> RunConfig {
-        RunConfig {
-            engine,
-            bs,
-            rw: Rw::Randread,
+        let timing = Timing {
             runtime: self.point_runtime,
             ramp: Duration::from_millis(300),
-            direct: self.target.direct_supported,
-            verify: self.verify,
-            stop_when_stable: Some(StopRule {
+            stable: Some(StopRule {
                 window: 3,
                 band: 0.03,
                 min_runtime: Duration::from_secs(1).min(self.point_runtime),
             }),
-            ..RunConfig::new(&self.target.path)
-        }
+        };
+        RunConfig::point(self.target, engine, Rw::Randread, bs, self.verify, timing)
     }
 
     /// Measure one configuration (or reuse it if already measured); None when out of budget or
@@ -255,6 +255,12 @@ impl Search<'_> {
         }
         let mut doc = match runner::run(&cfg, self.obs) {
             Ok(d) => d,
+            Err(Error::ReadsFailed { count, first, .. }) => {
+                let what = format!("{} {}", cfg.engine.name(), cfg.label());
+                self.obs.phase(&format!("{what}: every read failed"));
+                self.failures.add_unreadable(&what, count, first);
+                return None;
+            }
             Err(e) => {
                 self.obs
                     .phase(&format!("{}: cannot run here: {e}", cfg.label()));
@@ -265,9 +271,20 @@ impl Search<'_> {
             return None;
         }
         doc.study = Some(StudyTag {
-            study: "tune".into(),
+            study: crate::study::TUNE.study_name(),
             scheduler: None,
+            net: None,
         });
+        self.failures.add(&doc);
+        if doc.result.failed() {
+            // Stored (the report shows it, marked), never a candidate.
+            self.obs.phase(&format!(
+                "{}: the run failed (I/O errors or wrong data); not a candidate",
+                cfg.label()
+            ));
+            let _ = self.store.append(doc);
+            return None;
+        }
         let c = Candidate::of(&doc);
         self.obs.measured(&c, &doc);
         let _ = self.store.append(doc);
@@ -411,10 +428,17 @@ impl Search<'_> {
                 if self.time_left() < cost || self.obs.cancelled() {
                     break;
                 }
-                if let Ok(doc) = runner::run(&cfg, self.obs)
-                    && doc.result.ended_by != crate::result::EndedBy::Interrupted
-                {
-                    runs[i].push(Candidate::of(&doc));
+                match runner::run(&cfg, self.obs) {
+                    Ok(doc) if doc.result.ended_by != crate::result::EndedBy::Interrupted => {
+                        self.failures.add(&doc);
+                        if !doc.result.failed() {
+                            runs[i].push(Candidate::of(&doc));
+                        }
+                    }
+                    Err(Error::ReadsFailed { count, first, .. }) => {
+                        self.failures.add_unreadable(&f.label, count, first)
+                    }
+                    _ => {}
                 }
             }
         }
@@ -468,6 +492,9 @@ pub fn tune(opts: &TuneOptions, obs: &dyn TuneObserver) -> Result<TuneReport> {
         return Err(Error::invalid("--budget must be at least 10s"));
     }
     let verify = opts.verify.unwrap_or(target.prepared_id.is_some());
+    if verify {
+        runner::check_prepared_throughout(&target, "--no-verify")?;
+    }
     // Check every block size against the target before spending any time.
     for &bs in &opts.block_sizes {
         let mut c = RunConfig::new(&opts.target);
@@ -492,6 +519,7 @@ pub fn tune(opts: &TuneOptions, obs: &dyn TuneObserver) -> Result<TuneReport> {
         deadline: started + opts.budget,
         point_runtime,
         all: Vec::new(),
+        failures: Default::default(),
     };
     let mut recs = Vec::new();
     for (i, &bs) in opts.block_sizes.iter().enumerate() {
@@ -585,80 +613,9 @@ pub fn tune(opts: &TuneOptions, obs: &dyn TuneObserver) -> Result<TuneReport> {
         seconds: started.elapsed().as_secs_f64(),
         budget_s: opts.budget.as_secs_f64(),
         results: s.store.path().to_path_buf(),
+        failures: s.failures,
     })
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn cand(label: &str, iops: f64, p999: u64, cpu: f64) -> Candidate {
-        Candidate {
-            config: RunConfig::new("/x"),
-            label: label.into(),
-            iops,
-            mb_s: iops * 4096.0 / 1e6,
-            p999_ns: p999,
-            p50_ns: p999 / 4,
-            cpu_cores: cpu,
-            spread: None,
-        }
-    }
-
-    #[test]
-    fn pareto_keeps_only_undominated_points() {
-        let pts = vec![
-            cand("a", 100.0, 100, 1.0),
-            cand("b", 200.0, 300, 1.0),
-            cand("c", 150.0, 400, 1.5), // dominated by b
-            cand("d", 90.0, 50, 0.5),
-        ];
-        let f: Vec<String> = pareto(&pts).into_iter().map(|c| c.label).collect();
-        assert_eq!(f, ["b", "a", "d"]);
-    }
-
-    #[test]
-    fn goals_choose_differently() {
-        let pts = vec![
-            cand("fast", 1000.0, 900, 1.0),
-            cand("near", 950.0, 400, 1.0),
-            cand("calm", 600.0, 100, 0.5),
-            cand("slow", 300.0, 50, 0.2),
-        ];
-        assert_eq!(choose(&pts, Goal::Throughput).unwrap().label, "fast");
-        assert_eq!(choose(&pts, Goal::Balanced).unwrap().label, "near");
-        assert_eq!(choose(&pts, Goal::Latency).unwrap().label, "calm");
-        assert!(choose(&[], Goal::Latency).is_none());
-    }
-
-    #[test]
-    fn trade_offs_read_like_the_issue() {
-        let a = cand("U16B2", 1000.0, 100, 1.0);
-        let b = cand("U32B4", 1060.0, 200, 1.2);
-        assert_eq!(
-            trade_off(&a, &b),
-            "psync U32B4: +6 % IOPS for 2.00× p99.9 and 1.20× CPU"
-        );
-    }
-
-    #[test]
-    fn fio_command_carries_the_uring_features() {
-        let mut c = RunConfig::new("/dev/x");
-        c.engine = EngineKind::Uring;
-        c.iodepth = 32;
-        c.batch = 4;
-        c.options.uring.fixed_bufs = true;
-        c.options.uring.fixed_files = true;
-        let f = fio_command(&c);
-        for part in [
-            "--ioengine=io_uring",
-            "--iodepth=32",
-            "--iodepth_batch_submit=4",
-            "--fixedbufs=1",
-            "--registerfiles=1",
-            "--lat_percentiles=1",
-        ] {
-            assert!(f.contains(part), "{f}");
-        }
-    }
-}
+mod tests;

@@ -340,3 +340,81 @@ fn multi_block_requests_read_blocks_one_after_another_on_sync_engines() {
         "p50 of 8-block requests {p50_eight} vs one block {p50_one}"
     );
 }
+
+/// `--repeat N`: N runs, the median one shown with a confidence interval per figure (JSON and
+/// table); a mismatch in any repetition fails the whole run with its offset.
+#[test]
+fn repeat_gives_medians_with_intervals_and_keeps_every_failure() {
+    let d = disk_dir();
+    let f = prepare(d.path(), "f", "16M");
+    let fs = f.to_str().unwrap();
+    let o = run(&[
+        "run",
+        "--repeat",
+        "3",
+        "--runtime",
+        "0.5s",
+        "--output",
+        "json",
+        fs,
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc = json(&o);
+    let rep = &doc["result"]["repeat"];
+    assert_eq!(rep["runs"], 3, "{rep}");
+    assert!(rep["confidence"].as_f64().unwrap() > 0.5, "{rep}");
+    for k in [
+        "iops",
+        "p50_ns",
+        "p99_ns",
+        "cpu_us_per_io",
+        "achieved_depth",
+    ] {
+        let i = &rep[k];
+        let (lo, m, hi) = (
+            i["lo"].as_f64().unwrap(),
+            i["median"].as_f64().unwrap(),
+            i["hi"].as_f64().unwrap(),
+        );
+        assert!(lo <= m && m <= hi, "{k}: {i}");
+    }
+    assert_eq!(
+        doc["result"]["iops"].as_f64().unwrap(),
+        rep["iops"]["median"].as_f64().unwrap(),
+        "the median run stands for the repetitions"
+    );
+    let o = run(&["run", "--repeat", "2", "--runtime", "0.3s", fs]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("repeat   2 runs, the median one shown"),
+        "{}",
+        stdout(&o)
+    );
+    // Wrong data in the repetitions: exit 1 with the offset, every repetition's mismatches counted.
+    let bad = (2 << 20) + 99u64;
+    flip_byte(&f, bad);
+    let o = run(&[
+        "run",
+        "--verify",
+        "--repeat",
+        "3",
+        "--runtime",
+        "0.3s",
+        "--offset",
+        "2m",
+        "--size",
+        "4k",
+        "--output",
+        "json",
+        fs,
+    ]);
+    assert_mismatch_reported(&o, bad);
+    let doc = json(&o);
+    let v = &doc["result"]["verify"];
+    assert_eq!(v["mismatches"], v["checked_ios"], "{v}");
+    assert!(
+        v["mismatches"].as_u64() > doc["result"]["ios"].as_u64(),
+        "the mismatches of every repetition, not only the median run's: {v}"
+    );
+    assert_eq!(v["first"][0]["offset"], bad);
+}

@@ -344,3 +344,41 @@ fn queue_and_multiblock_quick_studies() {
     // Submitted together, 64 blocks cost far less than 64 reads in a row.
     assert!(p50("uring", 64) < p50("psync", 64));
 }
+
+/// Issue 10 §3: a study whose reads return wrong data prints the totals and the first offset and
+/// exits 1 (it used to exit 0 and say nothing), and the report of its results shows the failures.
+#[test]
+fn a_study_that_reads_wrong_data_fails_and_says_where() {
+    let d = disk_dir();
+    let f = prepare(d.path(), "f", "16M");
+    let bad = (5 << 20) + 1234u64;
+    flip_byte(&f, bad);
+    let out = d.path().join("lat");
+    let o = run(&[
+        "study",
+        "latency",
+        "--quick",
+        "--out",
+        out.to_str().unwrap(),
+        f.to_str().unwrap(),
+    ]);
+    let err = stderr(&o);
+    assert_mismatch_reported(&o, bad);
+    assert!(err.contains("run(s) failed"), "{err}");
+    assert!(err.contains("verification mismatch(es)"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    // Every point is stored, and the report marks the failed ones with their offset.
+    let docs = lines(&out.join("results.jsonl"));
+    assert!(
+        docs.iter()
+            .any(|d| d["result"]["verify"]["mismatches"].as_u64() > Some(0)),
+        "no mismatch stored"
+    );
+    let o = run(&["report", out.to_str().unwrap(), "--format", "md", "-o", "-"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let md = stdout(&o);
+    assert!(
+        md.contains("FAILED") && md.contains(&format!("first mismatch at offset {bad}")),
+        "{md}"
+    );
+}

@@ -30,6 +30,9 @@ fn tune_within_budget_prints_the_table_and_a_replayable_profile() {
         "--ioengine=",
         "profile:",
         "Recommended:",
+        // The finalists were re-measured (--repeat defaults to 3): medians and their intervals.
+        "interleaved runs;",
+        "intervals: IOPS",
     ] {
         assert!(table.contains(s), "missing '{s}' in:\n{table}");
     }
@@ -119,4 +122,40 @@ fn bad_tune_input_is_exit_2() {
     }
     let o = run(&["run", "--profile", "/nonexistent.json"]);
     assert_eq!(o.status.code(), Some(2));
+}
+
+/// Issue 10 §3: the tuner never recommends a configuration for a target that returns wrong data:
+/// it prints the totals and the first offset, writes no profile and exits 1; the failed runs are
+/// stored, and the report shows them.
+#[test]
+fn a_target_returning_wrong_data_gets_no_recommendation() {
+    let d = disk_dir();
+    // 256 sectors, one of them wrong: every point of the search reads it many times.
+    let f = prepare(d.path(), "f", "1M");
+    let bad = (300 << 10) + 77u64;
+    flip_byte(&f, bad);
+    let out = d.path().join("tune");
+    let o = run(&[
+        "tune",
+        "--budget",
+        "10s",
+        "--engines",
+        "psync,libaio",
+        "--out",
+        out.to_str().unwrap(),
+        f.to_str().unwrap(),
+    ]);
+    let err = stderr(&o);
+    assert_mismatch_reported(&o, bad);
+    assert!(err.contains("run(s) failed"), "{err}");
+    assert!(err.contains("no configuration is recommended"), "{err}");
+    assert!(!stdout(&o).contains("Recommended:"), "{}", stdout(&o));
+    assert!(!out.join("profile-4k.json").exists());
+    let o = run(&["report", out.to_str().unwrap(), "--format", "md", "-o", "-"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains(&format!("first mismatch at offset {bad}")),
+        "{}",
+        stdout(&o)
+    );
 }

@@ -9,6 +9,7 @@ mod conformance;
 #[cfg(test)]
 pub(crate) mod fake;
 mod libaio;
+mod nbd;
 mod null;
 mod pool;
 mod posixaio;
@@ -140,7 +141,14 @@ pub struct Workload {
     pub direct: bool,
     pub iodepth: usize,
     pub blocks_per_request: usize,
+    /// Worker threads (each with its own engine), for engines that start threads of their own.
+    pub threads: usize,
 }
+
+/// The most threads one run may start, worker threads and engines' own threads together: far
+/// beyond what any device needs, and short of what the system refuses (`pthread_create` EAGAIN
+/// aborts a run half-started).
+pub const MAX_THREADS: usize = 4096;
 
 /// Nothing to check.
 pub(crate) fn no_check(_: &EngineOptions, _: &Workload) -> Result<()> {
@@ -200,6 +208,7 @@ pub fn registry() -> &'static [&'static EngineSpec] {
         &pool::SPEC,
         &posixaio::SPEC,
         &null::SPEC,
+        &nbd::SPEC,
         #[cfg(test)]
         &fake::SPEC,
     ];

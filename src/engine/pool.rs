@@ -35,11 +35,27 @@ pub static SPEC: EngineSpec = EngineSpec {
             Vec::new()
         }
     },
-    check: |o, _| {
+    check: |o, w| {
         if o.pool.pool_threads == Some(0) {
             return Err(crate::error::Error::invalid(
                 "--pool-threads must be at least 1",
             ));
+        }
+        // Every worker starts its own readers: the process holds workers × (1 + readers).
+        let readers = o.pool.pool_threads.unwrap_or(w.iodepth);
+        let total = readers.saturating_add(1).saturating_mul(w.threads);
+        if total > super::MAX_THREADS {
+            return Err(crate::error::Error::invalid(format!(
+                "{} worker(s) with {readers} reader threads each make {total} threads; readlab \
+                 starts at most {}: use fewer --pool-threads{} or --numjobs",
+                w.threads,
+                super::MAX_THREADS,
+                if o.pool.pool_threads.is_none() {
+                    " (the default is --iodepth)"
+                } else {
+                    ""
+                }
+            )));
         }
         Ok(())
     },

@@ -63,7 +63,11 @@ impl Exporter for TableExporter {
                 percentile_cell(l, 50.0, l.p50_ns),
                 percentile_cell(l, 99.0, l.p99_ns),
                 percentile_cell(l, 99.9, l.p999_ns),
-                format_ns(l.max_ns as f64, Style::Table),
+                if l.count == 0 {
+                    "–".into()
+                } else {
+                    format_ns(l.max_ns as f64, Style::Table)
+                },
                 format!("{:.1}", r.cpu.threads_pct_of_core()),
                 format!("{:.2}", r.cpu_us_per_io),
             ]);
@@ -100,18 +104,22 @@ pub fn run_report(d: &Document) -> String {
         "  {:.0} IOPS, {:.1} MiB/s ({:.1} MB/s) over {:.2} s, {} I/Os",
         r.iops, r.mib_s, r.mb_s, r.seconds, r.ios
     );
-    let _ = writeln!(
-        s,
-        "  latency  min {}  mean {}  p50 {}  p90 {}  p99 {}  p99.9 {}  p99.99 {}  max {}",
-        format_ns(l.min_ns as f64, Style::Table),
-        format_ns(l.mean_ns, Style::Table),
-        percentile_cell(l, 50.0, l.p50_ns),
-        percentile_cell(l, 90.0, l.p90_ns),
-        percentile_cell(l, 99.0, l.p99_ns),
-        percentile_cell(l, 99.9, l.p999_ns),
-        percentile_cell(l, 99.99, l.p9999_ns),
-        format_ns(l.max_ns as f64, Style::Table),
-    );
+    if l.count == 0 {
+        let _ = writeln!(s, "  latency  – (no request measured)");
+    } else {
+        let _ = writeln!(
+            s,
+            "  latency  min {}  mean {}  p50 {}  p90 {}  p99 {}  p99.9 {}  p99.99 {}  max {}",
+            format_ns(l.min_ns as f64, Style::Table),
+            format_ns(l.mean_ns, Style::Table),
+            percentile_cell(l, 50.0, l.p50_ns),
+            percentile_cell(l, 90.0, l.p90_ns),
+            percentile_cell(l, 99.0, l.p99_ns),
+            percentile_cell(l, 99.9, l.p999_ns),
+            percentile_cell(l, 99.99, l.p9999_ns),
+            format_ns(l.max_ns as f64, Style::Table),
+        );
+    }
     let missing: Vec<String> = [50.0, 90.0, 99.0, 99.9, 99.99]
         .into_iter()
         .filter(|&q| !l.supports(q))

@@ -105,6 +105,11 @@ fn open_for_writing(path: &Path, kind: Option<TargetKind>) -> Result<(File, bool
     let err = |e: std::io::Error| match e.kind() {
         ErrorKind::PermissionDenied => Error::PermissionDenied { path: path.into() },
         _ if block && e.raw_os_error() == Some(libc::EBUSY) => guard::busy_error(path),
+        // Creating a file fails with ENOENT only when its directory is missing: bad input.
+        ErrorKind::NotFound if !block => Error::Output(crate::error::OutputError::NoParent {
+            out: path.into(),
+            parent: path.parent().unwrap_or(Path::new(".")).into(),
+        }),
         _ => Error::io(path, "cannot open for writing", e),
     };
     match open(true) {

@@ -271,12 +271,27 @@ pub fn import(text: &str, origin: &str) -> Result<Imported> {
         // when it printed them (lat_percentiles=1), else the completion latency (clat).
         let lat = read.get("lat_ns").unwrap_or(&Value::Null);
         let clat = read.get("clat_ns").unwrap_or(&Value::Null);
-        let (block, kind) = if lat.get("percentile").is_some() {
+        // A block is usable when it has a maximum and a mean; a job with neither block usable
+        // has no latency to draw (never 0 ns).
+        let usable = |b: &Value| count(b, "max") > 0 && num(b, "mean") > 0.0;
+        let (block, kind) = if usable(lat) && lat.get("percentile").is_some() {
+            (lat, "lat")
+        } else if usable(clat) {
+            (clat, "clat")
+        } else if usable(lat) {
             (lat, "lat")
         } else {
-            (clat, "clat")
+            out.notes.push(format!(
+                "{origin}: fio job '{name}' has no latency figures (lat_ns and clat_ns missing or \
+                 empty); left out"
+            ));
+            continue;
         };
-        let latency = summary(block);
+        let mut latency = summary(block);
+        if block.get("percentile").and_then(Value::as_object).is_none() {
+            // Without fio's percentiles there are none to show: marked as unsupported (–).
+            latency.count = 0;
+        }
         let mut hist = bins(lat);
         let mut hist_kind = "lat";
         if hist.is_empty() {
@@ -301,6 +316,7 @@ pub fn import(text: &str, origin: &str) -> Result<Imported> {
             origin: origin.to_string(),
             study: None,
             scheduler: None,
+            net: None,
             label: label(&engine, iodepth, batch, threads, &options),
             engine,
             rw,
@@ -436,6 +452,19 @@ mod tests {
         assert_eq!(p.latency.p50_ns, 7);
         assert_eq!(p.env.date, "1970-01-01T00:00:00Z");
 
+        // A job without latency figures is left out with a note, never drawn at 0 ns.
+        let nolat = r#"{"jobs":[{"jobname":"n","read":{"total_ios":10,"io_bytes":40960,"iops":5.0,"runtime":2000}},
+            {"jobname":"z","read":{"total_ios":10,"io_bytes":40960,"iops":5.0,"runtime":2000,"lat_ns":{"min":0,"max":0,"mean":0.0}}}]}"#;
+        let i = import(nolat, "x").unwrap();
+        assert!(i.points.is_empty(), "{:?}", i.points);
+        assert_eq!(i.notes.len(), 2, "{:?}", i.notes);
+        assert!(i.notes[0].contains("no latency figures"), "{:?}", i.notes);
+        // Min, mean and max without percentiles: kept, percentiles marked as unsupported.
+        let nopct = r#"{"jobs":[{"jobname":"m","read":{"total_ios":10,"io_bytes":40960,"iops":5.0,"runtime":2000,
+            "clat_ns":{"min":5,"max":9,"mean":7,"N":10}}}]}"#;
+        let p = one(nopct);
+        assert_eq!((p.latency.min_ns, p.latency.max_ns), (5, 9));
+        assert!(!p.latency.supports(50.0));
         for bad in ["", "[]", "{}", "not json", r#"{"jobs":3}"#] {
             assert!(import(bad, "x").is_err(), "{bad}");
         }

@@ -28,18 +28,7 @@ pub const ALL_TITLE: &str = "All experiments";
 
 /// The heading of a study's section, with the report section it follows.
 pub fn section_title(s: StudyName) -> &'static str {
-    match s {
-        StudyName::Latency => "Single-read latency (§4)",
-        StudyName::Scan => "Whole-target read (§5.1)",
-        StudyName::Stream => "Sequential and random reading, one thread (§5.2–5.3)",
-        StudyName::Threads => "Reading from several threads (§6)",
-        StudyName::Queue => "Asynchronous reading: queue size (§8.2, §9.1)",
-        StudyName::Batch => "Asynchronous reading: batch size (§8.2, §9.1)",
-        StudyName::Multiblock => "Several blocks per request (§7.2)",
-        StudyName::UringFeatures => "io_uring features (§10)",
-        StudyName::Scheduler => "I/O schedulers (§6.2)",
-        StudyName::All => ALL_TITLE,
-    }
+    s.spec().title
 }
 
 /// What `readlab report --format` writes.

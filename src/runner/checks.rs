@@ -26,6 +26,11 @@ pub struct Prepared {
 pub fn prepare_run(cfg: &RunConfig) -> Result<Prepared> {
     let source = crate::source::open(&cfg.target)?;
     let range = cfg.check(source.as_ref())?;
+    let slots = (cfg.iodepth as u64).saturating_mul(cfg.blocks_per_request as u64);
+    crate::memory::check(
+        crate::memory::estimate(cfg.threads, slots, cfg.bs),
+        crate::memory::available(),
+    )?;
     let device = crate::env::DeviceInfo::of(&cfg.target);
     let warnings = crate::probe::check_run(cfg, &device).map_err(Error::InvalidArgument)?;
     if cfg.verify {
@@ -47,6 +52,26 @@ pub fn prepare_run(cfg: &RunConfig) -> Result<Prepared> {
     })
 }
 
+/// For commands that verify a whole target by default (study, tune): refuse, up front, a target
+/// readlab prepared only the start of (a file grown after `prepare`), naming `no_verify`, the
+/// command's own way to read it without verification.
+pub fn check_prepared_throughout(target: &crate::source::Target, no_verify: &str) -> Result<()> {
+    let sector = data::SECTOR as u64;
+    if target.prepared_id.is_none() || target.size < sector {
+        return Ok(());
+    }
+    let last_sector = (target.size - 1) / sector * sector;
+    if target.prepared_at(last_sector) {
+        return Ok(());
+    }
+    Err(Error::invalid(format!(
+        "{}: readlab prepared only the start of it (the sector at {last_sector} is not its \
+         data), so it cannot be verified throughout; prepare it again over its whole size, or \
+         pass {no_verify}",
+        target.path.display()
+    )))
+}
+
 /// Never spin for the whole runtime on an interface that fails every read (IOPOLL on a device
 /// without poll queues): once a worker's first [`ABORT_AFTER_FAILURES`] reads have all failed,
 /// the error that stops the run, with the probe's explanation.
@@ -58,17 +83,14 @@ pub(super) fn every_read_failed(
     if succeeded || errors.count < ABORT_AFTER_FAILURES {
         return None;
     }
-    let first = &errors.first[0];
-    Some(Error::Engine(format!(
-        "every read failed ({} of {}), first at offset {}: {}{}",
-        errors.count,
-        errors.count,
-        first.offset,
-        first.message,
-        crate::probe::explain_errno(first.errno, cfg)
+    let first = errors.first[0].clone();
+    Some(Error::ReadsFailed {
+        count: errors.count,
+        hint: crate::probe::explain_errno(first.errno, cfg)
             .map(|h| format!(". {h}"))
-            .unwrap_or_default()
-    )))
+            .unwrap_or_default(),
+        first,
+    })
 }
 
 /// Warnings a finished run adds to the probe's: reads failed and none was measured.
@@ -86,12 +108,34 @@ pub(super) fn after_run(errors: &ErrorSummary, ios: u64, warnings: &mut Vec<Stri
 pub(super) const OTHER_LOAD_PCT: f64 = 10.0;
 /// Hypervisor steal, as a share of one core, beyond which a result says so.
 pub(super) const STEAL_PCT: f64 = 5.0;
+/// A measured window shorter than this is too short for CPU shares and load warnings.
+pub(super) const SHORT_WINDOW_S: f64 = 0.2;
 
 /// Warnings on how far a finished run's figures can be trusted: other load on the machine, time
 /// stolen by the hypervisor, a target in memory, too few samples for the tail percentiles.
 pub(super) fn trust(cfg: &RunConfig, range: &Range, r: &mut RunResult) {
+    if r.requests == 0 && r.errors.count == 0 {
+        r.warnings.push(if r.seconds <= 0.0 {
+            "nothing was measured: the run stopped before its measured window began (during \
+             the ramp); every figure is empty"
+                .to_string()
+        } else {
+            format!(
+                "nothing was measured: no request completed in the {} measured window; every \
+                 figure is empty; give a longer --runtime",
+                crate::units::format_ns(r.seconds * 1e9, crate::units::Style::Table)
+            )
+        });
+    } else if r.seconds < SHORT_WINDOW_S {
+        r.warnings.push(format!(
+            "the measured window was only {}: too short for CPU figures (the kernel counts CPU \
+             in 10 ms ticks) and to tell other load on the machine; run at least 1 s for those",
+            crate::units::format_ns(r.seconds * 1e9, crate::units::Style::Table)
+        ));
+    }
     let cpu = &r.cpu;
-    if cpu.other_processes_pct_of_core > OTHER_LOAD_PCT {
+    let judge_load = r.seconds >= SHORT_WINDOW_S;
+    if judge_load && cpu.other_processes_pct_of_core > OTHER_LOAD_PCT {
         r.warnings.push(format!(
             "other processes used {:.0} % of a core during the run (readlab itself {:.0} %): the \
              figures may be disturbed; measure on a quiet machine, or compare runs with --repeat",
@@ -99,7 +143,7 @@ pub(super) fn trust(cfg: &RunConfig, range: &Range, r: &mut RunResult) {
             cpu.threads_pct_of_core()
         ));
     }
-    if cpu.steal_pct_of_core > STEAL_PCT {
+    if judge_load && cpu.steal_pct_of_core > STEAL_PCT {
         r.warnings.push(format!(
             "the hypervisor took {:.0} % of a core from this machine during the run (steal \
              time): the figures may be disturbed",

@@ -23,7 +23,7 @@ mod worker;
 #[cfg(test)]
 mod tests;
 
-pub use checks::{Prepared, prepare_run};
+pub use checks::{Prepared, check_prepared_throughout, prepare_run};
 
 use crate::clock;
 use crate::config::{Range, RunConfig};

@@ -61,6 +61,7 @@ fn problems(r: &RunResult) -> Vec<&str> {
                 || w.contains("measured RAM")
                 || w.starts_with("only ")
                 || w.starts_with("other processes")
+                || w.starts_with("the measured window was only")
                 || w.starts_with("the hypervisor"))
         })
         .collect()
@@ -182,7 +183,7 @@ fn a_worker_whose_first_reads_all_fail_stops_the_run() {
     let cfg = config(&f, 1);
     let t = Instant::now();
     let e = run_script(&cfg, Script::new().on(Which::All, Act::Errno(libc::EIO))).unwrap_err();
-    assert!(matches!(e, Error::Engine(_)), "{e:?}");
+    assert!(matches!(e, Error::ReadsFailed { .. }), "{e:?}");
     assert_eq!(
         e.to_string(),
         "every read failed (256 of 256), first at offset 0: Input/output error (os error 5)"
@@ -447,4 +448,38 @@ fn untrustworthy_figures_are_said_in_the_warnings() {
     assert!(has("too few samples for the tail"), "{:?}", r.warnings);
     assert!(has("other processes used"), "{:?}", r.warnings);
     assert!(has("RAM"), "a just-written buffered file: {:?}", r.warnings);
+}
+
+/// A run whose measured window saw nothing says so, with zero CPU rather than a count divided by
+/// an empty window; a window too short for CPU shares says that instead of judging other load.
+#[test]
+fn an_empty_or_tiny_window_is_marked_not_divided_by() {
+    let f = prepared(64);
+    let mut cfg = config(&f, 1);
+    cfg.runtime = Duration::from_nanos(1);
+    let r = run_script(&cfg, Script::new().delay(Duration::from_millis(20))).unwrap();
+    assert_eq!(r.requests, 0);
+    assert!(
+        r.warnings
+            .iter()
+            .any(|w| w.starts_with("nothing was measured")),
+        "{:?}",
+        r.warnings
+    );
+    assert!(r.cpu.threads_pct_of_core() < 1e6, "{:?}", r.cpu);
+    assert!(
+        !r.warnings.iter().any(|w| w.starts_with("other processes")),
+        "{:?}",
+        r.warnings
+    );
+    cfg.runtime = Duration::from_millis(50);
+    let r = run_script(&cfg, Script::new()).unwrap();
+    assert!(r.requests > 0);
+    assert!(
+        r.warnings
+            .iter()
+            .any(|w| w.starts_with("the measured window was only")),
+        "{:?}",
+        r.warnings
+    );
 }

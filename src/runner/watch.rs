@@ -31,9 +31,12 @@ pub(super) fn watch(shared: &Shared, observer: &dyn Observer) -> Watched {
     shared.t0.set(t0).expect("t0 set once");
     shared.start.wait();
 
-    let planned = cfg.ramp + cfg.runtime;
-    let ramp_end = t0 + cfg.ramp;
-    let end = ramp_end + cfg.runtime;
+    // Checked: durations are bounded before a run (RunConfig::check), but a panic here would
+    // leave the workers waiting at their barrier forever.
+    let far = |d: Duration| t0.checked_add(d).unwrap_or(t0 + crate::size::MAX_DURATION);
+    let planned = cfg.ramp.saturating_add(cfg.runtime);
+    let ramp_end = far(cfg.ramp);
+    let end = far(planned);
     let mut cpu_start = (cfg.ramp.is_zero()).then(CpuSnapshot::take);
     let mut interrupted = false;
     let mut stable = false;
@@ -116,7 +119,9 @@ pub(super) fn watch(shared: &Shared, observer: &dyn Observer) -> Watched {
 impl Watched {
     /// The window's CPU, length and reason for ending; called once the workers have been joined.
     pub(super) fn finish(self, cfg: &RunConfig) -> Ended {
-        let start = self.cpu_start.unwrap_or_else(CpuSnapshot::take);
+        // A run stopped during the ramp has no measured window: its CPU is that of an empty
+        // window (zero), never a snapshot taken after the end held against the end.
+        let start = self.cpu_start.unwrap_or_else(|| self.cpu_end.clone());
         let cpu = start.usage_until(&self.cpu_end);
         let window = self
             .stopped_at

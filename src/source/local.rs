@@ -15,6 +15,8 @@ use std::path::{Path, PathBuf};
 pub enum TargetKind {
     File,
     Block,
+    /// An export of an NBD server (`nbd://…`), read over the network.
+    Nbd,
 }
 
 impl TargetKind {

@@ -5,6 +5,7 @@
 
 pub mod device;
 pub mod local;
+pub mod nbd;
 
 pub use local::{Target, TargetKind};
 
@@ -36,6 +37,8 @@ pub struct WorkerOpen {
 pub enum Handle {
     /// A local file or block device, opened for this worker.
     File(Arc<File>),
+    /// A negotiated connection to an NBD export, this worker's own.
+    Nbd(Arc<crate::nbd::Connection>),
 }
 
 impl Handle {
@@ -43,6 +46,21 @@ impl Handle {
     pub fn file(&self) -> Result<Arc<File>> {
         match self {
             Handle::File(f) => Ok(f.clone()),
+            Handle::Nbd(c) => Err(Error::invalid(format!(
+                "{} is an NBD export: read it with --engine nbd",
+                c.url
+            ))),
+        }
+    }
+
+    /// The NBD connection, for the engine that reads remote exports.
+    pub fn nbd(&self) -> Result<Arc<crate::nbd::Connection>> {
+        match self {
+            Handle::Nbd(c) => Ok(c.clone()),
+            Handle::File(_) => Err(Error::invalid(
+                "--engine nbd reads an NBD export (nbd://HOST:PORT/EXPORT or \
+                 nbd+unix:///EXPORT?socket=PATH), not a local file or device",
+            )),
         }
     }
 }
@@ -77,10 +95,15 @@ pub trait Source: Send + Sync {
     fn local(&self) -> Option<&Target> {
         None
     }
+    /// What a result records of the source (for a remote one: its URL, size and identity).
+    fn describe(&self) -> Target;
 }
 
-/// Open what `spec` names as a source.
+/// Open what `spec` names as a source: an NBD URL, or a local file or device.
 pub fn open(spec: &Path) -> Result<Box<dyn Source>> {
+    if let Some(url) = spec.to_str().filter(|s| crate::nbd::NbdUrl::is_url(s)) {
+        return Ok(Box::new(nbd::NbdSource::open(url)?));
+    }
     Ok(Box::new(Target::inspect(spec)?))
 }
 
@@ -119,5 +142,9 @@ impl Source for Target {
 
     fn local(&self) -> Option<&Target> {
         Some(self)
+    }
+
+    fn describe(&self) -> Target {
+        self.clone()
     }
 }

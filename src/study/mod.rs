@@ -1,26 +1,194 @@
-//! Studies: the report's experiments as one command each. A study is a declarative list of runs
-//! (data, not code paths); the executor runs the points not yet in the results store, appending
-//! each as it finishes, and ends with the summary table the report would print.
+//! Studies: the report's experiments as one command each. Each study is one file here holding a
+//! [`StudySpec`] — its plan (data, not code paths) or its own executor, its description with the
+//! report's section number, its summary table, its charts and which fio jobs fit beside it — listed
+//! once in [`registry`]. The executor runs the points not yet in the results store, appending each as
+//! it finishes, and ends with the summary table the report would print.
 
+mod batch;
+mod clients;
+mod delay;
+mod latency;
+mod latency_breakdown;
+mod multiblock;
+pub mod name;
+mod net;
 mod plan;
+mod queue;
+mod scan;
 mod scheduler;
+mod server_model;
+mod stream;
 mod summary;
+mod threads;
+mod tuned;
+mod uring_features;
 
-pub use plan::{Point, StudyName, Timing};
+pub use crate::config::Timing;
+pub use name::StudyName;
+pub use plan::{Context, Point};
 pub use scheduler::SchedulerGuard;
-pub use summary::summarize;
+pub use summary::{Key, Metric, Table, summarize};
+pub use tuned::SPEC as TUNE;
 
+use crate::config::RunConfig;
 use crate::error::{Error, Result};
+use crate::report::charts::ChartFn;
+use crate::report::model::point::Point as ReportPoint;
 use crate::result::Document;
 use crate::runner::{self, Observer};
 use crate::source::Target;
 use crate::store::Store;
 use std::path::{Path, PathBuf};
 
+/// Every study readlab knows, in the report's order. Adding a study is one file and one line here.
+pub fn registry() -> &'static [&'static StudySpec] {
+    static ALL: &[&StudySpec] = &[
+        &latency::SPEC,
+        &scan::SPEC,
+        &stream::SPEC,
+        &threads::SPEC,
+        &queue::SPEC,
+        &batch::SPEC,
+        &multiblock::SPEC,
+        &uring_features::SPEC,
+        &scheduler::SPEC,
+        &tuned::SPEC,
+        &clients::SPEC,
+        &delay::SPEC,
+        &latency_breakdown::SPEC,
+        &server_model::SPEC,
+    ];
+    ALL
+}
+
+/// How a study's points come to be.
+pub enum Exec {
+    /// A plan made when the study starts (it may read what earlier studies found), run in order.
+    Plan(fn(&Context, &[Document]) -> Vec<RunConfig>),
+    /// Its own executor (e.g. one sweep per I/O scheduler).
+    Custom(fn(&Context, &mut Store, &dyn StudyObserver) -> Result<Counts>),
+    /// Its own executor, needing no target (e.g. a server's null back end); a target given is
+    /// ignored.
+    Standalone(fn(&Bare, &mut Store, &dyn StudyObserver) -> Result<Counts>),
+    /// Not run by `readlab study`: its points come from elsewhere (the tuner).
+    External,
+}
+
+/// What a study without a target is run with.
+pub struct Bare {
+    pub timing: Timing,
+    pub quick: bool,
+}
+
+/// What a study prints in its summary besides one line per point.
+pub enum Summary {
+    /// A pivot table (rows × columns → metrics).
+    Pivot(Table),
+    /// A summary of its own.
+    Custom(fn(&[&Document]) -> String),
+    None,
+}
+
+/// Everything readlab knows about one study.
+pub struct StudySpec {
+    /// The name on the command line and in results files.
+    pub name: &'static str,
+    /// The report section's heading, with the reference document's section number.
+    pub title: &'static str,
+    /// What the study measures (one line, for `--help`, summaries and progress).
+    pub describe: &'static str,
+    /// Part of `readlab study all`.
+    pub in_all: bool,
+    pub exec: Exec,
+    pub summary: Summary,
+    /// Whether an imported fio job has the shape of this study's points (drawn beside them).
+    pub fio_fits: fn(&ReportPoint) -> bool,
+    /// The charts of the study's report section.
+    pub charts: ChartFn,
+}
+
+impl StudySpec {
+    pub fn study_name(&'static self) -> StudyName {
+        StudyName::registered(self.name)
+    }
+}
+
+impl StudyName {
+    /// The registered study called `s`.
+    pub fn parse(s: &str) -> Result<StudyName> {
+        registry()
+            .iter()
+            .find(|spec| spec.name == s)
+            .map(|spec| spec.study_name())
+            .ok_or_else(|| {
+                Error::invalid(format!(
+                    "unknown study '{s}'; known studies: {}, all",
+                    runnable().map(|s| s.name).collect::<Vec<_>>().join(", ")
+                ))
+            })
+    }
+
+    /// Everything the registry says about this study.
+    pub fn spec(self) -> &'static StudySpec {
+        registry()
+            .iter()
+            .find(|spec| spec.name == self.name())
+            .expect("a StudyName is only made from a registered spec")
+    }
+
+    /// What the study measures, with the report section it comes from.
+    pub fn describe(self) -> &'static str {
+        self.spec().describe
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for StudyName {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        StudyName::parse(&s).map_err(serde::de::Error::custom)
+    }
+}
+
+/// The studies `readlab study` can run.
+fn runnable() -> impl Iterator<Item = &'static StudySpec> {
+    registry()
+        .iter()
+        .copied()
+        .filter(|s| !matches!(s.exec, Exec::External))
+}
+
+/// The studies a command-line name stands for: `all`, or one runnable study.
+pub fn select(s: &str) -> Result<Vec<StudyName>> {
+    if s == "all" {
+        return Ok(runnable()
+            .filter(|s| s.in_all)
+            .map(|s| s.study_name())
+            .collect());
+    }
+    let name = StudyName::parse(s)?;
+    if matches!(name.spec().exec, Exec::External) {
+        return Err(Error::invalid(format!(
+            "'{s}' is not a study readlab study runs ({}); known studies: {}, all",
+            name.describe(),
+            runnable().map(|s| s.name).collect::<Vec<_>>().join(", ")
+        )));
+    }
+    Ok(vec![name])
+}
+
+/// Points measured, points already in the store, and whether the user interrupted.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Counts {
+    pub measured: usize,
+    pub skipped: usize,
+    pub interrupted: bool,
+}
+
 /// What the user asked for.
 #[derive(Debug, Clone)]
 pub struct StudyOptions {
-    pub target: PathBuf,
+    /// The file or device studied; None for studies that need none (e.g. `delay`).
+    pub target: Option<PathBuf>,
     pub quick: bool,
     pub out: PathBuf,
     pub resume: bool,
@@ -50,69 +218,98 @@ pub struct Outcome {
     pub skipped: usize,
 }
 
-/// Run studies `names` on the target, storing every point in `opts.out/results.jsonl`.
+/// Run studies `names` (see [`select`]) on the target, storing every point in `opts.out/results.jsonl`.
 pub fn run(names: &[StudyName], opts: &StudyOptions, obs: &dyn StudyObserver) -> Result<Outcome> {
-    let target = Target::inspect(&opts.target)?;
+    let target = match &opts.target {
+        Some(t) => Some(Target::inspect(t)?),
+        None => {
+            if let Some(n) = names
+                .iter()
+                .find(|n| !matches!(n.spec().exec, Exec::Standalone(_)))
+            {
+                return Err(Error::invalid(format!(
+                    "the {n} study reads a file or device: give it as TARGET \
+                     (readlab study {n} TARGET)"
+                )));
+            }
+            None
+        }
+    };
     let mut store = Store::open(&opts.out, opts.resume)?;
     let timing = if opts.quick {
         Timing::quick()
     } else {
         Timing::full()
     };
-    let verify = opts.verify.unwrap_or(target.prepared_id.is_some());
-    if verify && target.prepared_id.is_none() {
+    let prepared = target.as_ref().and_then(|t| t.prepared_id);
+    let verify = opts.verify.unwrap_or(prepared.is_some());
+    if let Some(t) = &target
+        && verify
+        && prepared.is_none()
+    {
         return Err(Error::NotPrepared {
-            path: target.path.clone(),
+            path: t.path.clone(),
         });
     }
-    let ctx = plan::Context {
-        target: &target,
+    let ctx = target.as_ref().map(|target| plan::Context {
+        target,
         timing,
         quick: opts.quick,
         verify,
         max_threads: opts.max_threads,
+    });
+    let bare = Bare {
+        timing,
+        quick: opts.quick,
     };
-    let expanded: Vec<StudyName> = names.iter().flat_map(|n| n.expand()).collect();
-    let (mut measured, mut skipped, mut interrupted) = (0, 0, false);
-    for name in &expanded {
+    let mut counts = Counts::default();
+    for name in names {
         // Later studies read what earlier ones found (e.g. batch uses the best queue sizes), so
         // each plan is made when its study starts.
-        if *name == StudyName::Scheduler {
-            let s = scheduler::run_scheduler_study(&ctx, &mut store, obs)?;
-            measured += s.0;
-            skipped += s.1;
-            interrupted = s.2;
-        } else {
-            let points = plan::plan(*name, &ctx, store.docs())?;
-            let (m, s, i) = run_points(*name, &points, &mut store, obs)?;
-            measured += m;
-            skipped += s;
-            interrupted = i;
-        }
-        if interrupted {
+        let c = match (&name.spec().exec, &ctx) {
+            (Exec::Standalone(exec), _) => exec(&bare, &mut store, obs)?,
+            (Exec::External, _) => {
+                return Err(Error::invalid(format!(
+                    "'{name}' is not a study readlab study runs"
+                )));
+            }
+            (_, None) => unreachable!("a target was required above"),
+            (Exec::Plan(plan), Some(ctx)) => {
+                let points: Vec<Point> = plan(ctx, store.docs())
+                    .into_iter()
+                    .map(|cfg| Point::of(*name, cfg))
+                    .collect();
+                run_points(*name, &points, &mut store, obs)?
+            }
+            (Exec::Custom(exec), Some(ctx)) => exec(ctx, &mut store, obs)?,
+        };
+        counts.measured += c.measured;
+        counts.skipped += c.skipped;
+        counts.interrupted = c.interrupted;
+        if counts.interrupted {
             break;
         }
     }
-    let summary = summarize(&expanded, store.docs());
+    let summary = summarize(names, store.docs());
     let summary_path = opts.out.join("summary.md");
     crate::fsio::write_file(&summary_path, &summary)?;
     Ok(Outcome {
         results: store.path().to_path_buf(),
         summary_path,
         summary,
-        interrupted,
-        measured,
-        skipped,
+        interrupted: counts.interrupted,
+        measured: counts.measured,
+        skipped: counts.skipped,
     })
 }
 
-/// Run the points not yet stored; returns (measured, skipped, interrupted).
-pub(crate) fn run_points(
+/// Run the points not yet stored.
+pub fn run_points(
     name: StudyName,
     points: &[Point],
     store: &mut Store,
     obs: &dyn StudyObserver,
-) -> Result<(usize, usize, bool)> {
+) -> Result<Counts> {
     let todo: Vec<&Point> = points
         .iter()
         .filter(|p| !store.contains(Some(&p.tag), &p.cfg))
@@ -122,7 +319,11 @@ pub(crate) fn run_points(
     let mut measured = 0;
     for (i, p) in todo.iter().enumerate() {
         if obs.cancelled() {
-            return Ok((measured, skipped, true));
+            return Ok(Counts {
+                measured,
+                skipped,
+                interrupted: true,
+            });
         }
         obs.point_start(skipped + i, points.len(), p);
         let mut doc = match runner::run(&p.cfg, obs) {
@@ -136,14 +337,22 @@ pub(crate) fn run_points(
         };
         if doc.result.ended_by == crate::result::EndedBy::Interrupted {
             // The point in flight is the only thing lost.
-            return Ok((measured, skipped, true));
+            return Ok(Counts {
+                measured,
+                skipped,
+                interrupted: true,
+            });
         }
         doc.study = Some(p.tag.clone());
         obs.point_done(&doc);
         store.append(doc)?;
         measured += 1;
     }
-    Ok((measured, skipped, false))
+    Ok(Counts {
+        measured,
+        skipped,
+        interrupted: false,
+    })
 }
 
 /// The directory studies write to by default: `readlab-study-<target name>`.

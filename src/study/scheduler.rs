@@ -1,11 +1,31 @@
-//! The scheduler study's one side effect: switching the device's I/O scheduler in sysfs. A guard
-//! puts the original back however the study ends (finished, Ctrl-C, error or panic).
+//! The `scheduler` study: 4 KiB and 256 KiB thread sweeps under each I/O scheduler of the device
+//! (§6.2). Its one side effect is switching the device's I/O scheduler in sysfs; a guard puts the
+//! original back however the study ends (finished, Ctrl-C, SIGTERM, error or panic).
 
-use super::plan::{self, Context, StudyName};
-use super::{StudyObserver, run_points};
+use super::plan::*;
+use super::{Counts, Exec, Key, Metric::*, StudyObserver, StudySpec, Summary, Table, run_points};
+use crate::config::Rw;
+use crate::engine::EngineKind;
 use crate::error::{Error, Result};
+use crate::result::StudyTag;
 use crate::store::Store;
 use std::path::{Path, PathBuf};
+
+pub static SPEC: StudySpec = StudySpec {
+    name: "scheduler",
+    title: "I/O schedulers (§6.2)",
+    describe: "4 KiB and 256 KiB thread sweeps under each I/O scheduler of the device (§6.2)",
+    in_all: true,
+    exec: Exec::Custom(run_scheduler_study),
+    summary: Summary::Pivot(Table {
+        rows: Key::BsThreads,
+        cols: Key::Scheduler,
+        metrics: &[MBs, P999],
+        title: "block size and threads × scheduler → MB/s, p99.9",
+    }),
+    fio_fits: |_| false,
+    charts: crate::report::charts::studies::scheduler,
+};
 
 /// Owns `/sys/block/<disk>/queue/scheduler` while the study runs; restores it on drop.
 pub struct SchedulerGuard {
@@ -80,11 +100,11 @@ impl Drop for SchedulerGuard {
 }
 
 /// Run the thread sweeps under every scheduler the device offers, then restore the original.
-pub(crate) fn run_scheduler_study(
+fn run_scheduler_study(
     ctx: &Context,
     store: &mut Store,
     obs: &dyn StudyObserver,
-) -> Result<(usize, usize, bool)> {
+) -> Result<Counts> {
     let dev = crate::env::device_of(&ctx.target.path).ok_or_else(|| {
         Error::invalid(format!(
             "{}: the scheduler study needs a target on a block device (this one has none)",
@@ -98,21 +118,51 @@ pub(crate) fn run_scheduler_study(
         guard.available().join(", "),
         guard.original()
     ));
-    let (mut measured, mut skipped, mut interrupted) = (0, 0, false);
+    let mut counts = Counts::default();
     for sched in guard.available().to_vec() {
         guard.set(&sched)?;
         obs.note(&format!("{}: scheduler {sched}", dev.name));
-        let points = plan::scheduler_points(ctx, &sched);
-        let (m, s, i) = run_points(StudyName::Scheduler, &points, store, obs)?;
-        measured += m;
-        skipped += s;
-        if i {
-            interrupted = true;
+        let points = scheduler_points(ctx, &sched);
+        let c = run_points(SPEC.study_name(), &points, store, obs)?;
+        counts.measured += c.measured;
+        counts.skipped += c.skipped;
+        if c.interrupted {
+            counts.interrupted = true;
             break;
         }
     }
     drop(guard);
-    Ok((measured, skipped, interrupted))
+    Ok(counts)
+}
+
+/// The points run under each scheduler: 4 KiB and 256 KiB thread sweeps.
+fn scheduler_points(ctx: &Context, scheduler: &str) -> Vec<Point> {
+    let tag = StudyTag {
+        study: SPEC.study_name(),
+        scheduler: Some(scheduler.into()),
+        net: None,
+    };
+    let max = ctx
+        .max_threads
+        .unwrap_or(4 * crate::env::cpus())
+        .clamp(1, 256);
+    let threads = if ctx.quick {
+        vec![1, 4.min(max)]
+    } else {
+        powers_of_two(1, max)
+    };
+    let mut points = Vec::new();
+    for bs in ctx.sizes(&[4 * K, 256 * K], &[4 * K, 256 * K]) {
+        for &t in &threads {
+            let mut c = ctx.base(EngineKind::Psync, Rw::Randread, bs);
+            c.threads = t;
+            points.push(Point {
+                tag: tag.clone(),
+                cfg: c,
+            });
+        }
+    }
+    points
 }
 
 #[cfg(test)]

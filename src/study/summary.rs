@@ -1,7 +1,7 @@
 //! The Markdown summary of each study: the table the report would print (e.g. queue size ×
-//! threads → MB/s, p99.9, CPU %) and one line per point.
+//! threads → MB/s, p99.9, CPU %), pivoted on the dimensions its spec names, and one line per point.
 
-use super::plan::StudyName;
+use super::{StudyName, Summary};
 use crate::config::Rw;
 use crate::result::Document;
 use crate::size::{format_ns, format_size};
@@ -9,8 +9,8 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 
 /// A dimension a table is pivoted on: a sort key and a label.
-#[derive(Clone, Copy)]
-enum Key {
+#[derive(Debug, Clone, Copy)]
+pub enum Key {
     Bs,
     Engine,
     Rw,
@@ -68,8 +68,8 @@ impl Key {
     }
 }
 
-#[derive(Clone, Copy)]
-enum Metric {
+#[derive(Debug, Clone, Copy)]
+pub enum Metric {
     MBs,
     Iops,
     Min,
@@ -116,66 +116,13 @@ impl Metric {
     }
 }
 
-struct Table {
-    rows: Key,
-    cols: Key,
-    metrics: &'static [Metric],
-    title: &'static str,
-}
-
-fn table_for(name: StudyName) -> Option<Table> {
-    use Metric::*;
-    Some(match name {
-        StudyName::Latency => Table {
-            rows: Key::Bs,
-            cols: Key::Engine,
-            metrics: &[Min, Mean, P99, P999, Max],
-            title: "block size × interface → single-read latency",
-        },
-        StudyName::Stream => Table {
-            rows: Key::Bs,
-            cols: Key::Rw,
-            metrics: &[MBs, P50, P999],
-            title: "block size × access → throughput and latency",
-        },
-        StudyName::Threads => Table {
-            rows: Key::Threads,
-            cols: Key::Bs,
-            metrics: &[MBs, P999, Cpu],
-            title: "threads × block size → MB/s, p99.9, CPU %",
-        },
-        StudyName::Queue => Table {
-            rows: Key::Iodepth,
-            cols: Key::EngineThreads,
-            metrics: &[MBs, P999, Cpu],
-            title: "queue size × interface and threads → MB/s, p99.9, CPU %",
-        },
-        StudyName::Batch => Table {
-            rows: Key::Batch,
-            cols: Key::EngineIodepth,
-            metrics: &[MBs, P999, Cpu],
-            title: "batch size × interface and queue size → MB/s, p99.9, CPU %",
-        },
-        StudyName::Multiblock => Table {
-            rows: Key::Blocks,
-            cols: Key::Engine,
-            metrics: &[P50, P99, P999],
-            title: "blocks per request × interface → request latency",
-        },
-        StudyName::UringFeatures => Table {
-            rows: Key::Label,
-            cols: Key::One,
-            metrics: &[MBs, Iops, P999, Cpu, SqPollCpu],
-            title: "io_uring features → MB/s, IOPS, p99.9, CPU % (SQ poll thread included)",
-        },
-        StudyName::Scheduler => Table {
-            rows: Key::BsThreads,
-            cols: Key::Scheduler,
-            metrics: &[MBs, P999],
-            title: "block size and threads × scheduler → MB/s, p99.9",
-        },
-        StudyName::Scan | StudyName::All => return None,
-    })
+/// A study's summary table: rows × columns → metrics.
+#[derive(Debug)]
+pub struct Table {
+    pub rows: Key,
+    pub cols: Key,
+    pub metrics: &'static [Metric],
+    pub title: &'static str,
 }
 
 fn pivot(t: &Table, docs: &[&Document]) -> String {
@@ -216,39 +163,6 @@ fn pivot(t: &Table, docs: &[&Document]) -> String {
                     .map_or("–".into(), |d| m.cell(d));
                 let _ = write!(s, " {v} |");
             }
-        }
-        let _ = writeln!(s);
-    }
-    s
-}
-
-/// Bandwidth against offset for each scan, from the per-second timeline.
-fn scan_table(docs: &[&Document]) -> String {
-    let mut s = String::new();
-    for d in docs {
-        let mode = if d.config.direct {
-            "direct"
-        } else {
-            "buffered"
-        };
-        let _ = writeln!(
-            s,
-            "**{mode}**: {:.1} MB/s over {} in {:.1} s ({})\n",
-            d.result.mb_s,
-            format_size(d.result.bytes),
-            d.result.seconds,
-            d.result.ended_by
-        );
-        let _ = writeln!(s, "| offset | MB/s |\n|---:|---:|");
-        let mut offset = d.config.offset;
-        for p in &d.result.timeline {
-            let _ = writeln!(
-                s,
-                "| {} | {:.1} |",
-                format_size(offset / (1 << 20) * (1 << 20)),
-                p.mib_s * 1.048_576
-            );
-            offset += p.ios * d.config.bs;
         }
         let _ = writeln!(s);
     }
@@ -301,7 +215,7 @@ pub fn summarize(names: &[StudyName], docs: &[Document]) -> String {
     for name in names {
         let mine: Vec<&Document> = docs
             .iter()
-            .filter(|d| d.study.as_ref().is_some_and(|t| t.study == name.name()))
+            .filter(|d| d.study.as_ref().is_some_and(|t| t.study == *name))
             .collect();
         let _ = writeln!(s, "## {} — {}\n", name.name(), name.describe());
         let Some(first) = mine.first() else {
@@ -322,11 +236,12 @@ pub fn summarize(names: &[StudyName], docs: &[Document]) -> String {
             e.cpus,
             e.date
         );
-        match table_for(*name) {
-            Some(t) => {
-                let _ = writeln!(s, "{}\n\n{}", t.title, pivot(&t, &mine));
+        match &name.spec().summary {
+            Summary::Pivot(t) => {
+                let _ = writeln!(s, "{}\n\n{}", t.title, pivot(t, &mine));
             }
-            None => s.push_str(&scan_table(&mine)),
+            Summary::Custom(f) => s.push_str(&f(&mine)),
+            Summary::None => {}
         }
         let _ = writeln!(s, "All {} points:\n\n{}", mine.len(), point_lines(&mine));
     }

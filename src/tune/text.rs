@@ -101,6 +101,22 @@ pub fn recommendation_text(rec: &Recommendation, opts: &TuneOptions) -> String {
     match &rec.pick {
         Some(p) => {
             let _ = writeln!(s, "\nRecommended: {} ({} goal)", p.label, rec.goal.name());
+            if let Some(sp) = &p.spread {
+                let ns = |v: f64| format_ns(v, Style::Table);
+                let _ = writeln!(
+                    s,
+                    "  medians of {} interleaved runs; {:.0} % intervals: IOPS {:.0}–{:.0}, p99.9 \
+                     {}–{}, CPU {:.2}–{:.2} cores",
+                    sp.runs,
+                    sp.confidence * 100.0,
+                    sp.iops.lo,
+                    sp.iops.hi,
+                    ns(sp.p999_ns.lo),
+                    ns(sp.p999_ns.hi),
+                    sp.cpu_cores.lo,
+                    sp.cpu_cores.hi
+                );
+            }
             for t in &rec.trade_offs {
                 let _ = writeln!(s, "  trade-off: {t}");
             }

@@ -19,8 +19,23 @@ pub fn count(s: &str) -> Result<usize, String> {
     match s.trim().parse::<i64>() {
         Ok(v) if v >= 1 => usize::try_from(v).map_err(|_| format!("{v} is too large")),
         Ok(v) => Err(format!("must be at least 1, not {v}")),
+        Err(_) if s.trim().bytes().all(|b| b.is_ascii_digit()) && !s.trim().is_empty() => {
+            Err(format!("{} is too large", s.trim()))
+        }
         Err(_) => Err(format!("'{s}' is not a whole number")),
     }
+}
+
+/// A thread count: at least 1, at most what one run may start.
+pub fn thread_count(s: &str) -> Result<usize, String> {
+    let n = count(s)?;
+    if n > readlab::engine::MAX_THREADS {
+        return Err(format!(
+            "{n} is more threads than readlab starts (at most {})",
+            readlab::engine::MAX_THREADS
+        ));
+    }
+    Ok(n)
 }
 
 /// A size like `4k` or `1g` (powers of 1024, as in fio).
@@ -65,6 +80,8 @@ pub enum Command {
     Report(ReportArgs),
     /// Compare two sets of measurements (runs, study directories or reports' JSON), configuration by configuration.
     Compare(CompareArgs),
+    /// Serve a file, a device or zeros read-only over NBD (the networked-flash experiments' server).
+    Serve(Box<crate::serve::ServeArgs>),
 }
 
 /// A fraction written as a percentage (`10%`) or a plain fraction (`0.1`), between 0 and 1.
@@ -198,8 +215,8 @@ pub struct ReportArgs {
 pub struct StudyArgs {
     /// latency, scan, stream, threads, queue, batch, multiblock, uring-features, scheduler or all.
     pub name: String,
-    /// File or block device to study.
-    pub target: PathBuf,
+    /// File or block device to study (not needed by `delay`, which serves zeros).
+    pub target: Option<PathBuf>,
     /// Shrink durations and grids so a study takes about two minutes.
     #[arg(long)]
     pub quick: bool,
@@ -210,7 +227,7 @@ pub struct StudyArgs {
     #[arg(long)]
     pub resume: bool,
     /// Largest thread count of the threads and scheduler studies (default 4 × cores).
-    #[arg(long, allow_hyphen_values = true, value_parser = count)]
+    #[arg(long, allow_hyphen_values = true, value_parser = thread_count)]
     pub max_threads: Option<usize>,
     /// Do not verify the data read (verification is on when readlab prepared the target).
     #[arg(long)]
@@ -220,20 +237,23 @@ pub struct StudyArgs {
 }
 
 impl StudyArgs {
-    pub fn to_options(&self) -> Result<(StudyName, StudyOptions), Error> {
-        let name = StudyName::parse(&self.name)?;
+    pub fn to_options(&self) -> Result<(Vec<StudyName>, StudyOptions), Error> {
+        let names = readlab::study::select(&self.name)?;
         let opts = StudyOptions {
             target: self.target.clone(),
             quick: self.quick,
-            out: self
-                .out
-                .clone()
-                .unwrap_or_else(|| readlab::study::default_out(&self.target)),
+            out: self.out.clone().unwrap_or_else(|| {
+                readlab::study::default_out(
+                    self.target
+                        .as_deref()
+                        .unwrap_or(std::path::Path::new("null")),
+                )
+            }),
             resume: self.resume,
             max_threads: self.max_threads,
             verify: self.no_verify.then_some(false),
         };
-        Ok((name, opts))
+        Ok((names, opts))
     }
 }
 

@@ -1,9 +1,22 @@
-//! `readlab info`: probe a target and print its capability table (or JSON).
+//! `readlab info`: probe a target and print its capability table (or JSON); for an NBD URL,
+//! what the server advertised.
 
 use crate::args::InfoArgs;
 use std::process::ExitCode;
 
 pub fn run(a: &InfoArgs) -> anyhow::Result<ExitCode> {
+    if let Some(url) = a
+        .target
+        .to_str()
+        .filter(|s| readlab::nbd::NbdUrl::is_url(s))
+    {
+        let adv = readlab::source::nbd::describe(url)?;
+        a.out_json.emit(&serde_json::to_value(&adv)?)?;
+        if !a.out_json.is_json() {
+            print!("{}", readlab::source::nbd::render(url, &adv));
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
     a.out_json.check(&[&a.target])?;
     let report = readlab::probe::probe(&a.target)?;
     a.out_json.emit(&serde_json::to_value(&report)?)?;

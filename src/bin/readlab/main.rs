@@ -11,6 +11,7 @@ mod progress;
 mod quick;
 mod report;
 mod run;
+mod serve;
 mod study;
 mod tune;
 
@@ -30,9 +31,16 @@ fn main() -> ExitCode {
             eprintln!("readlab: {line}");
             return ExitCode::from(2);
         }
+        Err(e) if e.use_stderr() => {
+            // Any other mistake on the command line (an unknown flag, a missing value, a value
+            // not among the choices): one line too, with clap's choices and tips kept.
+            eprintln!("readlab: {}", clap_one_line(&e.render().to_string()));
+            return ExitCode::from(2);
+        }
         Err(e) => {
+            // --help, --version: clap's own output on stdout.
             let _ = e.print();
-            return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
+            return ExitCode::SUCCESS;
         }
     };
     let res = match &cli.command {
@@ -45,12 +53,13 @@ fn main() -> ExitCode {
         Some(Command::Tune(a)) => tune::run(a),
         Some(Command::Report(a)) => report::run(a),
         Some(Command::Compare(a)) => compare::run(a),
+        Some(Command::Serve(a)) => serve::run(a),
     };
     match res {
         Ok(code) => code,
         Err(e) => {
             let lib = e.downcast_ref::<readlab::Error>();
-            eprintln!("readlab: error: {e:#}");
+            eprintln!("readlab: error: {}", one_line(&e));
             if lib.is_some_and(readlab::Error::is_bad_input) {
                 ExitCode::from(2)
             } else if matches!(lib, Some(readlab::Error::Interrupted { .. })) {
@@ -60,4 +69,33 @@ fn main() -> ExitCode {
             }
         }
     }
+}
+
+/// An error and its causes on one line, each cause once: a library error that already prints its
+/// OS error ("cannot open: No such file or directory (os error 2)") is not followed by it again.
+fn one_line(e: &anyhow::Error) -> String {
+    let mut line = String::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        if !line.contains(&text) {
+            if !line.is_empty() {
+                line.push_str(": ");
+            }
+            line.push_str(&text);
+        }
+    }
+    line.lines().collect::<Vec<_>>().join(" ")
+}
+
+/// clap's error text ("error: …", choices, a tip, the usage, "For more information …") as one
+/// line: the usage and the pointer to --help become "; see --help".
+fn clap_one_line(text: &str) -> String {
+    let parts: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| {
+            !l.is_empty() && !l.starts_with("Usage:") && !l.starts_with("For more information")
+        })
+        .collect();
+    format!("{}; see --help", parts.join(" "))
 }

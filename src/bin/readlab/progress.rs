@@ -5,6 +5,7 @@
 
 use indicatif::{ProgressBar, ProgressStyle};
 use readlab::config::RunConfig;
+use readlab::failures::Failures;
 use readlab::prepare::{PrepareObserver, Prepared};
 use readlab::quick::QuickObserver;
 use readlab::result::Document;
@@ -13,7 +14,7 @@ use readlab::study::{Point, StudyName, StudyObserver};
 use readlab::tune::{Candidate, TuneObserver};
 use readlab::units::{Style, format_bytes, format_ns};
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -178,6 +179,10 @@ pub struct StudyProgress {
     inner: Progress,
     points: Mutex<Option<ProgressBar>>,
     last_line: Mutex<Duration>,
+    /// The failures of the points measured by this command.
+    failures: Mutex<Failures>,
+    /// Points the study skipped because they could not run here.
+    not_run: AtomicUsize,
 }
 
 impl StudyProgress {
@@ -186,7 +191,19 @@ impl StudyProgress {
             inner: Progress::new(false),
             points: Mutex::new(None),
             last_line: Mutex::new(Duration::ZERO),
+            failures: Mutex::new(Failures::default()),
+            not_run: AtomicUsize::new(0),
         }
+    }
+
+    /// The failures of the points this command measured.
+    pub fn failures(&self) -> Failures {
+        self.failures.lock().unwrap().clone()
+    }
+
+    /// How many points the study skipped because they could not run here.
+    pub fn points_not_run(&self) -> usize {
+        self.not_run.load(Ordering::Relaxed)
     }
 
     /// Clear the points bar, if one is shown.
@@ -198,8 +215,9 @@ impl StudyProgress {
 
     fn println(&self, msg: &str) {
         match self.points.lock().unwrap().as_ref() {
-            Some(b) => b.println(msg),
-            None => eprintln!("{msg}"),
+            // A hidden bar (stderr is not a terminal) prints nothing: print past it.
+            Some(b) if !b.is_hidden() => b.println(msg),
+            _ => eprintln!("{msg}"),
         }
     }
 }
@@ -270,12 +288,25 @@ impl StudyObserver for StudyProgress {
         if let Some(b) = self.points.lock().unwrap().as_ref() {
             b.inc(1);
         }
+        self.failures.lock().unwrap().add(d);
+        let point = format!(
+            "{} {} {}",
+            d.config.engine.name(),
+            d.result.label,
+            bytes(d.config.bs)
+        );
+        if let Some(lines) = d.result.failure_summary() {
+            self.println(&format!("readlab: {point}: {}", lines.join("; ")));
+        }
         for w in &d.result.warnings {
-            self.println(&format!("readlab: warning: {}: {w}", d.result.label));
+            self.println(&format!("readlab: warning: {point}: {w}"));
         }
     }
 
     fn note(&self, message: &str) {
+        if message.contains(": skipped: ") {
+            self.not_run.fetch_add(1, Ordering::Relaxed);
+        }
         self.println(&format!("readlab: {message}"));
     }
 }

@@ -78,5 +78,9 @@ pub fn run(a: &RunArgs) -> anyhow::Result<ExitCode> {
         }
         eprintln!("readlab: check passed");
     }
+    if docs.iter().any(|d| d.result.requests == 0) {
+        // Already said by the result's warning ("nothing was measured …").
+        return Ok(ExitCode::from(1));
+    }
     Ok(code)
 }

@@ -1,27 +1,33 @@
-//! `readlab study`: run one of the report's experiments (or all), print its summary table; exit
-//! 130 when interrupted (the same command with --resume continues).
+//! `readlab study`: run one of the report's experiments (or all), print its summary table; exit 1
+//! when a point failed (I/O errors, verification mismatches: totals and first offsets printed) or
+//! none could run, 130 when interrupted (the same command with --resume continues).
 
 use crate::args::StudyArgs;
 use crate::progress::StudyProgress;
 use std::process::ExitCode;
 
 pub fn run(a: &StudyArgs) -> anyhow::Result<ExitCode> {
-    let (name, opts) = a.to_options()?;
+    let (names, opts) = a.to_options()?;
     readlab::outpath::check_dir(
         &opts.out,
-        &[&a.target],
+        &a.target.iter().map(|t| t.as_path()).collect::<Vec<_>>(),
         &[readlab::store::RESULTS, "summary.md"],
     )?;
-    a.out_json.check(&[&a.target])?;
+    a.out_json
+        .check(&a.target.iter().map(|t| t.as_path()).collect::<Vec<_>>())?;
+    if let (false, Some(path)) = (a.no_verify, &a.target) {
+        let target = readlab::source::Target::inspect(path)?;
+        readlab::runner::check_prepared_throughout(&target, "--no-verify")?;
+    }
     let progress = StudyProgress::new();
-    let outcome = readlab::study::run(&[name], &opts, &progress)?;
+    let outcome = readlab::study::run(&names, &opts, &progress)?;
     progress.finish();
     let docs = readlab::store::load(&outcome.results)?;
     let report = readlab::verdict::report_of(&docs);
     let verdict = readlab::verdict::of_report(&report);
     a.out_json.emit(&serde_json::json!({
         "schema": "readlab.study/1",
-        "study": name.name(),
+        "studies": names.iter().map(|n| n.name()).collect::<Vec<_>>(),
         "out": opts.out,
         "results": outcome.results,
         "summary_path": outcome.summary_path,
@@ -45,6 +51,20 @@ pub fn run(a: &StudyArgs) -> anyhow::Result<ExitCode> {
         outcome.results.display(),
         outcome.summary_path.display()
     );
+    let failures = progress.failures();
+    if failures.any() {
+        for l in failures.lines() {
+            eprintln!("readlab: {l}");
+        }
+        return Ok(ExitCode::from(1));
+    }
+    if outcome.measured + outcome.skipped == 0 && progress.points_not_run() > 0 {
+        eprintln!(
+            "readlab: no point of the study could run on this target ({} skipped, reasons above)",
+            progress.points_not_run()
+        );
+        return Ok(ExitCode::from(1));
+    }
     if outcome.interrupted {
         eprintln!("readlab: interrupted; run the same command with --resume to continue");
         return Ok(crate::progress::interrupted_exit());

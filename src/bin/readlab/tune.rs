@@ -1,5 +1,6 @@
 //! `readlab tune`: search for the best configuration, print the table and recommendation per
-//! block size, save each pick as a replayable profile; exit 1 when nothing met the constraints.
+//! block size, save each pick as a replayable profile; exit 1 when nothing met the constraints
+//! or a run failed (I/O errors, verification mismatches: then nothing is recommended).
 
 use crate::args::TuneArgs;
 use crate::progress::TuneProgress;
@@ -11,6 +12,18 @@ pub fn run(a: &TuneArgs) -> anyhow::Result<ExitCode> {
     readlab::outpath::check_dir(&opts.out, &[&a.target], &[readlab::store::RESULTS])?;
     a.out_json.check(&[&a.target])?;
     let report = tune::tune(&opts, &TuneProgress::new())?;
+    if report.failures.any() {
+        // A device that returned errors or wrong data gets no recommendation.
+        for l in report.failures.lines() {
+            eprintln!("readlab: {l}");
+        }
+        eprintln!(
+            "readlab: no configuration is recommended for a target that fails reads or returns \
+             wrong data; every run is in {}",
+            report.results.display()
+        );
+        return Ok(ExitCode::from(1));
+    }
     let text = !a.out_json.is_json();
     let mut exit = ExitCode::SUCCESS;
     let mut profiles = Vec::new();

@@ -5,11 +5,11 @@
 
 use super::model::{Point, Report, Section, caption};
 use crate::size::format_size;
-use crate::study::StudyName;
 use std::collections::{BTreeMap, BTreeSet};
 
 mod all;
-mod studies;
+pub mod net;
+pub mod studies;
 
 pub use all::all_charts;
 
@@ -442,23 +442,14 @@ pub fn section_charts(report: &Report, s: &Section) -> Vec<Chart> {
         pts,
         study: s.study.name(),
     };
-    let charts: fn(&Ctx) -> Vec<Chart> = match s.study {
-        StudyName::Latency => studies::latency,
-        StudyName::Scan => studies::scan,
-        StudyName::Stream => studies::stream,
-        StudyName::Threads => studies::threads,
-        StudyName::Queue => studies::queue_batch,
-        StudyName::Batch => studies::queue_batch,
-        StudyName::Multiblock => studies::multiblock,
-        StudyName::UringFeatures => studies::uring_features,
-        StudyName::Scheduler => studies::scheduler,
-        StudyName::All => return Vec::new(),
-    };
-    charts(&c)
+    (s.study.spec().charts)(&c)
 }
 
+/// A study's chart function (named in its `StudySpec`).
+pub type ChartFn = fn(&Ctx) -> Vec<Chart>;
+
 /// What every study's chart function gets: its plottable points, how to name series, its name.
-struct Ctx<'a> {
+pub struct Ctx<'a> {
     pts: Vec<&'a Point>,
     namer: Namer,
     study: &'static str,

@@ -1,10 +1,10 @@
-//! Each study's charts, one function per study (section of the report), called through
-//! [`super::section_charts`]'s table.
+//! Each study's charts, one function per study (section of the report), named by the study's
+//! `StudySpec` (`crate::study`) and called by [`super::section_charts`].
 
 use super::*;
 
 /// The charts of Latency.
-pub(super) fn latency(c: &Ctx) -> Vec<Chart> {
+pub fn latency(c: &Ctx) -> Vec<Chart> {
     let (pts, namer) = (c.pts.clone(), &c.namer);
     let id = |what: &str| c.id(what);
     let mut out = Vec::new();
@@ -26,7 +26,7 @@ pub(super) fn latency(c: &Ctx) -> Vec<Chart> {
 }
 
 /// The charts of Scan.
-pub(super) fn scan(c: &Ctx) -> Vec<Chart> {
+pub fn scan(c: &Ctx) -> Vec<Chart> {
     let (pts, namer) = (c.pts.clone(), &c.namer);
     let id = |what: &str| c.id(what);
     let mut out = Vec::new();
@@ -65,7 +65,7 @@ pub(super) fn scan(c: &Ctx) -> Vec<Chart> {
 }
 
 /// The charts of Stream.
-pub(super) fn stream(c: &Ctx) -> Vec<Chart> {
+pub fn stream(c: &Ctx) -> Vec<Chart> {
     let (pts, namer) = (c.pts.clone(), &c.namer);
     let id = |what: &str| c.id(what);
     let mut out = Vec::new();
@@ -102,7 +102,7 @@ pub(super) fn stream(c: &Ctx) -> Vec<Chart> {
 }
 
 /// The charts of Threads.
-pub(super) fn threads(c: &Ctx) -> Vec<Chart> {
+pub fn threads(c: &Ctx) -> Vec<Chart> {
     let (pts, namer) = (c.pts.clone(), &c.namer);
     let id = |what: &str| c.id(what);
     let mut out = Vec::new();
@@ -159,11 +159,11 @@ pub(super) fn threads(c: &Ctx) -> Vec<Chart> {
 }
 
 /// The charts of Queue and Batch.
-pub(super) fn queue_batch(c: &Ctx) -> Vec<Chart> {
+pub fn queue_batch(c: &Ctx) -> Vec<Chart> {
     let (pts, namer) = (c.pts.clone(), &c.namer);
     let id = |what: &str| c.id(what);
     let mut out = Vec::new();
-    let queue = c.study == StudyName::Queue.name();
+    let queue = c.study == "queue";
     let (x_desc, what) = if queue {
         ("queue size (I/Os in flight per thread)", "queue size")
     } else {
@@ -203,7 +203,7 @@ pub(super) fn queue_batch(c: &Ctx) -> Vec<Chart> {
 }
 
 /// The charts of Multiblock.
-pub(super) fn multiblock(c: &Ctx) -> Vec<Chart> {
+pub fn multiblock(c: &Ctx) -> Vec<Chart> {
     let (pts, namer) = (c.pts.clone(), &c.namer);
     let id = |what: &str| c.id(what);
     let mut out = Vec::new();
@@ -268,7 +268,7 @@ pub(super) fn multiblock(c: &Ctx) -> Vec<Chart> {
 }
 
 /// The charts of UringFeatures.
-pub(super) fn uring_features(c: &Ctx) -> Vec<Chart> {
+pub fn uring_features(c: &Ctx) -> Vec<Chart> {
     let (pts, namer) = (c.pts.clone(), &c.namer);
     let id = |what: &str| c.id(what);
     let mut out = Vec::new();
@@ -336,7 +336,7 @@ pub(super) fn uring_features(c: &Ctx) -> Vec<Chart> {
 }
 
 /// The charts of Scheduler.
-pub(super) fn scheduler(c: &Ctx) -> Vec<Chart> {
+pub fn scheduler(c: &Ctx) -> Vec<Chart> {
     let (pts, namer) = (c.pts.clone(), &c.namer);
     let id = |what: &str| c.id(what);
     let mut out = Vec::new();

@@ -35,20 +35,6 @@ pub struct Report {
     pub tuned: Vec<crate::tune::TuneReport>,
 }
 
-/// Whether a fio point has the shape of a study's points, so it can be drawn beside them.
-fn fio_fits(study: StudyName, p: &Point) -> bool {
-    let async_engine = matches!(p.engine.as_str(), "libaio" | "uring");
-    match study {
-        StudyName::Latency => p.rw == "randread" && p.threads == 1 && p.iodepth == 1,
-        StudyName::Stream => {
-            p.threads == 1 && p.iodepth == 1 && (p.rw == "read" || p.rw == "randread")
-        }
-        StudyName::Threads => p.rw == "randread" && p.iodepth == 1,
-        StudyName::Queue => p.rw == "randread" && async_engine,
-        _ => false,
-    }
-}
-
 impl Report {
     /// Build a report from points already in memory (tests, other front ends).
     pub fn from_points(points: Vec<Point>) -> Report {
@@ -92,7 +78,8 @@ impl Report {
     pub fn analyse(&mut self) {
         self.join_fio_targets();
         self.sections.clear();
-        for name in StudyName::EACH {
+        for spec in crate::study::registry() {
+            let name = spec.study_name();
             let own: Vec<usize> = self
                 .points
                 .iter()
@@ -107,7 +94,7 @@ impl Report {
                 .points
                 .iter()
                 .enumerate()
-                .filter(|(_, p)| p.is_fio() && p.plottable() && fio_fits(name, p))
+                .filter(|(_, p)| p.is_fio() && p.plottable() && (spec.fio_fits)(p))
                 .map(|(i, _)| i)
                 .collect();
             self.sections.push(Section {

@@ -27,6 +27,7 @@ pub(crate) mod tests {
             origin: "test".into(),
             study: None,
             scheduler: None,
+            net: None,
             label: label.into(),
             engine: "psync".into(),
             rw: "randread".into(),

@@ -59,6 +59,8 @@ pub struct Point {
     /// The study it belongs to (readlab study tag); None for plain runs and fio jobs.
     pub study: Option<String>,
     pub scheduler: Option<String>,
+    /// A networked study's point: side, network, server model, back end, delay, server CPU.
+    pub net: Option<crate::result::NetTag>,
     /// The report's label (`P`, `A16B1T3`, …); fio points carry a `fio:` prefix.
     pub label: String,
     /// Engine name in readlab's vocabulary (fio's `io_uring` is `uring`).
@@ -130,8 +132,9 @@ impl Point {
             source: Source::Readlab,
             name: default_name(e),
             origin: origin.to_string(),
-            study: d.study.as_ref().map(|t| t.study.clone()),
+            study: d.study.as_ref().map(|t| t.study.to_string()),
             scheduler: d.study.as_ref().and_then(|t| t.scheduler.clone()),
+            net: d.study.as_ref().and_then(|t| t.net.clone()),
             // Written again from the configuration, so results stored before a label convention
             // changed read as today's labels.
             label: c.label(),

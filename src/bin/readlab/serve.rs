@@ -1,0 +1,209 @@
+//! `readlab serve`: a read-only NBD server on a file, a device or zeros; prints the bound address,
+//! a line per second (IOPS, MB/s, clients, CPU by thread kind) and a summary, and writes the
+//! summary as JSON at exit. SIGINT and SIGTERM stop it cleanly (exit 0: that is how a server ends).
+
+use crate::args::{count, duration, size};
+use crate::progress::Progress;
+use clap::{Args, ValueEnum};
+use readlab::engine::{EngineKind, EngineOptions, UringOptions};
+use readlab::nbd::Address;
+use readlab::runner::Observer;
+use readlab::serve::{Backend, Model, Second, ServeConfig, ServeObserver, Server};
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+#[derive(Copy, Clone, Debug, ValueEnum)]
+pub enum ModelArg {
+    Thread,
+    Uring,
+}
+
+#[derive(Args, Debug)]
+pub struct ServeArgs {
+    /// File or block device to export read-only (or --null SIZE).
+    #[arg(required_unless_present = "null", conflicts_with = "null")]
+    pub target: Option<PathBuf>,
+    /// Where to listen: HOST:PORT (port 0 picks a free port and prints it), unix:PATH or a path.
+    #[arg(long)]
+    pub listen: String,
+    /// Serve zeros of this size without storage (the null block device of the NBD study).
+    #[arg(long, value_parser = size)]
+    pub null: Option<u64>,
+    /// Fixed service time added to every read (e.g. 10us); slept and then spun to be accurate.
+    #[arg(long, default_value = "0s", value_parser = duration)]
+    pub delay: Duration,
+    /// thread: a thread per connection; uring: io_uring event loops driving sockets and reads.
+    #[arg(long, value_enum, default_value = "thread")]
+    pub model: ModelArg,
+    /// Event-loop threads of the uring model.
+    #[arg(long, default_value = "1", value_parser = count)]
+    pub threads: usize,
+    /// Engine reading the target in the thread model: psync, pvsync2, libaio, uring, pool, posixaio.
+    #[arg(long, default_value = "psync")]
+    pub engine: String,
+    /// Reads in flight per connection (the engine's queue in the thread model).
+    #[arg(long, default_value = "1", value_parser = count)]
+    pub iodepth: usize,
+    /// Read the target with O_DIRECT (the default).
+    #[arg(long, conflicts_with = "buffered")]
+    pub direct: bool,
+    /// Read the target through the page cache.
+    #[arg(long)]
+    pub buffered: bool,
+    /// uring engine: registered file.
+    #[arg(long)]
+    pub fixed_files: bool,
+    /// uring engine: registered buffers.
+    #[arg(long)]
+    pub fixed_bufs: bool,
+    /// uring engine: SQ poll thread.
+    #[arg(long)]
+    pub sqpoll: bool,
+    /// Clients served at once; more are disconnected at once.
+    #[arg(long, default_value = "256", value_parser = count)]
+    pub max_clients: usize,
+    /// The export's name (any name a client asks for reaches it).
+    #[arg(long, default_value = "")]
+    pub export: String,
+    /// Stop after this long (default: until SIGINT/SIGTERM).
+    #[arg(long, value_parser = duration)]
+    pub runtime: Option<Duration>,
+    /// Write the summary (with every second's figures) as JSON to this file at exit.
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+    /// No line per second.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+impl ServeArgs {
+    fn to_config(&self) -> anyhow::Result<ServeConfig> {
+        let backend = match (&self.target, self.null) {
+            (_, Some(n)) => Backend::Null(n),
+            (Some(t), None) => Backend::Target(t.clone()),
+            (None, None) => unreachable!("clap requires TARGET or --null"),
+        };
+        let listen =
+            Address::parse_listen(&self.listen).map_err(readlab::Error::InvalidArgument)?;
+        let mut cfg = ServeConfig::new(backend, listen);
+        cfg.model = match self.model {
+            ModelArg::Thread => Model::Thread,
+            ModelArg::Uring => Model::Uring,
+        };
+        cfg.threads = self.threads;
+        cfg.engine = EngineKind::parse(&self.engine)?;
+        cfg.iodepth = self.iodepth;
+        cfg.direct = !self.buffered;
+        cfg.options = EngineOptions {
+            uring: UringOptions {
+                fixed_files: self.fixed_files,
+                fixed_bufs: self.fixed_bufs,
+                sqpoll: self.sqpoll,
+                ..UringOptions::default()
+            },
+            ..EngineOptions::default()
+        };
+        cfg.delay = self.delay;
+        cfg.max_clients = self.max_clients;
+        cfg.export_name = self.export.clone();
+        Ok(cfg)
+    }
+}
+
+struct Watch {
+    signals: Progress,
+    quiet: bool,
+    until: Option<Instant>,
+}
+
+impl ServeObserver for Watch {
+    fn second(&self, s: &Second) {
+        if self.quiet {
+            return;
+        }
+        println!(
+            "{:5.0}s {:9.0} IOPS {:9.1} MB/s  clients {:3}  cpu app {:5.1}% io-wrk {:4.1}% sqpoll {:4.1}% machine {:5.1}%",
+            s.t,
+            s.iops,
+            s.mb_per_s,
+            s.clients,
+            s.cpu_app_pct,
+            s.cpu_io_worker_pct,
+            s.cpu_sqpoll_pct,
+            s.cpu_machine_busy_pct
+        );
+        let _ = std::io::stdout().flush();
+    }
+
+    fn stop(&self) -> bool {
+        self.signals.cancelled() || self.until.is_some_and(|t| Instant::now() >= t)
+    }
+}
+
+pub fn run(a: &ServeArgs) -> anyhow::Result<ExitCode> {
+    let cfg = a.to_config()?;
+    if let Some(p) = &a.json {
+        let inputs: Vec<&std::path::Path> = a.target.iter().map(|t| t.as_path()).collect();
+        readlab::outpath::check_file(p, &inputs)?;
+    }
+    let watch = Watch {
+        signals: Progress::new(true),
+        quiet: a.quiet,
+        until: None,
+    };
+    let server = Server::bind(cfg.clone())?;
+    let e = server.export();
+    let bs = e.block_sizes.expect("readlab serve advertises block sizes");
+    println!(
+        "readlab serve: listening on {} — export '{}', {} B, read-only, multi-conn, block sizes {}/{}/{} B, model {}{}",
+        server.address(),
+        e.name,
+        e.size,
+        bs.minimum,
+        bs.preferred,
+        bs.maximum,
+        match cfg.model {
+            Model::Thread => format!(
+                "thread (engine {}, iodepth {})",
+                cfg.engine.name(),
+                cfg.iodepth
+            ),
+            Model::Uring => format!("uring ({} thread(s))", cfg.threads),
+        },
+        if cfg.delay.is_zero() {
+            String::new()
+        } else {
+            format!(
+                ", delay {} us per read ({})",
+                cfg.delay.as_secs_f64() * 1e6,
+                readlab::serve::DELAY_METHOD
+            )
+        }
+    );
+    let _ = std::io::stdout().flush();
+    let watch = Watch {
+        until: a.runtime.map(|d| Instant::now() + d),
+        ..watch
+    };
+    let summary = server.run(&watch)?;
+    println!(
+        "readlab serve: stopped after {:.1} s: {} reads ({:.0} IOPS, {:.1} MB/s), {} refused, {} clients ({} at most at once, {} rejected, {} closed on errors), {:.1} us CPU per read",
+        summary.seconds,
+        summary.reads,
+        summary.iops,
+        summary.mb_per_s,
+        summary.refused,
+        summary.clients_total,
+        summary.clients_max,
+        summary.clients_rejected,
+        summary.connections_hung_up,
+        summary.cpu_us_per_read
+    );
+    if let Some(p) = &a.json {
+        readlab::fsio::write_file(p, &serde_json::to_string_pretty(&summary)?)?;
+    }
+    // A signal is how a server is meant to end: exit 0.
+    Ok(ExitCode::SUCCESS)
+}

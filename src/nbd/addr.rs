@@ -1,0 +1,416 @@
+//! Where NBD traffic goes: TCP `host:port` or a Unix socket, the `nbd://` and `nbd+unix://` URLs
+//! that name an export (as libnbd writes them), and the connected stream with TCP_NODELAY set.
+
+use std::io::{self, IoSlice, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, RawFd};
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::PathBuf;
+
+/// The NBD port IANA reserved; the default of `nbd://host`.
+pub const DEFAULT_PORT: u16 = 10809;
+
+/// A socket address: TCP `host:port` or a Unix socket path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Address {
+    Tcp(String),
+    Unix(PathBuf),
+}
+
+impl std::fmt::Display for Address {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Address::Tcp(a) => write!(f, "{a}"),
+            Address::Unix(p) => write!(f, "unix:{}", p.display()),
+        }
+    }
+}
+
+impl Address {
+    /// A listen address: `host:port` (port 0 picks a free one), `unix:PATH`, or a path (with a `/`).
+    pub fn parse_listen(s: &str) -> Result<Address, String> {
+        if let Some(p) = s.strip_prefix("unix:") {
+            if p.is_empty() {
+                return Err("unix: needs a socket path, e.g. unix:/tmp/readlab.sock".into());
+            }
+            return Ok(Address::Unix(p.into()));
+        }
+        if s.contains('/') {
+            return Ok(Address::Unix(s.into()));
+        }
+        let (host, port) = s
+            .rsplit_once(':')
+            .ok_or_else(|| format!("'{s}' is not host:port (e.g. 127.0.0.1:10809) or unix:PATH"))?;
+        port.parse::<u16>()
+            .map_err(|_| format!("'{port}' in '{s}' is not a port number"))?;
+        if host.is_empty() {
+            return Err(format!("'{s}' has no host; use e.g. 127.0.0.1:{port}"));
+        }
+        Ok(Address::Tcp(s.into()))
+    }
+
+    /// Connect, with TCP_NODELAY on a TCP socket.
+    pub fn connect(&self) -> io::Result<Stream> {
+        match self {
+            Address::Tcp(a) => {
+                let s = TcpStream::connect(a.as_str())?;
+                s.set_nodelay(true)?;
+                Ok(Stream::Tcp(s))
+            }
+            Address::Unix(p) => Ok(Stream::Unix(UnixStream::connect(p)?)),
+        }
+    }
+}
+
+/// An NBD URL: `nbd://HOST[:PORT][/EXPORT]` or `nbd+unix:///EXPORT?socket=PATH`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NbdUrl {
+    pub address: Address,
+    pub export: String,
+}
+
+impl std::fmt::Display for NbdUrl {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.address {
+            Address::Tcp(a) => write!(f, "nbd://{a}/{}", self.export),
+            Address::Unix(p) => write!(f, "nbd+unix:///{}?socket={}", self.export, p.display()),
+        }
+    }
+}
+
+impl NbdUrl {
+    /// Whether `s` is written as an NBD URL (then it is parsed as one, never as a path).
+    pub fn is_url(s: &str) -> bool {
+        s.starts_with("nbd://") || s.starts_with("nbd+unix://")
+    }
+
+    pub fn parse(s: &str) -> Result<NbdUrl, String> {
+        let bad = |why: &str| {
+            format!(
+                "'{s}': {why}; write nbd://HOST[:PORT][/EXPORT] or nbd+unix:///EXPORT?socket=PATH"
+            )
+        };
+        if let Some(rest) = s.strip_prefix("nbd+unix://") {
+            let (path, query) = rest.split_once('?').ok_or_else(|| bad("no ?socket=PATH"))?;
+            let host_and_export = path;
+            let export = match host_and_export.split_once('/') {
+                Some(("", e)) => e.to_string(),
+                Some(_) => return Err(bad("a Unix socket URL has no host")),
+                None if host_and_export.is_empty() => String::new(),
+                None => return Err(bad("a Unix socket URL has no host")),
+            };
+            let socket = query
+                .split('&')
+                .find_map(|kv| kv.strip_prefix("socket="))
+                .filter(|p| !p.is_empty())
+                .ok_or_else(|| bad("no socket=PATH in the query"))?;
+            return Ok(NbdUrl {
+                address: Address::Unix(socket.into()),
+                export,
+            });
+        }
+        let rest = s
+            .strip_prefix("nbd://")
+            .ok_or_else(|| bad("not an NBD URL"))?;
+        if rest.contains('?') {
+            return Err(bad("nbd:// takes no query"));
+        }
+        let (authority, export) = match rest.split_once('/') {
+            Some((a, e)) => (a, e.to_string()),
+            None => (rest, String::new()),
+        };
+        if authority.is_empty() {
+            return Err(bad("no host"));
+        }
+        // [v6]:port, [v6], host:port, host
+        let has_port = if let Some(end) = authority.strip_prefix('[') {
+            let close = end.find(']').ok_or_else(|| bad("unclosed [ in the host"))?;
+            end[close + 1..].starts_with(':')
+        } else {
+            authority.contains(':')
+        };
+        let address = if has_port {
+            let (_, port) = authority.rsplit_once(':').unwrap();
+            port.parse::<u16>()
+                .map_err(|_| bad("the port is not a number"))?;
+            authority.to_string()
+        } else {
+            format!("{authority}:{DEFAULT_PORT}")
+        };
+        Ok(NbdUrl {
+            address: Address::Tcp(address),
+            export,
+        })
+    }
+}
+
+/// A connected socket: TCP or Unix.
+#[derive(Debug)]
+pub enum Stream {
+    Tcp(TcpStream),
+    Unix(UnixStream),
+}
+
+impl Stream {
+    pub fn try_clone(&self) -> io::Result<Stream> {
+        Ok(match self {
+            Stream::Tcp(s) => Stream::Tcp(s.try_clone()?),
+            Stream::Unix(s) => Stream::Unix(s.try_clone()?),
+        })
+    }
+
+    /// End both directions: a thread blocked reading it wakes up.
+    pub fn shutdown(&self) {
+        let _ = match self {
+            Stream::Tcp(s) => s.shutdown(std::net::Shutdown::Both),
+            Stream::Unix(s) => s.shutdown(std::net::Shutdown::Both),
+        };
+    }
+
+    pub fn set_read_timeout(&self, d: Option<std::time::Duration>) -> io::Result<()> {
+        match self {
+            Stream::Tcp(s) => s.set_read_timeout(d),
+            Stream::Unix(s) => s.set_read_timeout(d),
+        }
+    }
+
+    pub fn set_write_timeout(&self, d: Option<std::time::Duration>) -> io::Result<()> {
+        match self {
+            Stream::Tcp(s) => s.set_write_timeout(d),
+            Stream::Unix(s) => s.set_write_timeout(d),
+        }
+    }
+
+    /// TCP_NODELAY (nothing to do on a Unix socket).
+    pub fn set_nodelay(&self) -> io::Result<()> {
+        match self {
+            Stream::Tcp(s) => s.set_nodelay(true),
+            Stream::Unix(_) => Ok(()),
+        }
+    }
+}
+
+impl Read for &Stream {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Stream::Tcp(s) => (&*s).read(buf),
+            Stream::Unix(s) => (&*s).read(buf),
+        }
+    }
+}
+
+impl Write for &Stream {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Stream::Tcp(s) => (&*s).write(buf),
+            Stream::Unix(s) => (&*s).write(buf),
+        }
+    }
+
+    fn write_vectored(&mut self, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
+        match self {
+            Stream::Tcp(s) => (&*s).write_vectored(bufs),
+            Stream::Unix(s) => (&*s).write_vectored(bufs),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Read for Stream {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        (&*self).read(buf)
+    }
+}
+
+impl Write for Stream {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        (&*self).write(buf)
+    }
+
+    fn write_vectored(&mut self, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
+        (&*self).write_vectored(bufs)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+impl AsFd for Stream {
+    fn as_fd(&self) -> BorrowedFd<'_> {
+        match self {
+            Stream::Tcp(s) => s.as_fd(),
+            Stream::Unix(s) => s.as_fd(),
+        }
+    }
+}
+
+impl AsRawFd for Stream {
+    fn as_raw_fd(&self) -> RawFd {
+        self.as_fd().as_raw_fd()
+    }
+}
+
+/// Write every byte of `bufs` (header and payload in one `writev` when the socket takes them).
+pub fn write_all_vectored(mut w: impl Write, mut bufs: &mut [IoSlice<'_>]) -> io::Result<()> {
+    IoSlice::advance_slices(&mut bufs, 0);
+    while !bufs.is_empty() {
+        match w.write_vectored(bufs) {
+            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+            Ok(n) => IoSlice::advance_slices(&mut bufs, n),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+/// A listening socket: TCP or Unix (the socket file is removed when it is dropped).
+#[derive(Debug)]
+pub enum Listener {
+    Tcp(TcpListener),
+    Unix(UnixListener, PathBuf),
+}
+
+impl Listener {
+    /// Bind `addr`. A stale Unix socket file (nobody listening) is replaced; a live one is not.
+    pub fn bind(addr: &Address) -> io::Result<Listener> {
+        match addr {
+            Address::Tcp(a) => Ok(Listener::Tcp(TcpListener::bind(a.as_str())?)),
+            Address::Unix(p) => {
+                if p.exists() {
+                    use std::os::unix::fs::FileTypeExt;
+                    let sock = std::fs::symlink_metadata(p)?.file_type().is_socket();
+                    if !sock || UnixStream::connect(p).is_ok() {
+                        return Err(io::Error::new(
+                            io::ErrorKind::AddrInUse,
+                            format!("{} exists (and is not a stale socket)", p.display()),
+                        ));
+                    }
+                    std::fs::remove_file(p)?;
+                }
+                Ok(Listener::Unix(UnixListener::bind(p)?, p.clone()))
+            }
+        }
+    }
+
+    /// The address bound (with the real port when port 0 was asked for).
+    pub fn local_addr(&self) -> Address {
+        match self {
+            Listener::Tcp(l) => Address::Tcp(
+                l.local_addr()
+                    .map(|a| a.to_string())
+                    .unwrap_or_else(|_| "?".into()),
+            ),
+            Listener::Unix(_, p) => Address::Unix(p.clone()),
+        }
+    }
+
+    /// Accept one connection (TCP_NODELAY set).
+    pub fn accept(&self) -> io::Result<Stream> {
+        match self {
+            Listener::Tcp(l) => {
+                let (s, _) = l.accept()?;
+                s.set_nodelay(true)?;
+                Ok(Stream::Tcp(s))
+            }
+            Listener::Unix(l, _) => Ok(Stream::Unix(l.accept()?.0)),
+        }
+    }
+
+    pub fn set_nonblocking(&self, on: bool) -> io::Result<()> {
+        match self {
+            Listener::Tcp(l) => l.set_nonblocking(on),
+            Listener::Unix(l, _) => l.set_nonblocking(on),
+        }
+    }
+}
+
+impl AsFd for Listener {
+    fn as_fd(&self) -> BorrowedFd<'_> {
+        match self {
+            Listener::Tcp(l) => l.as_fd(),
+            Listener::Unix(l, _) => l.as_fd(),
+        }
+    }
+}
+
+impl Drop for Listener {
+    fn drop(&mut self) {
+        if let Listener::Unix(_, p) = self {
+            let _ = std::fs::remove_file(p);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_parse_like_libnbd_writes_them() {
+        let u = NbdUrl::parse("nbd://127.0.0.1:10810/disk").unwrap();
+        assert_eq!(u.address, Address::Tcp("127.0.0.1:10810".into()));
+        assert_eq!(u.export, "disk");
+        let u = NbdUrl::parse("nbd://localhost").unwrap();
+        assert_eq!(u.address, Address::Tcp("localhost:10809".into()));
+        assert_eq!(u.export, "");
+        let u = NbdUrl::parse("nbd://[::1]:99/").unwrap();
+        assert_eq!(u.address, Address::Tcp("[::1]:99".into()));
+        let u = NbdUrl::parse("nbd://[::1]").unwrap();
+        assert_eq!(u.address, Address::Tcp("[::1]:10809".into()));
+        let u = NbdUrl::parse("nbd+unix:///e?socket=/tmp/s.sock").unwrap();
+        assert_eq!(u.address, Address::Unix("/tmp/s.sock".into()));
+        assert_eq!(u.export, "e");
+        let u = NbdUrl::parse("nbd+unix://?socket=/tmp/s").unwrap();
+        assert_eq!(u.export, "");
+        assert_eq!(u.to_string(), "nbd+unix:///?socket=/tmp/s");
+        for bad in [
+            "nbd://",
+            "nbd://h:port/x",
+            "nbd+unix:///e",
+            "nbd+unix://host/e?socket=/s",
+            "http://x",
+        ] {
+            assert!(NbdUrl::parse(bad).is_err(), "{bad}");
+        }
+        assert!(NbdUrl::is_url("nbd://x") && !NbdUrl::is_url("/tmp/nbd://x"));
+    }
+
+    #[test]
+    fn listen_addresses() {
+        assert_eq!(
+            Address::parse_listen("127.0.0.1:0"),
+            Ok(Address::Tcp("127.0.0.1:0".into()))
+        );
+        assert_eq!(
+            Address::parse_listen("unix:/tmp/x"),
+            Ok(Address::Unix("/tmp/x".into()))
+        );
+        assert_eq!(
+            Address::parse_listen("/tmp/y.sock"),
+            Ok(Address::Unix("/tmp/y.sock".into()))
+        );
+        assert!(Address::parse_listen("10809").is_err());
+        assert!(Address::parse_listen(":10809").is_err());
+        assert!(Address::parse_listen("h:x").is_err());
+    }
+
+    #[test]
+    fn a_stale_unix_socket_is_replaced_and_removed_on_drop() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("s.sock");
+        drop(std::os::unix::net::UnixListener::bind(&p).unwrap());
+        assert!(p.exists(), "a dropped std listener leaves its file");
+        let l = Listener::bind(&Address::Unix(p.clone())).unwrap();
+        assert!(
+            Listener::bind(&Address::Unix(p.clone())).is_err(),
+            "live socket"
+        );
+        drop(l);
+        assert!(!p.exists());
+    }
+}

@@ -1,0 +1,571 @@
+//! Both sides of the fixed newstyle handshake: the server's option haggling (`NBD_OPT_GO`/`INFO`
+//! with `NBD_INFO_EXPORT` and `NBD_INFO_BLOCK_SIZE`, `EXPORT_NAME`, `LIST`, `ABORT`, `ERR_UNSUP`
+//! for the rest), and the client's (GO, falling back to EXPORT_NAME for old servers), which also
+//! records everything the server advertised for `readlab info`.
+
+use super::proto::*;
+use serde::{Deserialize, Serialize};
+use std::io::{self, Read, Write};
+
+/// Largest option payload the server reads into memory; a longer one is skipped unread and
+/// answered `NBD_REP_ERR_TOO_BIG` (strings are at most 4 KiB by the protocol).
+pub const MAX_OPTION_DATA: u32 = 16 << 10;
+/// Options one negotiation may send before the server gives up on the client.
+pub const MAX_OPTIONS: usize = 256;
+
+/// Block size constraints (`NBD_INFO_BLOCK_SIZE`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BlockSizes {
+    pub minimum: u32,
+    pub preferred: u32,
+    pub maximum: u32,
+}
+
+/// One export, as a server offers it or a client learned it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ExportInfo {
+    pub name: String,
+    pub description: Option<String>,
+    pub size: u64,
+    /// Transmission flags.
+    pub flags: u16,
+    pub block_sizes: Option<BlockSizes>,
+}
+
+impl ExportInfo {
+    pub fn read_only(&self) -> bool {
+        self.flags & FLAG_READ_ONLY != 0
+    }
+
+    pub fn multi_conn(&self) -> bool {
+        self.flags & FLAG_CAN_MULTI_CONN != 0
+    }
+}
+
+fn invalid(msg: impl Into<String>) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidData, msg.into())
+}
+
+fn read_u16(r: &mut impl Read) -> io::Result<u16> {
+    let mut b = [0u8; 2];
+    r.read_exact(&mut b)?;
+    Ok(u16::from_be_bytes(b))
+}
+
+fn read_u32(r: &mut impl Read) -> io::Result<u32> {
+    let mut b = [0u8; 4];
+    r.read_exact(&mut b)?;
+    Ok(u32::from_be_bytes(b))
+}
+
+fn read_u64(r: &mut impl Read) -> io::Result<u64> {
+    let mut b = [0u8; 8];
+    r.read_exact(&mut b)?;
+    Ok(u64::from_be_bytes(b))
+}
+
+/// Read and drop `n` bytes in bounded pieces.
+fn skip(r: &mut impl Read, mut n: u64) -> io::Result<()> {
+    let mut buf = [0u8; 4096];
+    while n > 0 {
+        let k = n.min(buf.len() as u64) as usize;
+        r.read_exact(&mut buf[..k])?;
+        n -= k as u64;
+    }
+    Ok(())
+}
+
+/// How a server's negotiation ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ServerOutcome {
+    /// Transmission starts; the client asked for this export name.
+    Transmission { export: String },
+    /// The client sent `NBD_OPT_ABORT` (answered) or left.
+    Aborted,
+}
+
+/// One option reply: header and data in one write.
+fn option_reply(w: &mut impl Write, opt: u32, kind: u32, data: &[u8]) -> io::Result<()> {
+    let mut b = Vec::with_capacity(20 + data.len());
+    b.extend_from_slice(&REPLY_MAGIC.to_be_bytes());
+    b.extend_from_slice(&opt.to_be_bytes());
+    b.extend_from_slice(&kind.to_be_bytes());
+    b.extend_from_slice(&(data.len() as u32).to_be_bytes());
+    b.extend_from_slice(data);
+    w.write_all(&b)
+}
+
+fn info_export(e: &ExportInfo) -> Vec<u8> {
+    let mut d = INFO_EXPORT.to_be_bytes().to_vec();
+    d.extend_from_slice(&e.size.to_be_bytes());
+    d.extend_from_slice(&e.flags.to_be_bytes());
+    d
+}
+
+/// The server's side: send the greeting, answer options until the client chooses the export
+/// (any export name reaches the one export) or leaves. A client breaking the protocol (bad
+/// magic, unknown client flags, endless options) ends it with an error: hang up.
+pub fn server_handshake<S: Read + Write>(
+    s: &mut S,
+    export: &ExportInfo,
+) -> io::Result<ServerOutcome> {
+    let mut greet = Vec::with_capacity(18);
+    greet.extend_from_slice(&NBDMAGIC.to_be_bytes());
+    greet.extend_from_slice(&IHAVEOPT.to_be_bytes());
+    greet.extend_from_slice(&(FLAG_FIXED_NEWSTYLE | FLAG_NO_ZEROES).to_be_bytes());
+    s.write_all(&greet)?;
+    let cflags = read_u32(s)?;
+    if cflags & !(FLAG_C_FIXED_NEWSTYLE | FLAG_C_NO_ZEROES) != 0 {
+        return Err(invalid(format!("unknown client flags {cflags:#x}")));
+    }
+    let no_zeroes = cflags & FLAG_C_NO_ZEROES != 0;
+    for _ in 0..MAX_OPTIONS {
+        let magic = match read_u64(s) {
+            Ok(m) => m,
+            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => {
+                return Ok(ServerOutcome::Aborted);
+            }
+            Err(e) => return Err(e),
+        };
+        if magic != IHAVEOPT {
+            return Err(invalid(format!("bad option magic {magic:#x}")));
+        }
+        let opt = read_u32(s)?;
+        let len = read_u32(s)?;
+        if len > MAX_OPTION_DATA {
+            skip(s, len as u64)?;
+            if opt == OPT_EXPORT_NAME {
+                return Err(invalid("export name longer than the protocol allows"));
+            }
+            option_reply(s, opt, REP_ERR_TOO_BIG, b"option data too long")?;
+            continue;
+        }
+        let mut data = vec![0u8; len as usize];
+        s.read_exact(&mut data)?;
+        match opt {
+            OPT_EXPORT_NAME => {
+                let name = String::from_utf8_lossy(&data).into_owned();
+                let mut b = Vec::with_capacity(10 + 124);
+                b.extend_from_slice(&export.size.to_be_bytes());
+                b.extend_from_slice(&export.flags.to_be_bytes());
+                if !no_zeroes {
+                    b.extend_from_slice(&[0u8; 124]);
+                }
+                s.write_all(&b)?;
+                return Ok(ServerOutcome::Transmission { export: name });
+            }
+            OPT_ABORT => {
+                let _ = option_reply(s, opt, REP_ACK, &[]);
+                return Ok(ServerOutcome::Aborted);
+            }
+            OPT_LIST => {
+                if !data.is_empty() {
+                    option_reply(s, opt, REP_ERR_INVALID, b"NBD_OPT_LIST takes no data")?;
+                    continue;
+                }
+                let mut d = (export.name.len() as u32).to_be_bytes().to_vec();
+                d.extend_from_slice(export.name.as_bytes());
+                if let Some(desc) = &export.description {
+                    d.extend_from_slice(desc.as_bytes());
+                }
+                option_reply(s, opt, REP_SERVER, &d)?;
+                option_reply(s, opt, REP_ACK, &[])?;
+            }
+            OPT_INFO | OPT_GO => {
+                let Some((name, requests)) = parse_info_request(&data) else {
+                    option_reply(s, opt, REP_ERR_INVALID, b"malformed NBD_OPT_INFO/GO data")?;
+                    continue;
+                };
+                option_reply(s, opt, REP_INFO, &info_export(export))?;
+                if let Some(bs) = export.block_sizes {
+                    // Sent whether asked or not: clients that did not ask ignore it.
+                    let mut d = INFO_BLOCK_SIZE.to_be_bytes().to_vec();
+                    d.extend_from_slice(&bs.minimum.to_be_bytes());
+                    d.extend_from_slice(&bs.preferred.to_be_bytes());
+                    d.extend_from_slice(&bs.maximum.to_be_bytes());
+                    option_reply(s, opt, REP_INFO, &d)?;
+                }
+                if requests.contains(&INFO_NAME) {
+                    let mut d = INFO_NAME.to_be_bytes().to_vec();
+                    d.extend_from_slice(export.name.as_bytes());
+                    option_reply(s, opt, REP_INFO, &d)?;
+                }
+                if let (true, Some(desc)) =
+                    (requests.contains(&INFO_DESCRIPTION), &export.description)
+                {
+                    let mut d = INFO_DESCRIPTION.to_be_bytes().to_vec();
+                    d.extend_from_slice(desc.as_bytes());
+                    option_reply(s, opt, REP_INFO, &d)?;
+                }
+                option_reply(s, opt, REP_ACK, &[])?;
+                if opt == OPT_GO {
+                    return Ok(ServerOutcome::Transmission { export: name });
+                }
+            }
+            _ => option_reply(s, opt, REP_ERR_UNSUP, &[])?,
+        }
+    }
+    Err(invalid(format!("more than {MAX_OPTIONS} options")))
+}
+
+/// The export name and information requests of NBD_OPT_INFO/GO data.
+fn parse_info_request(d: &[u8]) -> Option<(String, Vec<u16>)> {
+    let n = be32(d.get(0..4)?) as usize;
+    let name = d.get(4..4 + n)?;
+    let rest = d.get(4 + n..)?;
+    let count = be16(rest.get(0..2)?) as usize;
+    let reqs = rest.get(2..)?;
+    if reqs.len() != 2 * count {
+        return None;
+    }
+    Some((
+        String::from_utf8_lossy(name).into_owned(),
+        reqs.chunks_exact(2).map(be16).collect(),
+    ))
+}
+
+/// Everything a server said during the client's negotiation.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Advertised {
+    pub handshake_flags: u16,
+    pub export: ExportInfo,
+    /// `NBD_OPT_GO`, or `NBD_OPT_EXPORT_NAME` for a server without GO.
+    pub negotiated_with: String,
+    /// The server's `NBD_OPT_LIST`, when asked for: (name, description) pairs, or why not.
+    pub list: Option<Result<Vec<(String, String)>, String>>,
+}
+
+/// Read one option reply: (option, type, data), checking magic and option.
+fn read_option_reply(r: &mut impl Read, opt: u32) -> io::Result<(u32, Vec<u8>)> {
+    let magic = read_u64(r)?;
+    if magic != REPLY_MAGIC {
+        return Err(invalid(format!("bad option reply magic {magic:#x}")));
+    }
+    let got = read_u32(r)?;
+    let kind = read_u32(r)?;
+    let len = read_u32(r)?;
+    if got != opt {
+        return Err(invalid(format!("reply to option {got}, expected {opt}")));
+    }
+    if len > 1 << 20 {
+        return Err(invalid(format!("option reply of {len} B")));
+    }
+    let mut data = vec![0u8; len as usize];
+    r.read_exact(&mut data)?;
+    Ok((kind, data))
+}
+
+fn send_option(w: &mut impl Write, opt: u32, data: &[u8]) -> io::Result<()> {
+    let mut b = Vec::with_capacity(16 + data.len());
+    b.extend_from_slice(&IHAVEOPT.to_be_bytes());
+    b.extend_from_slice(&opt.to_be_bytes());
+    b.extend_from_slice(&(data.len() as u32).to_be_bytes());
+    b.extend_from_slice(data);
+    w.write_all(&b)
+}
+
+/// The client's side: negotiate `export` (optionally listing the exports first) and leave the
+/// stream at the start of transmission.
+pub fn client_handshake<S: Read + Write>(
+    s: &mut S,
+    export: &str,
+    list: bool,
+) -> io::Result<Advertised> {
+    let magic = read_u64(s)?;
+    if magic != NBDMAGIC {
+        return Err(invalid(format!("not an NBD server (greeting {magic:#x})")));
+    }
+    let magic = read_u64(s)?;
+    if magic == CLISERV_MAGIC {
+        return Err(invalid(
+            "the server speaks oldstyle negotiation only; readlab needs newstyle",
+        ));
+    }
+    if magic != IHAVEOPT {
+        return Err(invalid(format!("bad newstyle magic {magic:#x}")));
+    }
+    let hflags = read_u16(s)?;
+    let fixed = hflags & FLAG_FIXED_NEWSTYLE != 0;
+    let no_zeroes = hflags & FLAG_NO_ZEROES != 0;
+    let mut cflags = 0u32;
+    if fixed {
+        cflags |= FLAG_C_FIXED_NEWSTYLE;
+    }
+    if no_zeroes {
+        cflags |= FLAG_C_NO_ZEROES;
+    }
+    s.write_all(&cflags.to_be_bytes())?;
+    let mut listed = None;
+    if list && fixed {
+        send_option(s, OPT_LIST, &[])?;
+        let mut names = Vec::new();
+        loop {
+            let (kind, d) = read_option_reply(s, OPT_LIST)?;
+            match kind {
+                REP_SERVER if d.len() >= 4 => {
+                    let n = (be32(&d) as usize).min(d.len() - 4);
+                    names.push((
+                        String::from_utf8_lossy(&d[4..4 + n]).into_owned(),
+                        String::from_utf8_lossy(&d[4 + n..]).into_owned(),
+                    ));
+                }
+                REP_ACK => {
+                    listed = Some(Ok(names));
+                    break;
+                }
+                k if is_rep_err(k) => {
+                    listed = Some(Err(rep_name(k)));
+                    break;
+                }
+                k => {
+                    return Err(invalid(format!(
+                        "unexpected {} to NBD_OPT_LIST",
+                        rep_name(k)
+                    )));
+                }
+            }
+        }
+    }
+    let mut info = ExportInfo {
+        name: export.into(),
+        description: None,
+        size: 0,
+        flags: 0,
+        block_sizes: None,
+    };
+    if fixed {
+        let mut d = (export.len() as u32).to_be_bytes().to_vec();
+        d.extend_from_slice(export.as_bytes());
+        let reqs = [INFO_BLOCK_SIZE, INFO_DESCRIPTION];
+        d.extend_from_slice(&(reqs.len() as u16).to_be_bytes());
+        for r in reqs {
+            d.extend_from_slice(&r.to_be_bytes());
+        }
+        send_option(s, OPT_GO, &d)?;
+        let mut have_export = false;
+        loop {
+            let (kind, d) = read_option_reply(s, OPT_GO)?;
+            match kind {
+                REP_INFO if d.len() >= 2 => match be16(&d) {
+                    INFO_EXPORT if d.len() == 12 => {
+                        info.size = be64(&d[2..]);
+                        info.flags = be16(&d[10..]);
+                        have_export = true;
+                    }
+                    INFO_BLOCK_SIZE if d.len() == 14 => {
+                        info.block_sizes = Some(BlockSizes {
+                            minimum: be32(&d[2..]),
+                            preferred: be32(&d[6..]),
+                            maximum: be32(&d[10..]),
+                        })
+                    }
+                    INFO_DESCRIPTION => {
+                        info.description = Some(String::from_utf8_lossy(&d[2..]).into_owned())
+                    }
+                    _ => {} // other information: ignored, as the protocol asks
+                },
+                REP_ACK if have_export => {
+                    return Ok(Advertised {
+                        handshake_flags: hflags,
+                        export: info,
+                        negotiated_with: "NBD_OPT_GO".into(),
+                        list: listed,
+                    });
+                }
+                REP_ACK => {
+                    return Err(invalid(
+                        "the server acknowledged NBD_OPT_GO without NBD_INFO_EXPORT",
+                    ));
+                }
+                REP_ERR_UNSUP => break, // an older server: EXPORT_NAME below
+                k if is_rep_err(k) => {
+                    let msg = String::from_utf8_lossy(&d).into_owned();
+                    return Err(io::Error::other(format!(
+                        "the server refused export '{export}': {}{}",
+                        rep_name(k),
+                        if msg.is_empty() {
+                            String::new()
+                        } else {
+                            format!(": {msg}")
+                        }
+                    )));
+                }
+                k => return Err(invalid(format!("unexpected {} to NBD_OPT_GO", rep_name(k)))),
+            }
+        }
+    }
+    send_option(s, OPT_EXPORT_NAME, export.as_bytes())?;
+    info.size = read_u64(s)?;
+    info.flags = read_u16(s)?;
+    if !no_zeroes {
+        skip(s, 124)?;
+    }
+    Ok(Advertised {
+        handshake_flags: hflags,
+        export: info,
+        negotiated_with: "NBD_OPT_EXPORT_NAME".into(),
+        list: listed,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::net::UnixStream;
+
+    fn export() -> ExportInfo {
+        ExportInfo {
+            name: "disk".into(),
+            description: Some("a test".into()),
+            size: 1 << 20,
+            flags: FLAG_HAS_FLAGS | FLAG_READ_ONLY | FLAG_CAN_MULTI_CONN,
+            block_sizes: Some(BlockSizes {
+                minimum: 512,
+                preferred: 4096,
+                maximum: 32 << 20,
+            }),
+        }
+    }
+
+    fn pair() -> (UnixStream, UnixStream) {
+        let (a, b) = UnixStream::pair().unwrap();
+        a.set_read_timeout(Some(std::time::Duration::from_secs(5)))
+            .unwrap();
+        b.set_read_timeout(Some(std::time::Duration::from_secs(5)))
+            .unwrap();
+        (a, b)
+    }
+
+    #[test]
+    fn go_negotiates_size_flags_block_sizes_and_the_list() {
+        let (mut c, mut s) = pair();
+        let server = std::thread::spawn(move || server_handshake(&mut s, &export()).unwrap());
+        let a = client_handshake(&mut c, "disk", true).unwrap();
+        assert_eq!(
+            server.join().unwrap(),
+            ServerOutcome::Transmission {
+                export: "disk".into()
+            }
+        );
+        assert_eq!(a.export, export());
+        assert_eq!(a.negotiated_with, "NBD_OPT_GO");
+        assert_eq!(
+            a.list,
+            Some(Ok(vec![("disk".to_string(), "a test".to_string())]))
+        );
+        assert!(a.export.read_only() && a.export.multi_conn());
+    }
+
+    /// A scripted old server that answers GO with ERR_UNSUP: the client falls back to EXPORT_NAME.
+    #[test]
+    fn export_name_is_the_fallback() {
+        let (mut c, mut s) = pair();
+        let server = std::thread::spawn(move || {
+            s.write_all(&NBDMAGIC.to_be_bytes()).unwrap();
+            s.write_all(&IHAVEOPT.to_be_bytes()).unwrap();
+            s.write_all(&FLAG_FIXED_NEWSTYLE.to_be_bytes()).unwrap();
+            assert_eq!(read_u32(&mut s).unwrap(), FLAG_C_FIXED_NEWSTYLE);
+            assert_eq!(read_u64(&mut s).unwrap(), IHAVEOPT);
+            assert_eq!(read_u32(&mut s).unwrap(), OPT_GO);
+            let n = read_u32(&mut s).unwrap();
+            skip(&mut s, n as u64).unwrap();
+            option_reply(&mut s, OPT_GO, REP_ERR_UNSUP, &[]).unwrap();
+            // The server's own code answers EXPORT_NAME from here on.
+            assert_eq!(read_u64(&mut s).unwrap(), IHAVEOPT);
+            assert_eq!(read_u32(&mut s).unwrap(), OPT_EXPORT_NAME);
+            let n = read_u32(&mut s).unwrap();
+            let mut name = vec![0; n as usize];
+            s.read_exact(&mut name).unwrap();
+            s.write_all(&(5u64 << 20).to_be_bytes()).unwrap();
+            s.write_all(&(FLAG_HAS_FLAGS | FLAG_READ_ONLY).to_be_bytes())
+                .unwrap();
+            s.write_all(&[0u8; 124]).unwrap();
+            name
+        });
+        let a = client_handshake(&mut c, "x", false).unwrap();
+        assert_eq!(server.join().unwrap(), b"x");
+        assert_eq!(a.export.size, 5 << 20);
+        assert_eq!(a.negotiated_with, "NBD_OPT_EXPORT_NAME");
+        assert_eq!(a.export.block_sizes, None);
+    }
+
+    fn raw_option(s: &mut UnixStream, opt: u32, data: &[u8]) -> (u32, Vec<u8>) {
+        send_option(s, opt, data).unwrap();
+        read_option_reply(s, opt).unwrap()
+    }
+
+    #[test]
+    fn the_server_answers_unknown_bad_and_oversized_options_and_abort() {
+        let (mut c, mut s) = pair();
+        let server = std::thread::spawn(move || server_handshake(&mut s, &export()));
+        let mut greet = [0u8; 18];
+        c.read_exact(&mut greet).unwrap();
+        assert_eq!(be16(&greet[16..]), FLAG_FIXED_NEWSTYLE | FLAG_NO_ZEROES);
+        c.write_all(&(FLAG_C_FIXED_NEWSTYLE | FLAG_C_NO_ZEROES).to_be_bytes())
+            .unwrap();
+        assert_eq!(
+            raw_option(&mut c, OPT_STRUCTURED_REPLY, &[]).0,
+            REP_ERR_UNSUP
+        );
+        assert_eq!(raw_option(&mut c, OPT_STARTTLS, &[]).0, REP_ERR_UNSUP);
+        assert_eq!(raw_option(&mut c, 999, b"abc").0, REP_ERR_UNSUP);
+        assert_eq!(raw_option(&mut c, OPT_LIST, b"x").0, REP_ERR_INVALID);
+        assert_eq!(
+            raw_option(&mut c, OPT_GO, &[0, 0, 0, 9, 1]).0,
+            REP_ERR_INVALID
+        );
+        let big = vec![7u8; MAX_OPTION_DATA as usize + 1];
+        assert_eq!(raw_option(&mut c, OPT_INFO, &big).0, REP_ERR_TOO_BIG);
+        // INFO answers and negotiation goes on.
+        let mut d = 0u32.to_be_bytes().to_vec();
+        d.extend_from_slice(&0u16.to_be_bytes());
+        let (k, info) = raw_option(&mut c, OPT_INFO, &d);
+        assert_eq!((k, be16(&info)), (REP_INFO, INFO_EXPORT));
+        assert_eq!(be64(&info[2..]), 1 << 20);
+        let (k, bs) = read_option_reply(&mut c, OPT_INFO).unwrap();
+        assert_eq!(
+            (k, be16(&bs), be32(&bs[2..])),
+            (REP_INFO, INFO_BLOCK_SIZE, 512)
+        );
+        assert_eq!(read_option_reply(&mut c, OPT_INFO).unwrap().0, REP_ACK);
+        assert_eq!(raw_option(&mut c, OPT_ABORT, &[]).0, REP_ACK);
+        assert_eq!(server.join().unwrap().unwrap(), ServerOutcome::Aborted);
+    }
+
+    #[test]
+    fn the_server_hangs_up_on_bad_magic_and_unknown_client_flags() {
+        let (mut c, mut s) = pair();
+        let server = std::thread::spawn(move || server_handshake(&mut s, &export()));
+        let mut greet = [0u8; 18];
+        c.read_exact(&mut greet).unwrap();
+        c.write_all(&0x80u32.to_be_bytes()).unwrap();
+        assert!(server.join().unwrap().is_err());
+
+        let (mut c, mut s) = pair();
+        let server = std::thread::spawn(move || server_handshake(&mut s, &export()));
+        c.read_exact(&mut greet).unwrap();
+        c.write_all(&1u32.to_be_bytes()).unwrap();
+        c.write_all(b"GARBAGE!garbage!").unwrap();
+        assert!(server.join().unwrap().is_err());
+    }
+
+    #[test]
+    fn export_name_ends_negotiation_with_zeroes_unless_declined() {
+        for no_zeroes in [false, true] {
+            let (mut c, mut s) = pair();
+            let server = std::thread::spawn(move || server_handshake(&mut s, &export()));
+            let mut greet = [0u8; 18];
+            c.read_exact(&mut greet).unwrap();
+            let f = FLAG_C_FIXED_NEWSTYLE | if no_zeroes { FLAG_C_NO_ZEROES } else { 0 };
+            c.write_all(&f.to_be_bytes()).unwrap();
+            send_option(&mut c, OPT_EXPORT_NAME, b"any").unwrap();
+            assert!(matches!(
+                server.join().unwrap().unwrap(),
+                ServerOutcome::Transmission { .. }
+            ));
+            let mut rest = Vec::new();
+            c.read_to_end(&mut rest).unwrap();
+            assert_eq!(rest.len(), if no_zeroes { 10 } else { 134 });
+        }
+    }
+}

@@ -1,0 +1,274 @@
+//! The networked studies' charts (the networked-flash document's figures): IOPS and bandwidth
+//! against clients with the equivalent local line (Figures 1–2), IOPS and IOPS per server core
+//! with injected delays (Figure 4), the QD1 latency breakdown (Table 3) and the server models.
+
+use super::*;
+use crate::result::NetTag;
+
+/// A chart whose caption names the servers once: every remote point has its own port.
+fn chart(id: String, title: String, pts: &[&Point], kind: Kind) -> Chart {
+    let shown: Vec<Point> = pts
+        .iter()
+        .map(|p| {
+            let mut q = (*p).clone();
+            if q.env.target.starts_with("nbd://") {
+                q.env.target = "readlab serve at nbd://127.0.0.1:* (a server per point)".into();
+            }
+            q
+        })
+        .collect();
+    super::chart(id, title, &shown.iter().collect::<Vec<_>>(), kind)
+}
+
+fn net(p: &Point) -> Option<&NetTag> {
+    p.net.as_ref()
+}
+
+/// `remote 4 KiB`, `local 4 KiB (equivalent local)`, `remote uring`, `+10us` …
+fn side(p: &Point, with_bs: bool) -> String {
+    let Some(t) = net(p) else {
+        return p.label.clone();
+    };
+    let mut s = if t.side == "local" {
+        "local".to_string()
+    } else {
+        format!("remote {}", t.model)
+    };
+    if with_bs {
+        s.push(' ');
+        s.push_str(&format_size(p.bs));
+    }
+    if t.side == "local" {
+        s.push_str(" (equivalent local)");
+    }
+    s
+}
+
+fn iops_axis() -> Axis {
+    Axis::linear("IOPS", Unit::Count)
+}
+
+fn clients_lines(
+    pts: &[&Point],
+    series: impl Fn(&Point) -> String,
+    y: Axis,
+    value: impl Fn(&Point) -> f64,
+) -> Lines {
+    let mut l = lines_over(
+        pts,
+        "clients (one request in flight each)",
+        |p| p.threads,
+        |t: &usize| t.to_string(),
+        series,
+        y,
+        value,
+    );
+    for s in &mut l.series {
+        s.dashed = s.name.starts_with("local");
+    }
+    l
+}
+
+fn server_pct(p: &Point) -> f64 {
+    net(p)
+        .and_then(|t| t.server.as_ref())
+        .map_or(0.0, |s| s.pct_of_core)
+}
+
+fn per_core(p: &Point) -> f64 {
+    net(p)
+        .and_then(|t| t.server.as_ref())
+        .map_or(0.0, |s| s.iops_per_core)
+}
+
+fn has_server(p: &&Point) -> bool {
+    net(p).is_some_and(|t| t.server.is_some())
+}
+
+/// The charts of `clients`.
+pub fn clients(c: &Ctx) -> Vec<Chart> {
+    let id = |what: &str| c.id(what);
+    let mut out = Vec::new();
+    let small: Vec<&Point> = c.pts.iter().copied().filter(|p| p.bs < 64 << 10).collect();
+    let big: Vec<&Point> = c.pts.iter().copied().filter(|p| p.bs >= 64 << 10).collect();
+    if !small.is_empty() {
+        out.push(chart(
+            id("iops"),
+            "IOPS against clients over NBD, beside the device read locally at the same concurrency"
+                .into(),
+            &small,
+            Kind::Lines(clients_lines(
+                &small,
+                |p| side(p, true),
+                iops_axis(),
+                |p| p.iops,
+            )),
+        ));
+    }
+    if !big.is_empty() {
+        out.push(chart(
+            id("bandwidth"),
+            "Bandwidth against clients over NBD, beside the device read locally".into(),
+            &big,
+            Kind::Lines(clients_lines(
+                &big,
+                |p| side(p, true),
+                mb_axis(),
+                |p| p.mb_s,
+            )),
+        ));
+    }
+    out.push(chart(
+        id("p99"),
+        "p99 latency against clients, remote and local".into(),
+        &c.pts,
+        Kind::Lines(clients_lines(
+            &c.pts,
+            |p| side(p, true),
+            Axis::log("p99 latency (log scale)", Unit::Ns),
+            |p| p.latency.p99_ns as f64,
+        )),
+    ));
+    let remote: Vec<&Point> = c.pts.iter().copied().filter(has_server).collect();
+    if !remote.is_empty() {
+        out.push(chart(
+            id("server-cpu"),
+            "Server CPU against clients (the server's own accounting)".into(),
+            &remote,
+            Kind::Lines(clients_lines(
+                &remote,
+                |p| side(p, true),
+                cpu_axis(),
+                server_pct,
+            )),
+        ));
+    }
+    out
+}
+
+fn delay_name(p: &Point) -> String {
+    net(p).map_or_else(|| p.label.clone(), |t| format!("+{} µs", t.delay_us))
+}
+
+/// The charts of `delay`.
+pub fn delay(c: &Ctx) -> Vec<Chart> {
+    let id = |what: &str| c.id(what);
+    let mut out = vec![chart(
+        id("iops"),
+        "IOPS against clients on the null back end, per injected delay".into(),
+        &c.pts,
+        Kind::Lines(clients_lines(&c.pts, delay_name, iops_axis(), |p| p.iops)),
+    )];
+    let remote: Vec<&Point> = c.pts.iter().copied().filter(has_server).collect();
+    if !remote.is_empty() {
+        out.push(chart(
+            id("per-core"),
+            "IOPS per server core against clients, per injected delay".into(),
+            &remote,
+            Kind::Lines(clients_lines(
+                &remote,
+                delay_name,
+                Axis::linear("IOPS per server core", Unit::Count),
+                per_core,
+            )),
+        ));
+    }
+    out
+}
+
+/// The charts of `server-model`.
+pub fn server_model(c: &Ctx) -> Vec<Chart> {
+    let id = |what: &str| c.id(what);
+    let name = |p: &Point| side(p, false);
+    let mut out = vec![
+        chart(
+            id("iops"),
+            "IOPS against clients: thread and io_uring server models".into(),
+            &c.pts,
+            Kind::Lines(clients_lines(&c.pts, name, iops_axis(), |p| p.iops)),
+        ),
+        chart(
+            id("p99"),
+            "p99 latency against clients: thread and io_uring server models".into(),
+            &c.pts,
+            Kind::Lines(clients_lines(
+                &c.pts,
+                name,
+                Axis::log("p99 latency (log scale)", Unit::Ns),
+                |p| p.latency.p99_ns as f64,
+            )),
+        ),
+    ];
+    let remote: Vec<&Point> = c.pts.iter().copied().filter(has_server).collect();
+    if !remote.is_empty() {
+        out.push(chart(
+            id("per-core"),
+            "IOPS per server core against clients: thread and io_uring server models".into(),
+            &remote,
+            Kind::Lines(clients_lines(
+                &remote,
+                name,
+                Axis::linear("IOPS per server core", Unit::Count),
+                per_core,
+            )),
+        ));
+    }
+    out
+}
+
+/// Which part of the breakdown a point is.
+fn part(p: &Point) -> Option<&'static str> {
+    let t = net(p)?;
+    Some(match (t.side.as_str(), t.backend.as_str()) {
+        ("local", _) => "local device",
+        (_, "null") => "network + server (null)",
+        _ => "remote device",
+    })
+}
+
+/// The charts of `latency-breakdown`: mean and p50 per part and block size, and remote − local.
+pub fn latency_breakdown(c: &Ctx) -> Vec<Chart> {
+    let (keys, names) = categories(&c.pts, |p| p.bs, bs_name);
+    let find = |bs: u64, which: &str| {
+        c.pts
+            .iter()
+            .find(|p| p.bs == bs && part(p) == Some(which))
+            .map(|p| &p.latency)
+    };
+    let layers = |l: &crate::stats::LatencySummary| vec![l.p50_ns as f64, l.mean_ns];
+    let mut series: Vec<BarSeries> = ["local device", "network + server (null)", "remote device"]
+        .iter()
+        .map(|which| BarSeries {
+            name: which.to_string(),
+            fio: false,
+            values: keys.iter().map(|&bs| find(bs, which).map(layers)).collect(),
+        })
+        .collect();
+    series.push(BarSeries {
+        name: "remote − local".into(),
+        fio: false,
+        values: keys
+            .iter()
+            .map(|&bs| {
+                let (l, r) = (find(bs, "local device")?, find(bs, "remote device")?);
+                Some(vec![
+                    (r.p50_ns as f64 - l.p50_ns as f64).max(0.0),
+                    (r.mean_ns - l.mean_ns).max(0.0),
+                ])
+            })
+            .collect(),
+    });
+    vec![chart(
+        c.id("bars"),
+        "QD1 latency: local, network + server on a null back end, remote, and remote − local (p50, avg)"
+            .into(),
+        &c.pts,
+        Kind::Bars(Bars {
+            x_desc: "block size".into(),
+            categories: names,
+            y: Axis::linear("latency", Unit::Ns),
+            layers: vec!["p50".into(), "avg".into()],
+            series,
+        }),
+    )]
+}

@@ -1,0 +1,482 @@
+//! `readlab serve`: a read-only NBD server, itself a subject of study (the networked-flash
+//! document's server). It exports a file or device read through any readlab engine, or zeros
+//! without storage (`--null`), optionally with a fixed injected service time (`--delay`).
+//!
+//! - `request`: what to do with each request (both models decide alike).
+//! - `thread`: one thread per connection doing its own reads (the document's design).
+//! - `uring`: one io_uring per server thread driving both the sockets and the storage reads.
+//! - `delay`: the injected service time, slept and then spun to be accurate.
+//!
+//! The acceptor (the caller's thread) negotiates nothing itself: a connection is negotiated on its
+//! own thread, so a slow or hostile client never holds up the others. It never prints: each
+//! second's figures and the summary go to a [`ServeObserver`].
+
+mod delay;
+pub mod request;
+mod thread;
+mod uring;
+
+pub use delay::METHOD as DELAY_METHOD;
+
+use crate::cpu::{CpuSnapshot, CpuUsage};
+use crate::engine::{EngineKind, EngineOptions};
+use crate::error::{Error, Result};
+use crate::nbd::handshake::{ServerOutcome, server_handshake};
+use crate::nbd::proto::{FLAG_CAN_MULTI_CONN, FLAG_HAS_FLAGS, FLAG_READ_ONLY};
+use crate::nbd::{Address, BlockSizes, ExportInfo, Listener, Stream};
+use crate::source::Source;
+use request::Limits;
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// How the server is built.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Model {
+    /// A thread per connection, synchronous reads (or the engine's own queue) on it.
+    Thread,
+    /// `threads` io_uring event loops, each driving its connections' sockets and reads.
+    Uring,
+}
+
+/// What is served.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Backend {
+    /// A local file or block device.
+    Target(PathBuf),
+    /// Zeros of this many bytes, no storage (the document's null block device).
+    Null(u64),
+}
+
+/// Largest request served, the advertised maximum block size.
+pub const MAX_REQUEST: u32 = 32 << 20;
+/// How long a client may take to negotiate.
+pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Everything `readlab serve` was asked.
+#[derive(Debug, Clone, Serialize)]
+pub struct ServeConfig {
+    pub backend: Backend,
+    pub listen: Address,
+    pub model: Model,
+    /// Event-loop threads of the uring model.
+    pub threads: usize,
+    /// The engine reading the target in the thread model.
+    pub engine: EngineKind,
+    /// Reads in flight per connection (thread model: the engine's queue).
+    pub iodepth: usize,
+    pub direct: bool,
+    pub options: EngineOptions,
+    /// Added to every read's service time.
+    pub delay: Duration,
+    pub max_clients: usize,
+    pub export_name: String,
+}
+
+impl ServeConfig {
+    pub fn new(backend: Backend, listen: Address) -> ServeConfig {
+        ServeConfig {
+            backend,
+            listen,
+            model: Model::Thread,
+            threads: 1,
+            engine: EngineKind::Psync,
+            iodepth: 1,
+            direct: true,
+            options: EngineOptions::default(),
+            delay: Duration::ZERO,
+            max_clients: 256,
+            export_name: String::new(),
+        }
+    }
+}
+
+impl Serialize for Address {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.serialize_str(&self.to_string())
+    }
+}
+
+/// Counters every connection adds to.
+#[derive(Default)]
+pub(crate) struct Counters {
+    pub(crate) reads: AtomicU64,
+    pub(crate) bytes: AtomicU64,
+    /// Requests answered with an error (writes, bad reads, failed reads).
+    pub(crate) refused: AtomicU64,
+    pub(crate) clients: AtomicU64,
+    pub(crate) clients_total: AtomicU64,
+    pub(crate) clients_max: AtomicU64,
+    pub(crate) rejected: AtomicU64,
+    /// Connections closed because the client broke the protocol (or vanished mid-reply).
+    pub(crate) hung_up: AtomicU64,
+}
+
+/// One connected client, counted until dropped.
+pub(crate) struct ClientSlot(Arc<Ctx>);
+
+impl Drop for ClientSlot {
+    fn drop(&mut self) {
+        self.0.counters.clients.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// What every server thread shares.
+pub(crate) struct Ctx {
+    pub(crate) cfg: ServeConfig,
+    pub(crate) export: ExportInfo,
+    pub(crate) limits: Limits,
+    /// The source read (None: the null back end).
+    pub(crate) source: Option<Box<dyn Source>>,
+    pub(crate) counters: Counters,
+    pub(crate) stop: AtomicBool,
+    /// Streams of the thread model's connections, to wake them when stopping.
+    pub(crate) live: Mutex<HashMap<u64, Stream>>,
+}
+
+impl Ctx {
+    pub(crate) fn stopping(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+    }
+
+    /// Count a served read.
+    pub(crate) fn served(&self, bytes: u64) {
+        self.counters.reads.fetch_add(1, Ordering::Relaxed);
+        self.counters.bytes.fetch_add(bytes, Ordering::Relaxed);
+    }
+
+    pub(crate) fn refused(&self) {
+        self.counters.refused.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub(crate) fn hung_up(&self) {
+        self.counters.hung_up.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// Negotiate on `s` (bounded in time); true when transmission starts.
+pub(crate) fn negotiate(s: &mut Stream, ctx: &Ctx) -> bool {
+    if s.set_read_timeout(Some(HANDSHAKE_TIMEOUT)).is_err()
+        || s.set_write_timeout(Some(HANDSHAKE_TIMEOUT)).is_err()
+    {
+        return false;
+    }
+    let ok = matches!(
+        server_handshake(s, &ctx.export),
+        Ok(ServerOutcome::Transmission { .. })
+    );
+    ok && s.set_read_timeout(None).is_ok() && s.set_write_timeout(None).is_ok()
+}
+
+/// One second of serving.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Second {
+    /// Seconds since the server started listening.
+    pub t: f64,
+    pub iops: f64,
+    /// MB/s (10^6 bytes) of payload served.
+    pub mb_per_s: f64,
+    pub clients: u64,
+    /// CPU of the server's threads (% of one core), by kind as `readlab run` counts it.
+    pub cpu_app_pct: f64,
+    pub cpu_io_worker_pct: f64,
+    pub cpu_sqpoll_pct: f64,
+    pub cpu_machine_busy_pct: f64,
+}
+
+/// What a server did, written as JSON at exit.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ServeSummary {
+    pub address: String,
+    pub model: Model,
+    pub threads: usize,
+    pub engine: String,
+    pub iodepth: usize,
+    pub direct: bool,
+    pub backend: Backend,
+    pub size: u64,
+    pub delay_us: f64,
+    pub delay_method: Option<String>,
+    pub seconds: f64,
+    pub reads: u64,
+    pub bytes: u64,
+    pub iops: f64,
+    pub mb_per_s: f64,
+    pub refused: u64,
+    pub clients_total: u64,
+    pub clients_max: u64,
+    pub clients_rejected: u64,
+    pub connections_hung_up: u64,
+    pub cpu: CpuUsage,
+    /// CPU of the server process per read served, µs (from the process's own tick counts, so
+    /// connection threads that ended are included).
+    pub cpu_us_per_read: f64,
+    pub per_second: Vec<Second>,
+}
+
+/// Receives what the server does; runs on the acceptor's thread.
+pub trait ServeObserver: Sync {
+    fn second(&self, _s: &Second) {}
+    /// Checked a few times a second: true stops the server (e.g. on SIGINT/SIGTERM).
+    fn stop(&self) -> bool {
+        false
+    }
+}
+
+/// A bound server, not yet serving.
+pub struct Server {
+    listener: Listener,
+    ctx: Arc<Ctx>,
+}
+
+impl Server {
+    /// Check the configuration, open what is served and bind the listening socket.
+    pub fn bind(cfg: ServeConfig) -> Result<Server> {
+        if cfg.iodepth == 0 || cfg.threads == 0 || cfg.max_clients == 0 {
+            return Err(Error::invalid(
+                "--iodepth, --threads and --max-clients must be at least 1",
+            ));
+        }
+        if cfg.iodepth > 256 {
+            return Err(Error::invalid("--iodepth must be at most 256"));
+        }
+        if !cfg.engine.capabilities().asynchronous && cfg.iodepth > 1 {
+            return Err(Error::invalid(format!(
+                "engine {} is synchronous and keeps one read in flight; drop --iodepth",
+                cfg.engine.name()
+            )));
+        }
+        if cfg.model == Model::Uring && cfg.engine != EngineKind::Psync {
+            return Err(Error::invalid(
+                "the uring model reads through its own ring; --engine applies to --model thread",
+            ));
+        }
+        if cfg.engine == EngineKind::parse("nbd")? {
+            return Err(Error::invalid(
+                "the server reads local storage; --engine nbd is a client",
+            ));
+        }
+        let (source, size, min_block) = match &cfg.backend {
+            Backend::Null(size) => (None, *size, 1),
+            Backend::Target(p) => {
+                if p.to_str().is_some_and(crate::nbd::NbdUrl::is_url) {
+                    return Err(Error::invalid(
+                        "readlab serve exports a local file or device, not an NBD URL",
+                    ));
+                }
+                let s = crate::source::open(p)?;
+                let align = match (cfg.direct, s.direct()) {
+                    (false, _) => 1,
+                    (true, Some(a)) => a.offset,
+                    (true, None) => {
+                        return Err(Error::invalid(format!(
+                            "{}: the filesystem does not support O_DIRECT; use --buffered",
+                            p.display()
+                        )));
+                    }
+                };
+                let size = s.size();
+                (Some(s), size, align.clamp(1, 64 << 10) as u32)
+            }
+        };
+        if size == 0 {
+            return Err(Error::invalid(
+                "the export is empty; serve something of at least one block",
+            ));
+        }
+        let workload = crate::engine::Workload {
+            direct: cfg.direct,
+            iodepth: cfg.iodepth,
+            blocks_per_request: 1,
+            // Each connection (thread model) or server thread (uring model) owns one engine.
+            threads: 1,
+        };
+        (cfg.engine.spec().check)(&cfg.options, &workload)?;
+        let export = ExportInfo {
+            name: cfg.export_name.clone(),
+            description: Some(match &cfg.backend {
+                Backend::Null(_) => "readlab serve --null".into(),
+                Backend::Target(p) => format!("readlab serve {}", p.display()),
+            }),
+            size,
+            flags: FLAG_HAS_FLAGS | FLAG_READ_ONLY | FLAG_CAN_MULTI_CONN,
+            block_sizes: Some(BlockSizes {
+                minimum: min_block,
+                preferred: min_block.max(4096),
+                maximum: MAX_REQUEST,
+            }),
+        };
+        let listener = Listener::bind(&cfg.listen).map_err(|e| {
+            Error::invalid(format!(
+                "cannot listen on {}: {e}; choose another address (port 0 picks a free port)",
+                cfg.listen
+            ))
+        })?;
+        let limits = Limits {
+            size,
+            max_request: MAX_REQUEST,
+            min_block,
+        };
+        Ok(Server {
+            listener,
+            ctx: Arc::new(Ctx {
+                cfg,
+                export,
+                limits,
+                source,
+                counters: Counters::default(),
+                stop: AtomicBool::new(false),
+                live: Mutex::new(HashMap::new()),
+            }),
+        })
+    }
+
+    /// The address bound (the real port when port 0 was asked for).
+    pub fn address(&self) -> Address {
+        self.listener.local_addr()
+    }
+
+    pub fn export(&self) -> &ExportInfo {
+        &self.ctx.export
+    }
+
+    /// Serve until the observer says stop; then close every connection and sum up.
+    pub fn run(self, observer: &dyn ServeObserver) -> Result<ServeSummary> {
+        let ctx = self.ctx;
+        self.listener
+            .set_nonblocking(true)
+            .map_err(|e| Error::io("listener", "cannot set non-blocking", e))?;
+        let workers = match ctx.cfg.model {
+            Model::Uring => Some(uring::Workers::start(&ctx)?),
+            Model::Thread => None,
+        };
+        let address = self.listener.local_addr().to_string();
+        let start = Instant::now();
+        let cpu0 = CpuSnapshot::take();
+        let mut last_cpu = cpu0.clone();
+        let (mut last_reads, mut last_bytes) = (0u64, 0u64);
+        let mut next = start + Duration::from_secs(1);
+        let mut seconds = Vec::new();
+        let mut conn_threads: Vec<std::thread::JoinHandle<()>> = Vec::new();
+        let mut id = 0u64;
+        loop {
+            if observer.stop() {
+                break;
+            }
+            let now = Instant::now();
+            if now >= next {
+                let cpu = CpuSnapshot::take();
+                let u = last_cpu.usage_until(&cpu);
+                let reads = ctx.counters.reads.load(Ordering::Relaxed);
+                let bytes = ctx.counters.bytes.load(Ordering::Relaxed);
+                let s = Second {
+                    t: now.duration_since(start).as_secs_f64(),
+                    iops: (reads - last_reads) as f64 / u.window_s,
+                    mb_per_s: (bytes - last_bytes) as f64 / u.window_s / 1e6,
+                    clients: ctx.counters.clients.load(Ordering::Relaxed),
+                    cpu_app_pct: u.app.pct_of_core,
+                    cpu_io_worker_pct: u.io_worker.pct_of_core,
+                    cpu_sqpoll_pct: u.sqpoll.pct_of_core,
+                    cpu_machine_busy_pct: u.machine_busy_pct_of_core,
+                };
+                observer.second(&s);
+                seconds.push(s);
+                (last_reads, last_bytes, last_cpu) = (reads, bytes, cpu);
+                next += Duration::from_secs(1);
+                conn_threads.retain(|h| !h.is_finished());
+                continue;
+            }
+            let wait = (next - now).min(Duration::from_millis(100));
+            if !readable(&self.listener, wait) {
+                continue;
+            }
+            let stream = match self.listener.accept() {
+                Ok(s) => s,
+                Err(_) => continue,
+            };
+            let c = &ctx.counters;
+            if c.clients.load(Ordering::Relaxed) >= ctx.cfg.max_clients as u64 {
+                c.rejected.fetch_add(1, Ordering::Relaxed);
+                drop(stream);
+                continue;
+            }
+            let now_clients = c.clients.fetch_add(1, Ordering::Relaxed) + 1;
+            c.clients_total.fetch_add(1, Ordering::Relaxed);
+            c.clients_max.fetch_max(now_clients, Ordering::Relaxed);
+            let slot = ClientSlot(ctx.clone());
+            id += 1;
+            let spawned = match &workers {
+                None => thread::spawn(ctx.clone(), stream, slot, id).map(|h| conn_threads.push(h)),
+                Some(w) => w.hand_over(ctx.clone(), stream, slot, id),
+            };
+            if spawned.is_err() {
+                // Out of threads: this client is dropped, the others go on.
+                c.rejected.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        // CPU is read while every server thread still exists (connection threads that ended
+        // earlier are in the process's own figure, which the per-read cost uses).
+        let cpu = cpu0.usage_until(&CpuSnapshot::take());
+        // Stop: wake every connection and wait for it.
+        ctx.stop.store(true, Ordering::Relaxed);
+        for s in ctx.live.lock().unwrap().values() {
+            s.shutdown();
+        }
+        for h in conn_threads {
+            let _ = h.join();
+        }
+        if let Some(w) = workers {
+            w.join();
+        }
+        drop(self.listener);
+        let secs = start.elapsed().as_secs_f64();
+        let c = &ctx.counters;
+        let reads = c.reads.load(Ordering::Relaxed);
+        let bytes = c.bytes.load(Ordering::Relaxed);
+        let cfg = &ctx.cfg;
+        Ok(ServeSummary {
+            address,
+            model: cfg.model,
+            threads: cfg.threads,
+            engine: cfg.engine.name().into(),
+            iodepth: cfg.iodepth,
+            direct: cfg.direct,
+            backend: cfg.backend.clone(),
+            size: ctx.export.size,
+            delay_us: cfg.delay.as_secs_f64() * 1e6,
+            delay_method: (!cfg.delay.is_zero()).then(|| DELAY_METHOD.to_string()),
+            seconds: secs,
+            reads,
+            bytes,
+            iops: reads as f64 / secs.max(1e-9),
+            mb_per_s: bytes as f64 / secs.max(1e-9) / 1e6,
+            refused: c.refused.load(Ordering::Relaxed),
+            clients_total: c.clients_total.load(Ordering::Relaxed),
+            clients_max: c.clients_max.load(Ordering::Relaxed),
+            clients_rejected: c.rejected.load(Ordering::Relaxed),
+            connections_hung_up: c.hung_up.load(Ordering::Relaxed),
+            cpu_us_per_read: if reads > 0 {
+                cpu.process_pct_of_core / 100.0 * cpu.window_s * 1e6 / reads as f64
+            } else {
+                0.0
+            },
+            cpu,
+            per_second: seconds,
+        })
+    }
+}
+
+/// Wait up to `timeout` for a connection to accept.
+fn readable(l: &Listener, timeout: Duration) -> bool {
+    let mut fds = [rustix::event::PollFd::new(l, rustix::event::PollFlags::IN)];
+    let ts = rustix::time::Timespec {
+        tv_sec: timeout.as_secs() as i64,
+        tv_nsec: timeout.subsec_nanos() as i64,
+    };
+    matches!(rustix::event::poll(&mut fds, Some(&ts)), Ok(n) if n > 0)
+}

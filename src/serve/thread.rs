@@ -1,0 +1,383 @@
+//! The thread model: one thread per connection (the document's server forks a process per
+//! client). The thread takes every request that has arrived (a pipelining client sends several),
+//! reads them through its own readlab engine (`--engine`, `--iodepth` reads in flight) or the null
+//! back end, waits out the injected delay, and answers each with its header and payload in one
+//! `writev`. Requests larger than a buffer slot are read in slot-sized pieces, so memory per
+//! connection is bounded by `iodepth` slots.
+
+use super::delay;
+use super::request::{Action, classify, reply};
+use super::{ClientSlot, Ctx, negotiate};
+use crate::buffer::BufferPool;
+use crate::engine::{self, Completion, Engine, EngineSetup, Io};
+use crate::nbd::Stream;
+use crate::nbd::addr::write_all_vectored;
+use crate::nbd::proto::{EIO, REQUEST_LEN, SIMPLE_REPLY_LEN, error_of_errno};
+use crate::source::WorkerOpen;
+use std::io::{IoSlice, Read};
+use std::sync::Arc;
+use std::time::Instant;
+
+/// Bytes of one buffer slot: a larger request is read in pieces of this size.
+pub(crate) const CHUNK: usize = 256 << 10;
+/// Requests taken from the stream before they are answered.
+const MAX_BATCH: usize = 64;
+/// Receive buffer for request headers.
+const RECV_BUF: usize = 64 << 10;
+
+/// What the null back end serves.
+pub(crate) static ZEROS: [u8; CHUNK] = [0u8; CHUNK];
+
+/// Start the thread of one accepted connection.
+pub(super) fn spawn(
+    ctx: Arc<Ctx>,
+    mut stream: Stream,
+    slot: ClientSlot,
+    id: u64,
+) -> std::io::Result<std::thread::JoinHandle<()>> {
+    std::thread::Builder::new()
+        .name(format!("rl-conn-{id}"))
+        .spawn(move || {
+            let _slot = slot;
+            delay::precise_timers();
+            if !negotiate(&mut stream, &ctx) {
+                return;
+            }
+            if let Ok(c) = stream.try_clone() {
+                ctx.live.lock().unwrap().insert(id, c);
+            }
+            let end = if ctx.stopping() {
+                Ok(())
+            } else {
+                Conn::open(&ctx, &stream).and_then(|mut c| c.serve())
+            };
+            ctx.live.lock().unwrap().remove(&id);
+            if end.is_err() {
+                ctx.hung_up();
+            }
+        })
+}
+
+/// The storage side of one connection.
+enum Store {
+    Null,
+    Engine(Box<dyn Engine>),
+}
+
+struct Item {
+    cookie: u64,
+    /// Error to answer with (requests refused before any read).
+    error: u32,
+    len: u32,
+    first: usize,
+    pieces: usize,
+    header_sent: bool,
+    failed: bool,
+}
+
+struct Piece {
+    offset: u64,
+    len: u32,
+    error: Option<u32>,
+}
+
+enum Seg {
+    Header(usize),
+    Data(usize, usize),
+}
+
+struct Conn<'a> {
+    ctx: &'a Ctx,
+    s: &'a Stream,
+    store: Store,
+    depth: usize,
+    rbuf: Box<[u8]>,
+    rpos: usize,
+    rend: usize,
+    items: Vec<Item>,
+    pieces: Vec<Piece>,
+    comps: Vec<Completion>,
+}
+
+type Ended = Result<(), String>;
+
+impl<'a> Conn<'a> {
+    fn open(ctx: &'a Ctx, s: &'a Stream) -> Result<Conn<'a>, String> {
+        let cfg = &ctx.cfg;
+        let (store, depth) = match &ctx.source {
+            None => (Store::Null, usize::MAX),
+            Some(src) => {
+                let how = WorkerOpen {
+                    direct: cfg.direct,
+                    advice: None,
+                    offset: 0,
+                    len: ctx.export.size,
+                };
+                let handle = src.open_worker(&how).map_err(|e| e.to_string())?;
+                let setup = EngineSetup {
+                    handle,
+                    pool: BufferPool::new(cfg.iodepth, CHUNK),
+                    depth: cfg.iodepth,
+                    direct: cfg.direct,
+                    options: cfg.options.clone(),
+                };
+                let e = engine::open(cfg.engine, setup).map_err(|e| e.to_string())?;
+                (Store::Engine(e), cfg.iodepth)
+            }
+        };
+        Ok(Conn {
+            ctx,
+            s,
+            store,
+            depth,
+            rbuf: vec![0u8; RECV_BUF].into_boxed_slice(),
+            rpos: 0,
+            rend: 0,
+            items: Vec::with_capacity(MAX_BATCH),
+            pieces: Vec::new(),
+            comps: Vec::new(),
+        })
+    }
+
+    /// Have at least `n` bytes buffered; false on a clean end of stream between requests.
+    fn fill(&mut self, n: usize) -> Result<bool, String> {
+        if self.rpos == self.rend {
+            self.rpos = 0;
+            self.rend = 0;
+        }
+        if self.rbuf.len() - self.rpos < n {
+            self.rbuf.copy_within(self.rpos..self.rend, 0);
+            self.rend -= self.rpos;
+            self.rpos = 0;
+        }
+        while self.rend - self.rpos < n {
+            let mut s = self.s;
+            match s.read(&mut self.rbuf[self.rend..]) {
+                Ok(0) if self.rend == self.rpos => return Ok(false),
+                Ok(0) => return Err("the client left in the middle of a request".into()),
+                Ok(k) => self.rend += k,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e.to_string()),
+            }
+        }
+        Ok(true)
+    }
+
+    /// Drop `n` bytes of a write's payload.
+    fn skip(&mut self, mut n: usize) -> Ended {
+        let have = (self.rend - self.rpos).min(n);
+        self.rpos += have;
+        n -= have;
+        while n > 0 {
+            self.rpos = 0;
+            self.rend = 0;
+            let k = n.min(self.rbuf.len());
+            let mut s = self.s;
+            match s.read(&mut self.rbuf[..k]) {
+                Ok(0) => return Err("the client left in the middle of a write".into()),
+                Ok(got) => n -= got,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e.to_string()),
+            }
+        }
+        Ok(())
+    }
+
+    fn serve(&mut self) -> Ended {
+        let limits = self.ctx.limits;
+        loop {
+            if !self.fill(REQUEST_LEN)? || self.ctx.stopping() {
+                return Ok(());
+            }
+            self.items.clear();
+            self.pieces.clear();
+            let mut end = None;
+            while self.rend - self.rpos >= REQUEST_LEN && self.items.len() < MAX_BATCH {
+                let at = self.rpos;
+                self.rpos += REQUEST_LEN;
+                match classify(&self.rbuf[at..at + REQUEST_LEN], &limits) {
+                    Action::Read {
+                        cookie,
+                        offset,
+                        len,
+                    } => self.add_read(cookie, offset, len),
+                    Action::Refuse { cookie, error } => self.add_refusal(cookie, error),
+                    Action::SkipThenRefuse {
+                        cookie,
+                        bytes,
+                        error,
+                    } => {
+                        self.skip(bytes as usize)?;
+                        self.add_refusal(cookie, error);
+                    }
+                    Action::Disconnect => {
+                        end = Some(Ok(()));
+                        break;
+                    }
+                    Action::HangUp(why) => {
+                        end = Some(Err(why));
+                        break;
+                    }
+                }
+            }
+            // Answer what came before a disconnect or a broken frame, then stop.
+            self.execute()?;
+            if let Some(e) = end {
+                return e;
+            }
+        }
+    }
+
+    fn add_refusal(&mut self, cookie: u64, error: u32) {
+        self.ctx.refused();
+        self.items.push(Item {
+            cookie,
+            error,
+            len: 0,
+            first: self.pieces.len(),
+            pieces: 0,
+            header_sent: false,
+            failed: false,
+        });
+    }
+
+    fn add_read(&mut self, cookie: u64, offset: u64, len: u32) {
+        let first = self.pieces.len();
+        let mut done = 0u32;
+        while done < len {
+            let n = (len - done).min(CHUNK as u32);
+            self.pieces.push(Piece {
+                offset: offset + done as u64,
+                len: n,
+                error: None,
+            });
+            done += n;
+        }
+        self.items.push(Item {
+            cookie,
+            error: 0,
+            len,
+            first,
+            pieces: self.pieces.len() - first,
+            header_sent: false,
+            failed: false,
+        });
+    }
+
+    /// Read pieces `[a, b)` (slot `k - a` for piece `k`).
+    fn read_wave(&mut self, a: usize, b: usize) -> Ended {
+        let Store::Engine(e) = &mut self.store else {
+            return Ok(());
+        };
+        for k in a..b {
+            let p = &self.pieces[k];
+            e.queue(Io {
+                token: (k - a) as u32,
+                offset: p.offset,
+                len: p.len,
+            })
+            .map_err(|e| e.to_string())?;
+        }
+        e.submit().map_err(|e| e.to_string())?;
+        let mut left = b - a;
+        while left > 0 {
+            self.comps.clear();
+            e.reap(1, &mut self.comps).map_err(|e| e.to_string())?;
+            left -= self.comps.len().min(left);
+            for c in &self.comps {
+                let p = &mut self.pieces[a + c.token as usize];
+                if c.res < 0 {
+                    p.error = Some(error_of_errno((-c.res) as i32));
+                } else if (c.res as u64) < p.len as u64 {
+                    p.error = Some(EIO);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Read every piece of the batch in waves of `depth` and answer every request in order.
+    fn execute(&mut self) -> Ended {
+        let delay = self.ctx.cfg.delay;
+        let (mut next, mut p) = (0usize, 0usize);
+        let mut headers: Vec<[u8; SIMPLE_REPLY_LEN]> = Vec::new();
+        let mut segs: Vec<Seg> = Vec::new();
+        loop {
+            let wave_end = p.saturating_add(self.depth).min(self.pieces.len());
+            if wave_end > p {
+                self.read_wave(p, wave_end)?;
+                if !delay.is_zero() {
+                    delay::wait_until(Instant::now() + delay);
+                }
+            }
+            headers.clear();
+            segs.clear();
+            let mut broken = None;
+            while next < self.items.len() {
+                let it = &mut self.items[next];
+                if it.pieces == 0 {
+                    headers.push(reply(it.cookie, it.error));
+                    segs.push(Seg::Header(headers.len() - 1));
+                    next += 1;
+                    continue;
+                }
+                let (a, b) = (it.first.max(p), (it.first + it.pieces).min(wave_end));
+                if a >= b {
+                    break;
+                }
+                if let Some(err) = self.pieces[a..b].iter().find_map(|x| x.error) {
+                    if it.header_sent {
+                        broken = Some("a read failed after its reply had begun".to_string());
+                        break;
+                    }
+                    headers.push(reply(it.cookie, err));
+                    segs.push(Seg::Header(headers.len() - 1));
+                    it.header_sent = true;
+                    it.failed = true;
+                    self.ctx.refused();
+                } else if !it.failed {
+                    if !it.header_sent {
+                        headers.push(reply(it.cookie, 0));
+                        segs.push(Seg::Header(headers.len() - 1));
+                        it.header_sent = true;
+                    }
+                    segs.extend((a..b).map(|k| Seg::Data(k - p, self.pieces[k].len as usize)));
+                }
+                if b < it.first + it.pieces {
+                    break;
+                }
+                if !it.failed {
+                    self.ctx.served(it.len as u64);
+                }
+                next += 1;
+            }
+            self.send(&headers, &segs)?;
+            if let Some(why) = broken {
+                return Err(why);
+            }
+            p = wave_end;
+            if p >= self.pieces.len() && next >= self.items.len() {
+                return Ok(());
+            }
+        }
+    }
+
+    /// Write headers and payloads in as few `writev` calls as the iovec limit allows.
+    fn send(&self, headers: &[[u8; SIMPLE_REPLY_LEN]], segs: &[Seg]) -> Ended {
+        let mut iov: Vec<IoSlice> = segs
+            .iter()
+            .map(|s| match s {
+                Seg::Header(i) => IoSlice::new(&headers[*i]),
+                Seg::Data(token, len) => IoSlice::new(match &self.store {
+                    Store::Null => &ZEROS[..*len],
+                    Store::Engine(e) => e.buffer(*token as u32, *len),
+                }),
+            })
+            .collect();
+        for group in iov.chunks_mut(512) {
+            write_all_vectored(self.s, group)
+                .map_err(|e| format!("the client vanished mid-reply: {e}"))?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,724 @@
+//! The uring model: `--threads` event loops, each with one io_uring that drives both its
+//! connections' sockets (RECV of request headers, SENDMSG of header and payload together) and the
+//! storage reads (READ on the target), so a thread never blocks on any one client or read. A
+//! connection is negotiated on a short-lived thread of its own and then handed to the loop with
+//! the fewest connections, woken through an eventfd.
+//!
+//! Bounds: per connection at most [`MAX_REQS`] requests and [`MAX_BYTES`] of payload in flight
+//! (beyond that its socket is not read until replies have gone out); buffers are recycled per
+//! thread. A connection's state lives until every operation the kernel holds on it has completed.
+
+use super::request::{Action, classify, reply};
+use super::thread::ZEROS;
+use super::{ClientSlot, Ctx, delay, negotiate};
+use crate::buffer::AlignedBuf;
+use crate::error::{Error, Result};
+use crate::nbd::Stream;
+use crate::nbd::proto::{EIO, REQUEST_LEN, SIMPLE_REPLY_LEN, error_of_errno};
+use crate::source::WorkerOpen;
+use crossbeam_channel::{Receiver, Sender};
+use io_uring::{IoUring, opcode, squeue, types};
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap, VecDeque};
+use std::fs::File;
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+/// Requests one connection may have in flight.
+pub(crate) const MAX_REQS: usize = 64;
+/// Payload bytes one connection may have in flight (one largest request fits).
+const MAX_BYTES: u64 = super::MAX_REQUEST as u64;
+const RECV_BUF: usize = 64 << 10;
+const RING: u32 = 1024;
+/// Largest iovec list of one SENDMSG.
+const MAX_IOV: usize = 256;
+
+const RECV: u64 = 1;
+const READ: u64 = 2;
+const SEND: u64 = 3;
+const WAKE: u64 = 4;
+
+fn ud(conn: usize, kind: u64, req: usize) -> u64 {
+    ((conn as u64) << 32) | (kind << 24) | req as u64
+}
+
+/// How to reach one event loop: its queue of new connections, its wake-up eventfd, and how
+/// many connections it serves.
+type Queue = (Sender<(Stream, ClientSlot)>, Arc<OwnedFd>, Arc<AtomicUsize>);
+
+/// The event-loop threads and how to reach them.
+pub(super) struct Workers {
+    queues: Vec<Queue>,
+    threads: Vec<std::thread::JoinHandle<()>>,
+}
+
+impl Workers {
+    pub(super) fn start(ctx: &Arc<Ctx>) -> Result<Workers> {
+        let mut queues = Vec::new();
+        let mut threads = Vec::new();
+        for i in 0..ctx.cfg.threads {
+            let (tx, rx) = crossbeam_channel::unbounded();
+            let efd = rustix::event::eventfd(0, rustix::event::EventfdFlags::CLOEXEC)
+                .map_err(|e| Error::io("eventfd", "cannot create", e.into()))?;
+            let efd = Arc::new(efd);
+            let load = Arc::new(AtomicUsize::new(0));
+            let file = match &ctx.source {
+                None => None,
+                Some(s) => {
+                    let how = WorkerOpen {
+                        direct: ctx.cfg.direct,
+                        advice: None,
+                        offset: 0,
+                        len: ctx.export.size,
+                    };
+                    Some(s.open_worker(&how)?.file()?)
+                }
+            };
+            // Built here, driven by the loop's thread: no SINGLE_ISSUER (it binds the creator).
+            let ring = IoUring::builder()
+                .setup_coop_taskrun()
+                .build(RING)
+                .or_else(|_| IoUring::new(RING))
+                .map_err(|e| Error::io("io_uring", "cannot set up a ring", e))?;
+            let (c, e, l) = (ctx.clone(), efd.clone(), load.clone());
+            let h = std::thread::Builder::new()
+                .name(format!("rl-uring-{i}"))
+                .spawn(move || {
+                    delay::precise_timers();
+                    Loop::new(&c, ring, file, rx, e, l).run();
+                })
+                .map_err(|e| Error::io("thread", "cannot start a uring thread", e))?;
+            queues.push((tx, efd, load));
+            threads.push(h);
+        }
+        Ok(Workers { queues, threads })
+    }
+
+    /// Negotiate on a thread of its own, then give the connection to the least loaded loop.
+    pub(super) fn hand_over(
+        &self,
+        ctx: Arc<Ctx>,
+        mut stream: Stream,
+        slot: ClientSlot,
+        id: u64,
+    ) -> std::io::Result<()> {
+        let (tx, efd, load) = self
+            .queues
+            .iter()
+            .min_by_key(|q| q.2.load(Ordering::Relaxed))
+            .cloned()
+            .expect("at least one uring thread");
+        std::thread::Builder::new()
+            .name(format!("rl-hs-{id}"))
+            .spawn(move || {
+                if !negotiate(&mut stream, &ctx) || ctx.stopping() {
+                    return;
+                }
+                load.fetch_add(1, Ordering::Relaxed);
+                if tx.send((stream, slot)).is_ok() {
+                    let _ = rustix::io::write(&*efd, &1u64.to_ne_bytes());
+                }
+            })
+            .map(|_| ())
+    }
+
+    pub(super) fn join(self) {
+        for (_, efd, _) in &self.queues {
+            let _ = rustix::io::write(&**efd, &1u64.to_ne_bytes());
+        }
+        for t in self.threads {
+            let _ = t.join();
+        }
+    }
+}
+
+struct Req {
+    cookie: u64,
+    offset: u64,
+    len: u32,
+    error: u32,
+    /// Bytes read so far.
+    done: u32,
+    buf: Option<AlignedBuf>,
+    header: [u8; SIMPLE_REPLY_LEN],
+}
+
+struct Conn {
+    stream: Stream,
+    fd: RawFd,
+    _slot: ClientSlot,
+    rbuf: Box<[u8]>,
+    rpos: usize,
+    rend: usize,
+    recv_armed: bool,
+    /// Payload bytes of a refused write still to drop.
+    skip: u64,
+    /// No more requests: the client said goodbye, left, or broke the protocol.
+    no_more: bool,
+    broken: bool,
+    reqs: Vec<Option<Box<Req>>>,
+    free: Vec<usize>,
+    bytes_in_flight: u64,
+    /// Requests whose reply may go out, in order.
+    ready: VecDeque<usize>,
+    /// The SENDMSG in flight: its requests, iovecs and message header.
+    sending: Vec<usize>,
+    iov: Vec<libc::iovec>,
+    iov_at: usize,
+    msg: Box<libc::msghdr>,
+    /// Operations the kernel holds on this connection.
+    ops: usize,
+}
+
+impl Conn {
+    fn live_reqs(&self) -> usize {
+        self.reqs.len() - self.free.len()
+    }
+}
+
+struct Loop<'a> {
+    ctx: &'a Ctx,
+    ring: IoUring,
+    file: Option<Arc<File>>,
+    rx: Receiver<(Stream, ClientSlot)>,
+    efd: Arc<OwnedFd>,
+    load: Arc<AtomicUsize>,
+    wake_buf: &'static mut [u8; 8],
+    conns: Vec<Option<Box<Conn>>>,
+    free_conns: Vec<usize>,
+    /// Reads waiting out the injected delay: (due, conn, req).
+    delayed: BinaryHeap<Reverse<(Instant, usize, usize)>>,
+    /// Recycled buffers by length.
+    spare: HashMap<usize, Vec<AlignedBuf>>,
+    /// Connections with something to do after the completions just reaped.
+    touched: Vec<usize>,
+}
+
+impl<'a> Loop<'a> {
+    fn new(
+        ctx: &'a Ctx,
+        ring: IoUring,
+        file: Option<Arc<File>>,
+        rx: Receiver<(Stream, ClientSlot)>,
+        efd: Arc<OwnedFd>,
+        load: Arc<AtomicUsize>,
+    ) -> Loop<'a> {
+        Loop {
+            ctx,
+            ring,
+            file,
+            rx,
+            efd,
+            load,
+            // The eventfd read may still be held by the kernel when the loop ends: its 8 bytes
+            // are never freed.
+            wake_buf: Box::leak(Box::new([0u8; 8])),
+            conns: Vec::new(),
+            free_conns: Vec::new(),
+            delayed: BinaryHeap::new(),
+            spare: HashMap::new(),
+            touched: Vec::new(),
+        }
+    }
+
+    fn push(&mut self, e: squeue::Entry) {
+        loop {
+            // SAFETY: every entry pushed here points into memory that outlives its operation:
+            // a connection's receive buffer, request buffers and message header are freed only
+            // when the connection's `ops` count is back to zero, and the wake buffer is leaked.
+            if unsafe { self.ring.submission().push(&e) }.is_ok() {
+                return;
+            }
+            let _ = self.ring.submit();
+        }
+    }
+
+    fn arm_wake(&mut self) {
+        let e = opcode::Read::new(
+            types::Fd(self.efd.as_raw_fd()),
+            self.wake_buf.as_mut_ptr(),
+            8,
+        )
+        .build()
+        .user_data(ud(0, WAKE, 0));
+        self.push(e);
+    }
+
+    fn run(mut self) {
+        self.arm_wake();
+        let mut stopping = false;
+        loop {
+            if self.ctx.stopping() && !stopping {
+                stopping = true;
+                for i in 0..self.conns.len() {
+                    if let Some(c) = self.conns[i].as_mut() {
+                        c.no_more = true;
+                        c.stream.shutdown();
+                        self.touched.push(i);
+                    }
+                }
+                while self.rx.try_recv().is_ok() {}
+            }
+            if stopping && self.conns.iter().all(|c| c.is_none()) {
+                return;
+            }
+            self.release_due();
+            self.work();
+            self.wait();
+            self.reap();
+        }
+    }
+
+    /// Submit, then wait for a completion, the next delay deadline, or 100 ms.
+    fn wait(&mut self) {
+        let now = Instant::now();
+        let limit = match self.delayed.peek() {
+            Some(Reverse((due, _, _))) => due.saturating_duration_since(now),
+            None => Duration::from_millis(100),
+        };
+        if limit <= delay::SPIN {
+            let _ = self.ring.submit();
+            return; // spin: come back at once
+        }
+        let d = limit
+            - if self.delayed.is_empty() {
+                Duration::ZERO
+            } else {
+                delay::SPIN
+            };
+        let ts = types::Timespec::new()
+            .sec(d.as_secs())
+            .nsec(d.subsec_nanos());
+        let args = types::SubmitArgs::new().timespec(&ts);
+        let _ = self.ring.submitter().submit_with_args(1, &args);
+    }
+
+    fn reap(&mut self) {
+        let cqes: Vec<(u64, i32)> = self
+            .ring
+            .completion()
+            .map(|c| (c.user_data(), c.result()))
+            .collect();
+        for (data, res) in cqes {
+            let (conn, kind, req) = (
+                (data >> 32) as usize,
+                (data >> 24) & 0xff,
+                (data & 0xff_ffff) as usize,
+            );
+            match kind {
+                WAKE => {
+                    self.accept_new();
+                    self.arm_wake();
+                }
+                RECV => self.on_recv(conn, res),
+                READ => self.on_read(conn, req, res),
+                SEND => self.on_send(conn, res),
+                _ => {}
+            }
+        }
+    }
+
+    fn accept_new(&mut self) {
+        while let Ok((stream, slot)) = self.rx.try_recv() {
+            if self.ctx.stopping() {
+                self.load.fetch_sub(1, Ordering::Relaxed);
+                continue;
+            }
+            let fd = stream.as_raw_fd();
+            let c = Box::new(Conn {
+                stream,
+                fd,
+                _slot: slot,
+                rbuf: vec![0u8; RECV_BUF].into_boxed_slice(),
+                rpos: 0,
+                rend: 0,
+                recv_armed: false,
+                skip: 0,
+                no_more: false,
+                broken: false,
+                reqs: Vec::new(),
+                free: Vec::new(),
+                bytes_in_flight: 0,
+                ready: VecDeque::new(),
+                sending: Vec::new(),
+                iov: Vec::with_capacity(MAX_IOV),
+                iov_at: 0,
+                // SAFETY: msghdr is plain data; all-zero is a valid empty message.
+                msg: Box::new(unsafe { std::mem::zeroed() }),
+                ops: 0,
+            });
+            let i = match self.free_conns.pop() {
+                Some(i) => {
+                    self.conns[i] = Some(c);
+                    i
+                }
+                None => {
+                    self.conns.push(Some(c));
+                    self.conns.len() - 1
+                }
+            };
+            self.touched.push(i);
+        }
+    }
+
+    fn on_recv(&mut self, i: usize, res: i32) {
+        let c = self.conns[i].as_mut().expect("live connection");
+        c.ops -= 1;
+        c.recv_armed = false;
+        if res <= 0 {
+            if res < 0 || c.rend > c.rpos || c.skip > 0 {
+                // Gone in the middle of a request, or a socket error.
+                c.broken = !c.no_more;
+            }
+            c.no_more = true;
+        } else {
+            c.rend += res as usize;
+        }
+        self.touched.push(i);
+    }
+
+    fn on_read(&mut self, i: usize, r: usize, res: i32) {
+        let c = self.conns[i].as_mut().expect("live connection");
+        c.ops -= 1;
+        let q = c.reqs[r].as_mut().expect("live request");
+        if res < 0 {
+            q.error = error_of_errno(-res);
+        } else if res == 0 {
+            q.error = EIO;
+        } else {
+            q.done += res as u32;
+            if q.done < q.len {
+                // A short read: ask for the rest.
+                self.read(i, r);
+                return;
+            }
+        }
+        self.finished(i, r);
+    }
+
+    /// A request's data (or error) is ready: after the injected delay, its reply may go out.
+    fn finished(&mut self, i: usize, r: usize) {
+        let d = self.ctx.cfg.delay;
+        if d.is_zero() {
+            self.conns[i].as_mut().unwrap().ready.push_back(r);
+            self.touched.push(i);
+        } else {
+            self.delayed.push(Reverse((Instant::now() + d, i, r)));
+        }
+    }
+
+    fn release_due(&mut self) {
+        let now = Instant::now();
+        while let Some(Reverse((due, i, r))) = self.delayed.peek().copied() {
+            if due > now {
+                break;
+            }
+            self.delayed.pop();
+            self.conns[i].as_mut().unwrap().ready.push_back(r);
+            self.touched.push(i);
+        }
+    }
+
+    fn on_send(&mut self, i: usize, res: i32) {
+        let c = self.conns[i].as_mut().expect("live connection");
+        c.ops -= 1;
+        self.touched.push(i);
+        if res < 0 {
+            // The client vanished mid-reply: this connection ends, nobody else notices.
+            c.no_more = true;
+            c.broken = true;
+            c.stream.shutdown();
+            let sent = std::mem::take(&mut c.sending);
+            for r in sent {
+                self.release(i, r);
+            }
+            return;
+        }
+        // Advance over what was sent; a partial send goes on from there.
+        let mut n = res as usize;
+        while n > 0 && c.iov_at < c.iov.len() {
+            let v = &mut c.iov[c.iov_at];
+            let k = n.min(v.iov_len);
+            // SAFETY: k ≤ iov_len, so the pointer stays inside the same buffer.
+            v.iov_base = unsafe { (v.iov_base as *mut u8).add(k) } as *mut libc::c_void;
+            v.iov_len -= k;
+            n -= k;
+            if v.iov_len == 0 {
+                c.iov_at += 1;
+            }
+        }
+        if c.iov_at < c.iov.len() {
+            self.send_rest(i);
+            return;
+        }
+        let sent = std::mem::take(&mut c.sending);
+        for r in sent {
+            let q = self.conns[i].as_ref().unwrap().reqs[r].as_ref().unwrap();
+            if q.error == 0 {
+                self.ctx.served(q.len as u64);
+            } else {
+                self.ctx.refused();
+            }
+            self.release(i, r);
+        }
+    }
+
+    fn release(&mut self, i: usize, r: usize) {
+        let c = self.conns[i].as_mut().unwrap();
+        let q = c.reqs[r].take().unwrap();
+        c.free.push(r);
+        c.bytes_in_flight -= q.len as u64;
+        if let Some(b) = q.buf {
+            let v = self.spare.entry(b.len()).or_default();
+            if v.len() < 2 * MAX_REQS {
+                v.push(b);
+            }
+        }
+    }
+
+    /// Everything the touched connections can do now: parse requests, start reads and sends,
+    /// receive more, or close.
+    fn work(&mut self) {
+        while let Some(i) = self.touched.pop() {
+            if self.conns[i].is_none() {
+                continue;
+            }
+            self.parse(i);
+            let c = self.conns[i].as_mut().unwrap();
+            if c.broken {
+                // Nothing more goes out: drop the replies waiting to be sent.
+                let waiting: Vec<usize> = c.ready.drain(..).collect();
+                for r in waiting {
+                    self.release(i, r);
+                }
+            }
+            let c = self.conns[i].as_mut().unwrap();
+            if c.sending.is_empty() && !c.ready.is_empty() && !c.broken {
+                self.send(i);
+            }
+            let c = self.conns[i].as_mut().unwrap();
+            let room = c.live_reqs() < MAX_REQS && c.bytes_in_flight < MAX_BYTES;
+            if !c.no_more && !c.recv_armed && room && c.rend < c.rbuf.len() {
+                if c.rpos == c.rend {
+                    c.rpos = 0;
+                    c.rend = 0;
+                }
+                let e = opcode::Recv::new(
+                    types::Fd(c.fd),
+                    // SAFETY: rend < len, so the pointer is inside the receive buffer.
+                    unsafe { c.rbuf.as_mut_ptr().add(c.rend) },
+                    (c.rbuf.len() - c.rend) as u32,
+                )
+                .build()
+                .user_data(ud(i, RECV, 0));
+                c.recv_armed = true;
+                c.ops += 1;
+                self.push(e);
+            }
+            let c = self.conns[i].as_mut().unwrap();
+            let idle = c.live_reqs() == 0 && c.sending.is_empty();
+            if c.no_more && idle && c.ops == 0 {
+                let c = self.conns[i].take().unwrap();
+                if c.broken {
+                    self.ctx.hung_up();
+                }
+                self.free_conns.push(i);
+                self.load.fetch_sub(1, Ordering::Relaxed);
+            } else if c.no_more && idle && c.recv_armed {
+                c.stream.shutdown(); // the pending receive ends, then the connection
+            }
+        }
+    }
+
+    /// Take the requests the receive buffer holds, as far as the bounds allow.
+    fn parse(&mut self, i: usize) {
+        let limits = self.ctx.limits;
+        loop {
+            let c = self.conns[i].as_mut().unwrap();
+            if c.no_more && !c.broken && c.rend == c.rpos {
+                return;
+            }
+            if c.broken {
+                return;
+            }
+            if c.skip > 0 {
+                let k = (c.skip as usize).min(c.rend - c.rpos);
+                c.rpos += k;
+                c.skip -= k as u64;
+                if c.skip > 0 {
+                    return;
+                }
+            }
+            if c.rend - c.rpos < REQUEST_LEN {
+                if c.rbuf.len() - c.rpos < REQUEST_LEN {
+                    c.rbuf.copy_within(c.rpos..c.rend, 0);
+                    c.rend -= c.rpos;
+                    c.rpos = 0;
+                }
+                return;
+            }
+            if c.live_reqs() >= MAX_REQS || c.bytes_in_flight >= MAX_BYTES {
+                return;
+            }
+            let action = classify(&c.rbuf[c.rpos..c.rpos + REQUEST_LEN], &limits);
+            c.rpos += REQUEST_LEN;
+            match action {
+                Action::Read {
+                    cookie,
+                    offset,
+                    len,
+                } => {
+                    let r = self.new_req(i, cookie, offset, len, 0);
+                    match self.file {
+                        Some(_) => {
+                            let buf = self.buffer(len as usize);
+                            let c = self.conns[i].as_mut().unwrap();
+                            c.reqs[r].as_mut().unwrap().buf = Some(buf);
+                            self.read(i, r);
+                        }
+                        None => self.finished(i, r),
+                    }
+                }
+                Action::Refuse { cookie, error } => {
+                    let r = self.new_req(i, cookie, 0, 0, error);
+                    self.conns[i].as_mut().unwrap().ready.push_back(r);
+                }
+                Action::SkipThenRefuse {
+                    cookie,
+                    bytes,
+                    error,
+                } => {
+                    let r = self.new_req(i, cookie, 0, 0, error);
+                    let c = self.conns[i].as_mut().unwrap();
+                    c.ready.push_back(r);
+                    c.skip = bytes as u64;
+                }
+                Action::Disconnect => {
+                    let c = self.conns[i].as_mut().unwrap();
+                    c.no_more = true;
+                    c.rpos = c.rend;
+                    return;
+                }
+                Action::HangUp(_) => {
+                    let c = self.conns[i].as_mut().unwrap();
+                    c.no_more = true;
+                    c.broken = true;
+                    c.stream.shutdown();
+                    return;
+                }
+            }
+        }
+    }
+
+    fn new_req(&mut self, i: usize, cookie: u64, offset: u64, len: u32, error: u32) -> usize {
+        let c = self.conns[i].as_mut().unwrap();
+        let q = Box::new(Req {
+            cookie,
+            offset,
+            len,
+            error,
+            done: 0,
+            buf: None,
+            header: reply(cookie, error),
+        });
+        c.bytes_in_flight += len as u64;
+        match c.free.pop() {
+            Some(r) => {
+                c.reqs[r] = Some(q);
+                r
+            }
+            None => {
+                c.reqs.push(Some(q));
+                c.reqs.len() - 1
+            }
+        }
+    }
+
+    fn buffer(&mut self, len: usize) -> AlignedBuf {
+        self.spare
+            .get_mut(&len)
+            .and_then(|v| v.pop())
+            .unwrap_or_else(|| AlignedBuf::new(len))
+    }
+
+    /// Read what request `r` still lacks into its buffer.
+    fn read(&mut self, i: usize, r: usize) {
+        let fd = self.file.as_ref().expect("a file back end").as_raw_fd();
+        let c = self.conns[i].as_mut().unwrap();
+        let q = c.reqs[r].as_mut().unwrap();
+        let buf = q.buf.as_mut().expect("a read has a buffer");
+        let e = opcode::Read::new(
+            types::Fd(fd),
+            // SAFETY: done < len = the buffer's length.
+            unsafe { buf.as_mut_ptr().add(q.done as usize) },
+            q.len - q.done,
+        )
+        .offset(q.offset + q.done as u64)
+        .build()
+        .user_data(ud(i, READ, r));
+        c.ops += 1;
+        self.push(e);
+    }
+
+    /// Send the ready replies (headers and payloads) in one SENDMSG.
+    fn send(&mut self, i: usize) {
+        let c = self.conns[i].as_mut().unwrap();
+        c.iov.clear();
+        c.iov_at = 0;
+        while let Some(&r) = c.ready.front() {
+            let q = c.reqs[r].as_mut().unwrap();
+            let zero_pieces = if q.error == 0 && q.buf.is_none() {
+                (q.len as usize).div_ceil(ZEROS.len())
+            } else {
+                0
+            };
+            if c.iov.len() + 2 + zero_pieces > MAX_IOV && !c.sending.is_empty() {
+                break;
+            }
+            c.ready.pop_front();
+            if q.error != 0 && q.len > 0 {
+                // A read that failed: its header says so, no payload follows.
+                q.header = reply(q.cookie, q.error);
+            }
+            c.iov.push(libc::iovec {
+                iov_base: q.header.as_mut_ptr() as *mut libc::c_void,
+                iov_len: SIMPLE_REPLY_LEN,
+            });
+            if q.error == 0 && q.len > 0 {
+                match q.buf.as_mut() {
+                    Some(b) => c.iov.push(libc::iovec {
+                        iov_base: b.as_mut_ptr() as *mut libc::c_void,
+                        iov_len: q.len as usize,
+                    }),
+                    None => {
+                        let mut left = q.len as usize;
+                        while left > 0 {
+                            let k = left.min(ZEROS.len());
+                            c.iov.push(libc::iovec {
+                                iov_base: ZEROS.as_ptr() as *mut libc::c_void,
+                                iov_len: k,
+                            });
+                            left -= k;
+                        }
+                    }
+                }
+            }
+            c.sending.push(r);
+        }
+        self.send_rest(i);
+    }
+
+    fn send_rest(&mut self, i: usize) {
+        let c = self.conns[i].as_mut().unwrap();
+        c.msg.msg_iov = c.iov[c.iov_at..].as_mut_ptr();
+        c.msg.msg_iovlen = c.iov.len() - c.iov_at;
+        let e = opcode::SendMsg::new(types::Fd(c.fd), &*c.msg as *const libc::msghdr)
+            .flags(libc::MSG_NOSIGNAL as u32)
+            .build()
+            .user_data(ud(i, SEND, 0));
+        c.ops += 1;
+        self.push(e);
+    }
+}

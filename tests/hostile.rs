@@ -1,0 +1,491 @@
+//! End-to-end (issue 10 §3): a battery of hostile invocations — absurd durations, counts, sizes
+//! and memory, outputs aimed at inputs, targets that are not targets, flags that do not exist —
+//! each run with a time limit. Every one must end in time with its exit code (2 for bad input),
+//! one line on stderr naming the problem, no panic, nothing on stdout, and every file around it
+//! exactly as it was (no file created, changed or removed).
+
+mod common;
+use common::*;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// Every invocation must end within this (they all fail before any I/O, or after a 1 ns run).
+const LIMIT: Duration = Duration::from_secs(30);
+
+/// Run readlab in `cwd` (so default output directories would land there, and be seen), killing
+/// it and failing if it outlives [`LIMIT`].
+fn run_bounded(cwd: &Path, args: &[String]) -> Output {
+    let mut child = bin()
+        .args(args)
+        .current_dir(cwd)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start readlab");
+    let started = Instant::now();
+    loop {
+        if child.try_wait().unwrap().is_some() {
+            return child.wait_with_output().unwrap();
+        }
+        if started.elapsed() > LIMIT {
+            let _ = child.kill();
+            let o = child.wait_with_output().unwrap();
+            panic!(
+                "{args:?} hung: still running after {LIMIT:?}; stderr: {}",
+                stderr(&o)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Every file under `dir` (recursively) with its kind and contents' digest; FIFOs and
+/// directories by kind only.
+fn tree(dir: &Path) -> BTreeMap<PathBuf, String> {
+    let mut out = BTreeMap::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let e = e.unwrap();
+            let p = e.path();
+            let t = e.file_type().unwrap();
+            let what = if t.is_dir() {
+                todo.push(p.clone());
+                "dir".to_string()
+            } else if t.is_file() {
+                let bytes = std::fs::read(&p).unwrap();
+                format!(
+                    "file {} {:x}",
+                    bytes.len(),
+                    xxhash_rust::xxh3::xxh3_64(&bytes)
+                )
+            } else {
+                format!("{t:?}")
+            };
+            out.insert(p, what);
+        }
+    }
+    out
+}
+
+struct Case {
+    args: Vec<String>,
+    code: i32,
+    /// Text the error must contain (case-insensitive).
+    needle: &'static str,
+}
+
+fn case(args: &[&str], code: i32, needle: &'static str) -> Case {
+    Case {
+        args: args.iter().map(|s| s.to_string()).collect(),
+        code,
+        needle,
+    }
+}
+
+fn check(cwd: &Path, c: &Case) {
+    let o = run_bounded(cwd, &c.args);
+    let err = stderr(&o);
+    let args = &c.args;
+    assert_eq!(
+        o.status.code(),
+        Some(c.code),
+        "{args:?}: exit code; stderr: {err}"
+    );
+    assert!(
+        !err.contains("panicked") && !err.contains("RUST_BACKTRACE") && !err.contains("backtrace"),
+        "{args:?} panicked: {err}"
+    );
+    assert!(
+        err.to_lowercase().contains(&c.needle.to_lowercase()),
+        "{args:?}: expected '{}' in: {err}",
+        c.needle
+    );
+    if c.code == 2 {
+        assert_eq!(err.lines().count(), 1, "{args:?}: not one line: {err}");
+        assert!(err.starts_with("readlab: "), "{args:?}: {err}");
+        assert!(
+            stdout(&o).is_empty(),
+            "{args:?} printed to stdout: {}",
+            stdout(&o)
+        );
+    }
+}
+
+/// A results directory holding the stored small fixture.
+fn results_dir(dir: &Path) -> PathBuf {
+    let r = dir.join("results");
+    std::fs::create_dir(&r).unwrap();
+    std::fs::copy(
+        "tests/fixtures/results-small.jsonl",
+        r.join("results.jsonl"),
+    )
+    .unwrap();
+    r
+}
+
+/// A profile like `readlab tune` writes, for `target`, with `edit` applied to its configuration.
+fn profile(path: &Path, target: &Path, edit: impl Fn(&mut serde_json::Value)) {
+    let line = std::fs::read_to_string("tests/fixtures/results-small.jsonl").unwrap();
+    let doc: serde_json::Value = serde_json::from_str(line.lines().next().unwrap()).unwrap();
+    let mut config = doc["config"].clone();
+    config["target"] = target.to_str().unwrap().into();
+    edit(&mut config);
+    let p = serde_json::json!({
+        "schema": "readlab.profile/1",
+        "goal": "balanced",
+        "label": "P",
+        "config": config,
+        "expected": {
+            "config": config, "label": "P", "iops": 1000.0, "mb_s": 4.0,
+            "p999_ns": 100000, "p50_ns": 50000, "cpu_cores": 0.1
+        }
+    });
+    std::fs::write(path, serde_json::to_string_pretty(&p).unwrap()).unwrap();
+}
+
+#[test]
+fn a_battery_of_hostile_invocations_harms_nothing() {
+    let d = disk_dir();
+    let dir = d.path();
+    let f = prepare(dir, "f", "4M");
+    let foreign = dir.join("precious");
+    std::fs::write(&foreign, vec![0x42u8; 1 << 20]).unwrap();
+    let results = results_dir(dir);
+    let sub = dir.join("sub");
+    std::fs::create_dir(&sub).unwrap();
+    let fifo = dir.join("fifo");
+    let o = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .output()
+        .expect("mkfifo (coreutils)");
+    assert!(o.status.success(), "mkfifo: {}", stderr(&o));
+    let bad_json = dir.join("bad.json");
+    std::fs::write(&bad_json, "{").unwrap();
+    let huge_ramp = dir.join("profile-huge.json");
+    profile(&huge_ramp, &f, |c| c["ramp"] = 1e13.into());
+    let many_threads = dir.join("profile-threads.json");
+    profile(&many_threads, &f, |c| c["threads"] = 100_000.into());
+    // Prepared, then grown with data readlab did not write.
+    let grown = prepare(dir, "grown", "1M");
+    {
+        use std::io::Write;
+        let mut g = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&grown)
+            .unwrap();
+        g.write_all(&vec![0u8; 1 << 20]).unwrap();
+    }
+    let missing = dir.join("missing");
+    let no_dir = dir.join("no-such-dir").join("x");
+    let fresh = dir.join("fresh");
+
+    let s = |p: &Path| p.to_str().unwrap().to_string();
+    let (f, foreign, results, sub, fifo) = (s(&f), s(&foreign), s(&results), s(&sub), s(&fifo));
+    let (bad_json, huge_ramp, many_threads) = (s(&bad_json), s(&huge_ramp), s(&many_threads));
+    let (missing, no_dir, fresh, grown) = (s(&missing), s(&no_dir), s(&fresh), s(&grown));
+    let in_results = format!("{results}/results.jsonl");
+    let huge = "300000000000y";
+    let long = "longer than readlab allows";
+
+    let cases = vec![
+        // Durations beyond any sense: refused by the parser, never an overflow or a hang.
+        case(&["run", "--runtime", huge, &f], 2, long),
+        case(&["run", "--ramp", huge, &f], 2, long),
+        case(&["run", "--runtime", "1e300", &f], 2, long),
+        case(
+            &["run", "--stop-when-stable", "--min-runtime", huge, &f],
+            2,
+            long,
+        ),
+        case(
+            &[
+                "run",
+                "--engine",
+                "uring",
+                "--sqpoll",
+                "--sqpoll-idle",
+                huge,
+                &f,
+            ],
+            2,
+            long,
+        ),
+        case(&["tune", "--budget", huge, &f], 2, long),
+        case(&["tune", "--p999-max", huge, &f], 2, long),
+        case(&["quick", "--runtime", huge], 2, long),
+        case(&["run", "--profile", &huge_ramp], 2, long),
+        // Threads and memory beyond the machine: refused up front.
+        case(
+            &["run", "--engine", "pool", "--pool-threads", "100000", &f],
+            2,
+            "at most 4096",
+        ),
+        case(
+            &["run", "--engine", "pool", "--iodepth", "5000", &f],
+            2,
+            "at most 4096",
+        ),
+        case(
+            &["run", "--numjobs", "100000", &f],
+            2,
+            "--numjobs must be at most",
+        ),
+        case(
+            &["run", "--profile", &many_threads],
+            2,
+            "--numjobs must be at most",
+        ),
+        case(
+            &["study", "threads", "--max-threads", "100000", &f],
+            2,
+            "at most 4096",
+        ),
+        case(
+            &[
+                "run",
+                "--engine",
+                "uring",
+                "--iodepth",
+                "4096",
+                "--numjobs",
+                "4096",
+                "--bs",
+                "512",
+                &f,
+            ],
+            2,
+            "of memory",
+        ),
+        case(
+            &["run", "--numjobs", "99999999999999999999999", &f],
+            2,
+            "too large",
+        ),
+        case(
+            &[
+                "run",
+                "--engine",
+                "libaio",
+                "--iodepth",
+                "18446744073709551615",
+                &f,
+            ],
+            2,
+            "too large",
+        ),
+        // Sizes, offsets and counts out of range.
+        case(
+            &["run", "--bs", "18446744073709551615", &f],
+            2,
+            "outside 512 B",
+        ),
+        case(&["run", "--bs", "1e300", &f], 2, "cannot parse size"),
+        case(
+            &["run", "--offset", "18446744073709551615", &f],
+            2,
+            "offset",
+        ),
+        case(&["run", "--size", "99999t", &f], 2, "past the end"),
+        case(&["run", "--rate", "nan", &f], 2, "--rate"),
+        case(&["run", "--blocks-per-request", "100000", &f], 2, "1024"),
+        case(
+            &[
+                "run",
+                "--engine",
+                "libaio",
+                "--iodepth",
+                "4",
+                "--batch",
+                "8",
+                &f,
+            ],
+            2,
+            "batch must be",
+        ),
+        case(
+            &[
+                "run",
+                "--engine",
+                "libaio",
+                "--iodepth",
+                "4",
+                "--complete-min",
+                "9",
+                &f,
+            ],
+            2,
+            "complete-min",
+        ),
+        case(&["run", "--io-limit", "0", &f], 2, "--io-limit"),
+        case(
+            &["run", "--stop-when-stable", "--stable-window", "1", &f],
+            2,
+            "--stable-window",
+        ),
+        case(
+            &[
+                "run",
+                "--engine",
+                "uring",
+                "--sqpoll",
+                "--sqpoll-cpu",
+                "99999",
+                &f,
+            ],
+            2,
+            "cpus",
+        ),
+        // Outputs aimed at inputs, directories, FIFOs, missing directories.
+        case(&["run", "--json", &f, &f], 2, "which this command reads"),
+        case(&["run", "--json", &sub, &f], 2, "directory"),
+        case(&["run", "--json", &fifo, &f], 2, "fifo"),
+        case(&["run", "--json", &no_dir, &f], 2, "does not exist"),
+        case(&["study", "latency", &f, "--out", &f], 2, "refusing"),
+        case(&["tune", "--out", &f, &f], 2, "refusing"),
+        case(
+            &["report", &results, "-o", &in_results],
+            2,
+            "which this command reads",
+        ),
+        case(&["report", &results, "--png", &f], 2, "refusing"),
+        // An existing results directory is never rewritten without --resume.
+        case(&["study", "latency", &f, "--out", &results], 2, "--resume"),
+        // Targets that are not targets.
+        case(&["run", &sub], 2, "not a regular file"),
+        case(&["run", &fifo], 2, "not a regular file"),
+        case(&["run", &missing], 2, "no such file"),
+        case(&["info", &fifo], 2, "not a regular file"),
+        case(&["info", &missing], 2, "no such file"),
+        case(&["study", "latency", &missing], 2, "no such file"),
+        case(&["run", "--verify", &foreign], 2, "not written by"),
+        // A target prepared only in part: each command names its own way out.
+        case(&["run", "--verify", &grown], 2, "drop --verify"),
+        case(&["study", "latency", &grown], 2, "pass --no-verify"),
+        case(&["tune", &grown], 2, "pass --no-verify"),
+        // prepare never destroys what it did not write, and fails before writing.
+        case(&["prepare", &foreign, "--size", "1m"], 2, "--overwrite"),
+        case(&["prepare", &fifo, "--size", "1m"], 2, "not a regular file"),
+        case(&["prepare", &no_dir, "--size", "1m"], 2, "does not exist"),
+        case(&["prepare", &fresh, "--size", "8t"], 2, "free space"),
+        case(
+            &["prepare", &fresh, "--size", "1e300"],
+            2,
+            "cannot parse size",
+        ),
+        // Options that do not fit the engine, unknown names, malformed inputs.
+        case(&["run", "--engine", "foo", &f], 2, "unknown engine"),
+        case(&["run", "--hipri", &f], 2, "pvsync2"),
+        case(&["run", "--fixed-files", &f], 2, "--engine uring"),
+        case(
+            &["run", "--profile", &missing, &f],
+            2,
+            "cannot read the profile",
+        ),
+        case(&["run", "--profile", &bad_json], 2, "not a readlab profile"),
+        case(&["study", "bogus", &f], 2, "unknown study"),
+        case(&["tune", "--budget", "1s", &f], 2, "at least 10s"),
+        case(&["tune", "--cpu-max", "nan", &f], 2, "--cpu-max"),
+        case(&["tune", "--engines", "foo", &f], 2, "unknown engine"),
+        case(&["tune", "--bs", "3", &f], 2, "block size"),
+        case(&["tune", "--repeat", "0", &f], 2, "at least 1"),
+        case(&["report", &missing], 2, "cannot read"),
+        case(&["report", &f], 2, "not a text file"),
+        case(
+            &["report", &results, "--format", "xml"],
+            2,
+            "unknown report format",
+        ),
+        case(&["report", "--fio", &bad_json], 2, "not fio json"),
+        case(&["quick", "--dir", &missing], 2, "no such directory"),
+        // clap's own errors are one line too.
+        case(&["run", "--rw", "write", &f], 2, "possible values"),
+        case(&["run", "--frobnicate", &f], 2, "unexpected argument"),
+        case(&["run", "--engine"], 2, "a value is required"),
+        case(&["tune", "--goal", "fast", &f], 2, "possible values"),
+        case(&["bogus"], 2, "unrecognized subcommand"),
+        case(&["run"], 2, "give a TARGET"),
+        // A run whose measured window saw nothing is marked and fails; it never prints a CPU
+        // share divided by an empty window.
+        case(
+            &["run", "--runtime", "1ns", "-q", &f],
+            1,
+            "nothing was measured",
+        ),
+    ];
+    assert!(cases.len() >= 40, "{} cases", cases.len());
+    let before = tree(dir);
+    for c in &cases {
+        check(dir, c);
+        assert_eq!(
+            tree(dir),
+            before,
+            "{:?} changed the files around it",
+            c.args
+        );
+    }
+}
+
+/// The empty run's result says so in every figure: no "0 ns" latency, no CPU share in the
+/// millions of percent, in the JSON as in the table; Ctrl-C during the ramp is the same, and
+/// exits 130.
+#[test]
+fn a_run_with_an_empty_window_is_marked_not_divided_by() {
+    let d = disk_dir();
+    let f = prepare(d.path(), "f", "4M");
+    let o = run(&[
+        "run",
+        "--runtime",
+        "1ns",
+        "--output",
+        "json",
+        f.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let doc = json(&o);
+    let r = &doc["result"];
+    assert_eq!(r["requests"], 0);
+    let warnings = r["warnings"].as_array().unwrap();
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.as_str().unwrap().starts_with("nothing was measured")),
+        "{warnings:?}"
+    );
+    assert!(
+        !warnings
+            .iter()
+            .any(|w| w.as_str().unwrap().starts_with("other processes")),
+        "a 1 ns window cannot tell other load: {warnings:?}"
+    );
+
+    let child = bin()
+        .args([
+            "run",
+            "--ramp",
+            "20s",
+            "--runtime",
+            "2s",
+            f.to_str().unwrap(),
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1000));
+    rustix::process::kill_process(
+        rustix::process::Pid::from_child(&child),
+        rustix::process::Signal::INT,
+    )
+    .unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
+    let (out, err) = (stdout(&o), stderr(&o));
+    assert!(err.contains("nothing was measured"), "{err}");
+    assert!(out.contains("latency  – (no request measured)"), "{out}");
+    assert!(out.contains("app 0.0% of a core"), "{out}");
+    assert!(out.contains("ended    interrupted"), "{out}");
+}

@@ -1,0 +1,165 @@
+//! `readlab serve` checked by real NBD clients: libnbd's `nbdinfo --json` sees what it
+//! advertises, `nbdcopy` copies the whole export byte for byte, fio's `nbd` engine reads it; both
+//! server models; SIGTERM stops it cleanly with its JSON summary written.
+
+mod common;
+mod nbd_common;
+
+use nbd_common::{need, readlab_serve};
+use std::process::Command;
+
+const MODELS: [&[&str]; 2] = [
+    &["--model", "thread"],
+    &["--model", "uring", "--threads", "2"],
+];
+
+#[test]
+fn nbdinfo_sees_size_block_sizes_read_only_and_multi_conn() {
+    need("nbdinfo");
+    let dir = common::disk_dir();
+    let f = common::prepare(dir.path(), "p.dat", "8M");
+    for model in MODELS {
+        let mut args = vec![f.to_str().unwrap()];
+        args.extend_from_slice(model);
+        let s = readlab_serve(&args);
+        let o = Command::new("nbdinfo")
+            .args(["--json", &s.url])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "nbdinfo: {}", common::stderr(&o));
+        let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let e = &j["exports"][0];
+        assert_eq!(j["protocol"], "newstyle-fixed", "{j}");
+        assert_eq!(e["export-size"], 8 << 20, "{model:?}: {e}");
+        assert_eq!(e["is_read_only"], true);
+        assert_eq!(e["can_multi_conn"], true);
+        assert_eq!(e["can_flush"], false);
+        assert_eq!(e["can_trim"], false);
+        // O_DIRECT: the minimum is the file's direct-I/O alignment.
+        let min = e["block_size_minimum"].as_u64().unwrap();
+        assert!(min.is_power_of_two() && (512..=4096).contains(&min), "{e}");
+        assert_eq!(e["block_size_preferred"], 4096);
+        assert_eq!(e["block_size_maximum"], 32 << 20);
+    }
+    // The null back end serves any alignment.
+    let s = readlab_serve(&["--null", "1g"]);
+    let o = Command::new("nbdinfo")
+        .args(["--json", &s.url])
+        .output()
+        .unwrap();
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(j["exports"][0]["export-size"], 1u64 << 30);
+    assert_eq!(j["exports"][0]["block_size_minimum"], 1);
+}
+
+#[test]
+fn nbdcopy_of_the_whole_export_equals_the_file() {
+    need("nbdcopy");
+    let dir = common::disk_dir();
+    let f = common::prepare(dir.path(), "p.dat", "24M");
+    for model in MODELS {
+        let mut args = vec![f.to_str().unwrap()];
+        args.extend_from_slice(model);
+        let s = readlab_serve(&args);
+        let copy = dir.path().join("copy.dat");
+        let _ = std::fs::remove_file(&copy);
+        // nbdcopy reads with several connections and requests in flight on each.
+        let o = Command::new("timeout")
+            .args(["60", "nbdcopy", "--connections=4", "--requests=16", &s.url])
+            .arg(&copy)
+            .output()
+            .unwrap();
+        assert!(
+            o.status.success(),
+            "nbdcopy {model:?}: {}",
+            common::stderr(&o)
+        );
+        assert!(
+            std::fs::read(&copy).unwrap() == std::fs::read(&f).unwrap(),
+            "{model:?}: the copy differs from the file"
+        );
+    }
+}
+
+#[test]
+fn fio_nbd_engine_reads_from_it() {
+    need("fio");
+    let dir = common::disk_dir();
+    let f = common::prepare(dir.path(), "p.dat", "16M");
+    for model in MODELS {
+        let mut args = vec![f.to_str().unwrap()];
+        args.extend_from_slice(model);
+        let s = readlab_serve(&args);
+        let o = Command::new("timeout")
+            .args([
+                "60",
+                "fio",
+                "--name=t",
+                "--ioengine=nbd",
+                "--rw=randread",
+                "--bs=4k",
+            ])
+            .args([
+                "--iodepth=8",
+                "--runtime=1",
+                "--time_based",
+                "--output-format=json",
+            ])
+            .arg(format!("--uri={}", s.url))
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "fio {model:?}: {}", common::stderr(&o));
+        let text = common::stdout(&o);
+        let json = &text[text.find('{').expect("fio printed JSON")..];
+        let j: serde_json::Value = serde_json::from_str(json).unwrap();
+        let job = &j["jobs"][0];
+        assert_eq!(job["error"], 0, "{job}");
+        assert!(job["read"]["io_bytes"].as_u64().unwrap() > 0, "{job}");
+    }
+}
+
+#[test]
+fn sigterm_stops_it_cleanly_with_its_summary() {
+    let dir = common::disk_dir();
+    let json = dir.path().join("serve.json");
+    for model in MODELS {
+        let mut args = vec!["--null", "64m", "--json", json.to_str().unwrap()];
+        args.extend_from_slice(model);
+        let s = readlab_serve(&args);
+        let o = common::run(&[
+            "run",
+            "--engine",
+            "nbd",
+            "--iodepth",
+            "4",
+            "--runtime",
+            "1s",
+            "-q",
+            &s.url,
+        ]);
+        assert!(o.status.success(), "{}", common::stderr(&o));
+        assert_eq!(s.terminate(), Some(0), "{model:?}: SIGTERM is a clean stop");
+        let j: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+        assert!(j["reads"].as_u64().unwrap() > 100, "{j}");
+        assert_eq!(
+            j["clients_total"], 2,
+            "the source's connection and the worker's: {j}"
+        );
+        assert!(j["cpu"]["app"]["total_s"].as_f64().unwrap() > 0.0, "{j}");
+        assert!(j["cpu_us_per_read"].as_f64().unwrap() > 0.0, "{j}");
+    }
+}
+
+#[test]
+fn max_clients_turns_the_extra_ones_away() {
+    let s = readlab_serve(&["--null", "1m", "--max-clients", "1"]);
+    let url = readlab::nbd::NbdUrl::parse(&s.url).unwrap();
+    let first = readlab::nbd::Connection::open(&url, false).expect("the first client");
+    assert!(
+        readlab::nbd::Connection::open(&url, false).is_err(),
+        "a second client is turned away"
+    );
+    let mut b = vec![1u8; 4096];
+    first.read_at(0, &mut b).unwrap();
+    assert!(b.iter().all(|&x| x == 0));
+}

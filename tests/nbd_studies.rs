@@ -1,0 +1,187 @@
+//! End-to-end: the networked studies. `readlab study clients --quick TARGET` serves a prepared
+//! file with `readlab serve` (a child per remote point, on 127.0.0.1) beside the local line, and
+//! `readlab study delay --quick` (no target) serves zeros with injected delays; every point holds
+//! the server's CPU, every server is stopped, and `readlab report` draws both sections.
+
+mod common;
+use common::*;
+use std::path::Path;
+use std::process::{Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// Run readlab, killed (and the test failed) past `limit`.
+fn run_bounded(args: &[&str], limit: Duration) -> (Output, u32) {
+    let mut child = bin()
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start readlab");
+    let pid = child.id();
+    let end = Instant::now() + limit;
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > end {
+            let _ = child.kill();
+            let o = child.wait_with_output().unwrap();
+            panic!("{args:?} took over {limit:?}: {}", stderr(&o));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    (child.wait_with_output().unwrap(), pid)
+}
+
+/// Servers a study started are gone: no process's command line names its summary file.
+fn assert_no_server_left(study_pid: u32) {
+    let mark = format!("readlab-serve-{study_pid}-");
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        if let Ok(cmd) = std::fs::read(e.path().join("cmdline"))
+            && String::from_utf8_lossy(&cmd).contains(&mark)
+        {
+            panic!(
+                "a server of the study is still running: pid {:?}",
+                e.file_name()
+            );
+        }
+    }
+}
+
+fn docs(out: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(out.join("results.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn check_remote(d: &serde_json::Value) {
+    let net = &d["study"]["net"];
+    assert_eq!(net["side"], "remote", "{net}");
+    assert_eq!(net["network"], "loopback");
+    assert!(
+        d["config"]["target"]
+            .as_str()
+            .unwrap()
+            .starts_with("nbd://127.0.0.1:")
+    );
+    assert_eq!(d["config"]["engine"], "nbd");
+    assert_eq!(d["config"]["iodepth"], 1);
+    let s = &net["server"];
+    assert!(s["reads"].as_u64().unwrap() > 0, "no server figures: {net}");
+    assert!(s["us_per_read"].as_f64().unwrap() > 0.0, "{net}");
+    assert!(s["iops_per_core"].as_f64().unwrap() > 0.0, "{net}");
+    assert_eq!(d["result"]["errors"]["count"], 0);
+}
+
+fn p50(d: &serde_json::Value) -> f64 {
+    d["result"]["latency"]["p50_ns"].as_f64().unwrap()
+}
+
+#[test]
+fn clients_and_delay_quick_studies_run_and_are_drawn() {
+    let dir = disk_dir();
+    let f = prepare(dir.path(), "f", "64M");
+    let (cl, dl) = (dir.path().join("clients"), dir.path().join("delay"));
+
+    let (o, pid) = run_bounded(
+        &[
+            "study",
+            "clients",
+            "--quick",
+            f.to_str().unwrap(),
+            "--out",
+            cl.to_str().unwrap(),
+        ],
+        Duration::from_secs(90),
+    );
+    assert!(o.status.success(), "clients: {}", stderr(&o));
+    assert_no_server_left(pid);
+    let ds = docs(&cl);
+    let remote: Vec<_> = ds
+        .iter()
+        .filter(|d| d["study"]["net"]["side"] == "remote")
+        .collect();
+    let local: Vec<_> = ds
+        .iter()
+        .filter(|d| d["study"]["net"]["side"] == "local")
+        .collect();
+    assert!(remote.len() >= 6, "{} remote points", remote.len());
+    assert_eq!(remote.len(), local.len());
+    for r in &remote {
+        check_remote(r);
+        assert_eq!(r["study"]["study"], "clients");
+        // A prepared target: the remote reads are verified.
+        assert_eq!(r["config"]["verify"], true);
+        // The equivalent local point: same block size and concurrency, read directly.
+        assert!(local.iter().any(|l| l["config"]["bs"] == r["config"]["bs"]
+            && l["config"]["threads"] == r["config"]["threads"]
+            && l["config"]["engine"] == "psync"));
+    }
+    for clients in [1, 4, 16] {
+        assert!(remote.iter().any(|r| r["config"]["threads"] == clients));
+    }
+    let summary = std::fs::read_to_string(cl.join("summary.md")).unwrap();
+    assert!(summary.contains("network: loopback"), "{summary}");
+    assert!(summary.contains("| remote thread | 16 |"), "{summary}");
+
+    let (o, pid) = run_bounded(
+        &["study", "delay", "--quick", "--out", dl.to_str().unwrap()],
+        Duration::from_secs(60),
+    );
+    assert!(o.status.success(), "delay: {}", stderr(&o));
+    assert_no_server_left(pid);
+    let ds = docs(&dl);
+    assert_eq!(ds.len(), 9);
+    ds.iter().for_each(check_remote);
+    let at = |delay: u64| {
+        ds.iter()
+            .find(|d| d["study"]["net"]["delay_us"] == delay && d["config"]["threads"] == 1)
+            .map(p50)
+            .unwrap_or_else(|| panic!("no point with {delay} us at 1 client"))
+    };
+    // The injected service time shows in the median (loose bounds: a shared, noisy machine).
+    let (d0, d10, d100) = (at(0), at(10), at(100));
+    assert!(d10 > d0 + 5_000.0, "p50 {d0} ns → {d10} ns with 10 us");
+    assert!(
+        d100 > d0 + 80_000.0 && d100 < d0 + 200_000.0,
+        "p50 {d0} ns → {d100} ns with 100 us"
+    );
+
+    let html = dir.path().join("r.html");
+    let (o, _) = run_bounded(
+        &[
+            "report",
+            cl.to_str().unwrap(),
+            dl.to_str().unwrap(),
+            "--out",
+            html.to_str().unwrap(),
+        ],
+        Duration::from_secs(60),
+    );
+    assert!(o.status.success(), "report: {}", stderr(&o));
+    let page = std::fs::read_to_string(&html).unwrap();
+    for want in [
+        "IOPS and bandwidth against clients (NBD, Figures 1–2)",
+        "IOPS per server core (NBD, Figure 4)",
+        "chart-clients-iops",
+        "chart-clients-bandwidth",
+        "chart-clients-server-cpu",
+        "chart-delay-iops",
+        "chart-delay-per-core",
+        "local 4K (equivalent local)",
+        "remote thread 4K",
+        "+100 µs",
+    ] {
+        assert!(page.contains(want), "the report lacks '{want}'");
+    }
+}
+
+#[test]
+fn studies_reading_a_device_need_a_target() {
+    let dir = disk_dir();
+    let out = dir.path().join("o");
+    for name in ["clients", "latency-breakdown", "server-model"] {
+        let o = run(&["study", name, "--quick", "--out", out.to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(2), "{name}: {}", stderr(&o));
+        assert!(stderr(&o).contains("TARGET"), "{}", stderr(&o));
+    }
+}
