@@ -77,6 +77,11 @@ pub struct RunConfig {
     /// the upper bound.
     #[serde(default)]
     pub io_limit: Option<u64>,
+    /// Also sample throughput every this many bytes of the target read (a scan's bandwidth
+    /// against offset, however fast or slow each second was); meant for one thread reading in
+    /// order. Absent from results that did not ask for it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sample_bytes: Option<u64>,
     /// End early once per-second IOPS is stable (runtime is then the upper bound).
     #[serde(default)]
     pub stop_when_stable: Option<crate::stability::StopRule>,
@@ -184,6 +189,7 @@ impl RunConfig {
             fadvise: None,
             blocks_per_request: 1,
             io_limit: None,
+            sample_bytes: None,
             stop_when_stable: None,
             rate: None,
             options: EngineOptions::default(),
@@ -343,6 +349,14 @@ impl RunConfig {
             threads: self.threads,
         };
         (self.engine.spec().check)(&self.options, &workload)?;
+        if let Some(n) = self.sample_bytes
+            && n < self.bs
+        {
+            return Err(Error::invalid(format!(
+                "--sample-every {n} B is smaller than a block ({} B)",
+                self.bs
+            )));
+        }
         if self.io_limit == Some(0) {
             return Err(Error::invalid("--io-limit must be positive"));
         }

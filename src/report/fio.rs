@@ -346,6 +346,7 @@ pub fn import(text: &str, origin: &str) -> Result<Imported> {
             spread: None,
             latency,
             timeline: Vec::new(),
+            offset_samples: Vec::new(),
             bins: hist,
             env: Env {
                 target,

@@ -267,6 +267,7 @@ pub fn charts(report: &Report, rows: &[Selected]) -> Vec<Chart> {
                 marker: Some(SHAPES[k % SHAPES.len()]),
                 fio: false,
                 step: false,
+                labels: Vec::new(),
             })
             .collect(),
     };

@@ -232,6 +232,10 @@ pub struct StudyArgs {
     /// Do not verify the data read (verification is on when readlab prepared the target).
     #[arg(long)]
     pub no_verify: bool,
+    /// Measured time of each point (default: 1 s with --quick, else up to 30 s, ended once
+    /// stable); scans and their I/O limits are not shortened.
+    #[arg(long, value_parser = duration)]
+    pub runtime: Option<Duration>,
     #[command(flatten)]
     pub out_json: JsonOut,
 }
@@ -252,6 +256,7 @@ impl StudyArgs {
             resume: self.resume,
             max_threads: self.max_threads,
             verify: self.no_verify.then_some(false),
+            runtime: self.runtime,
         };
         Ok((names, opts))
     }
@@ -454,6 +459,10 @@ pub struct RunArgs {
     /// Stop each thread after it has read this many bytes (e.g. the whole target once).
     #[arg(long, allow_hyphen_values = true, value_parser = size)]
     pub io_limit: Option<u64>,
+    /// Also record throughput every this many bytes of the target read (e.g. 16m): bandwidth
+    /// against offset for a scan, in the JSON's `offset_samples`.
+    #[arg(long, allow_hyphen_values = true, value_parser = size)]
+    pub sample_every: Option<u64>,
     /// End the run early once per-second IOPS is stable (--runtime becomes the upper bound).
     #[arg(long)]
     pub stop_when_stable: bool,
@@ -614,6 +623,7 @@ impl RunArgs {
             }),
             blocks_per_request: self.blocks_per_request,
             io_limit: self.io_limit,
+            sample_bytes: self.sample_every,
             stop_when_stable: self.stop_when_stable.then_some(StopRule {
                 window: self.stable_window,
                 band: self.stable_band,

@@ -112,6 +112,7 @@ pub fn all_charts(report: &Report) -> Vec<Chart> {
                     marker: None,
                     fio: p.is_fio(),
                     step: true,
+                    labels: Vec::new(),
                 }
             })
             .collect();
@@ -151,6 +152,7 @@ pub fn all_charts(report: &Report) -> Vec<Chart> {
                 marker: Some(Shape::Circle),
                 fio: false,
                 step: false,
+                labels: Vec::new(),
             }],
         };
         let mut c = chart(

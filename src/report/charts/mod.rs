@@ -8,6 +8,7 @@ use crate::size::format_size;
 use std::collections::{BTreeMap, BTreeSet};
 
 mod all;
+pub mod figures;
 pub mod net;
 pub mod studies;
 
@@ -133,6 +134,8 @@ pub struct LineSeries {
     pub fio: bool,
     /// Draw as steps (a distribution), without markers.
     pub step: bool,
+    /// A label beside each point (`QD32`), or none.
+    pub labels: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -394,6 +397,7 @@ fn lines_over<K: Ord + Clone>(
                 marker: Some(SHAPES[n % SHAPES.len()]),
                 fio: p.is_fio(),
                 step: false,
+                labels: Vec::new(),
             }),
         }
     }

@@ -62,6 +62,7 @@ pub(crate) mod tests {
                 max_ns: ns * 2,
             },
             timeline: Vec::new(),
+            offset_samples: Vec::new(),
             bins: Vec::new(),
             env: Env {
                 target: "/dev/x".into(),

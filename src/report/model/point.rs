@@ -7,7 +7,7 @@ use crate::env::Environment;
 use crate::interval::RepeatSummary;
 use crate::result::Document;
 use crate::source::TargetKind;
-use crate::stats::{LatencySummary, TimelinePoint, decode_histogram};
+use crate::stats::{LatencySummary, OffsetSample, TimelinePoint, decode_histogram};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -97,6 +97,9 @@ pub struct Point {
     pub spread: Option<RepeatSummary>,
     pub latency: LatencySummary,
     pub timeline: Vec<TimelinePoint>,
+    /// Throughput per stretch of the target (`--sample-every`), in offset order.
+    #[serde(default)]
+    pub offset_samples: Vec<OffsetSample>,
     /// Latency histogram as (latency in ns, count) in increasing latency; empty when not stored.
     #[serde(skip)]
     pub bins: Vec<(u64, u64)>,
@@ -165,6 +168,7 @@ impl Point {
             spread: r.repeat.clone(),
             latency: r.latency.clone(),
             timeline: r.timeline.clone(),
+            offset_samples: r.offset_samples.clone(),
             bins,
             env: Env {
                 target: c.target.display().to_string(),
