@@ -403,7 +403,7 @@ pub fn stream(c: &Ctx) -> Vec<Chart> {
         .collect();
     out.push(chart(
         c.id("buffered-direct"),
-        "Buffered (readahead, dashed) against direct (solid) sequential reading from the start of the target: throughput against the offset read"
+        "Buffered (readahead, dashed) against direct (solid) sequential reading from the start of the target (after the warm-up): throughput against the offset read"
             .into(),
         &mine,
         Kind::Lines(Lines {
