@@ -165,11 +165,14 @@ pub(crate) fn no_suffix_parse(s: &str) -> Option<EngineOptions> {
     s.is_empty().then(EngineOptions::default)
 }
 
+/// A label letter and the option it sets.
+pub(crate) type Letter = (char, fn(&mut EngineOptions));
+
 /// Read a suffix of single letters, each setting one option, written in the order of `letters`
 /// (`MFS` for io_uring); None for a letter not in the list, a repeated or misplaced one.
 pub(crate) fn parse_letters(
     s: &str,
-    letters: &[(char, fn(&mut EngineOptions))],
+    letters: &[Letter],
 ) -> Option<EngineOptions> {
     let mut o = EngineOptions::default();
     let mut next = 0;

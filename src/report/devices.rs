@@ -36,8 +36,8 @@ pub fn table(v: &Verdict, points: &[Point]) -> Table {
             .chain([Column::left("balanced pick")])
             .collect(),
     );
-    let mut groups: BTreeMap<(u64, String, bool), Vec<(&str, &crate::verdict::Group)>> =
-        BTreeMap::new();
+    type PerTarget<'a> = Vec<(&'a str, &'a crate::verdict::Group)>;
+    let mut groups: BTreeMap<(u64, String, bool), PerTarget> = BTreeMap::new();
     for tv in &v.targets {
         for g in &tv.groups {
             groups

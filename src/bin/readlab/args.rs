@@ -361,7 +361,7 @@ impl JsonOut {
     /// Check `--json FILE` against the command's inputs before any work.
     pub fn check(&self, inputs: &[&std::path::Path]) -> Result<(), Error> {
         match &self.json {
-            Some(p) => readlab::outpath::check_file(p, inputs).map_err(Into::into),
+            Some(p) => readlab::outpath::check_file(p, inputs),
             None => Ok(()),
         }
     }
