@@ -170,10 +170,7 @@ pub(crate) type Letter = (char, fn(&mut EngineOptions));
 
 /// Read a suffix of single letters, each setting one option, written in the order of `letters`
 /// (`MFS` for io_uring); None for a letter not in the list, a repeated or misplaced one.
-pub(crate) fn parse_letters(
-    s: &str,
-    letters: &[Letter],
-) -> Option<EngineOptions> {
+pub(crate) fn parse_letters(s: &str, letters: &[Letter]) -> Option<EngineOptions> {
     let mut o = EngineOptions::default();
     let mut next = 0;
     for c in s.chars() {
