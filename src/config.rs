@@ -77,6 +77,11 @@ pub struct RunConfig {
     /// the upper bound.
     #[serde(default)]
     pub io_limit: Option<u64>,
+    /// Also sample throughput every this many bytes of the target read (a scan's bandwidth
+    /// against offset, however fast or slow each second was); meant for one thread reading in
+    /// order. Absent from results that did not ask for it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sample_bytes: Option<u64>,
     /// End early once per-second IOPS is stable (runtime is then the upper bound).
     #[serde(default)]
     pub stop_when_stable: Option<crate::stability::StopRule>,
@@ -184,6 +189,7 @@ impl RunConfig {
             fadvise: None,
             blocks_per_request: 1,
             io_limit: None,
+            sample_bytes: None,
             stop_when_stable: None,
             rate: None,
             options: EngineOptions::default(),
@@ -191,13 +197,18 @@ impl RunConfig {
     }
 
     /// The report's label: `P` pread, `A<qs>B<batch>` aio, `U<qs>B<batch>` io_uring with `M` fixed
-    /// buffers, `F` fixed files, `S` SQ poll, then `T<n>` when more than one thread: `U64B1MFT2`.
+    /// buffers, `F` fixed files, `S` SQ poll, then `×<n>` for n blocks per request and `T<n>`
+    /// when more than one thread: `U64B1MFT2`, `U1B1×4`. Each engine's letters are in its
+    /// `EngineSpec`; `crate::label::parse` reads a label back.
     pub fn label(&self) -> String {
         let mut l = self.engine.label_prefix().to_string();
         if self.engine.capabilities().asynchronous {
             l.push_str(&format!("{}B{}", self.iodepth, self.batch));
         }
         l.push_str(&(self.engine.spec().label_suffix)(&self.options));
+        if self.blocks_per_request > 1 {
+            l.push_str(&format!("×{}", self.blocks_per_request));
+        }
         if self.threads > 1 {
             l.push_str(&format!("T{}", self.threads));
         }
@@ -338,6 +349,14 @@ impl RunConfig {
             threads: self.threads,
         };
         (self.engine.spec().check)(&self.options, &workload)?;
+        if let Some(n) = self.sample_bytes
+            && n < self.bs
+        {
+            return Err(Error::invalid(format!(
+                "--sample-every {n} B is smaller than a block ({} B)",
+                self.bs
+            )));
+        }
         if self.io_limit == Some(0) {
             return Err(Error::invalid("--io-limit must be positive"));
         }
@@ -426,6 +445,16 @@ mod tests {
         let mut f = cfg(EngineKind::Uring, 1, 1, 1);
         f.options.uring.fixed_files = true;
         assert_eq!(f.label(), "U1B1F");
+        f.options.uring.fixed_files = false;
+        f.blocks_per_request = 4;
+        assert_eq!(f.label(), "U1B1×4");
+        let mut v = cfg(EngineKind::Pvsync2, 1, 1, 2);
+        assert_eq!(v.label(), "VT2");
+        v.options.pvsync2.hipri = true;
+        assert_eq!(v.label(), "VHT2");
+        v.options.pvsync2.nowait = true;
+        v.blocks_per_request = 8;
+        assert_eq!(v.label(), "VHN×8T2");
     }
 
     fn target(size: u64) -> Target {

@@ -5,6 +5,7 @@
 
 pub mod buffer;
 pub mod clock;
+pub mod compare;
 pub mod config;
 pub mod cpu;
 pub mod data;
@@ -16,6 +17,7 @@ pub mod failures;
 pub mod fleet;
 pub mod fsio;
 pub mod interval;
+pub mod label;
 pub mod memory;
 pub mod monitor;
 pub mod nbd;
@@ -41,5 +43,6 @@ pub mod table;
 pub mod targets;
 pub mod tune;
 pub mod units;
+pub mod verdict;
 
 pub use error::{Error, Result};

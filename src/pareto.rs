@@ -116,9 +116,47 @@ pub fn highlights(xy: &[(f64, f64)], groups: &[u64], per_group: usize) -> Vec<us
     out
 }
 
+/// The point a goal picks from (throughput, latency) pairs: among the points within `floor` of
+/// the best throughput (0.99: the fastest, 0.9: balanced, 0.5: latency), the lowest latency, then
+/// the higher throughput, then the first. None when there are no points with a throughput.
+pub fn pick(xy: &[(f64, f64)], floor: f64) -> Option<usize> {
+    let best = xy
+        .iter()
+        .map(|p| p.0)
+        .filter(|x| x.is_finite())
+        .fold(f64::NEG_INFINITY, f64::max);
+    if !best.is_finite() {
+        return None;
+    }
+    (0..xy.len())
+        .filter(|&i| xy[i].0.is_finite() && xy[i].0 >= floor * best)
+        .min_by(|&a, &b| {
+            xy[a]
+                .1
+                .total_cmp(&xy[b].1)
+                .then(xy[b].0.total_cmp(&xy[a].0))
+                .then(a.cmp(&b))
+        })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn goals_pick_within_their_floor() {
+        let xy = [
+            (1000.0, 900.0),
+            (995.0, 400.0),
+            (950.0, 300.0),
+            (600.0, 100.0),
+        ];
+        assert_eq!(pick(&xy, 0.99), Some(1));
+        assert_eq!(pick(&xy, 0.9), Some(2));
+        assert_eq!(pick(&xy, 0.5), Some(3));
+        assert_eq!(pick(&[], 0.5), None);
+        assert_eq!(pick(&[(f64::NAN, 1.0)], 0.5), None);
+    }
 
     #[test]
     fn dominated_points_are_left_out() {

@@ -65,6 +65,9 @@ pub struct RunResult {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub achieved_depth: Option<f64>,
     pub timeline: Vec<TimelinePoint>,
+    /// With `--sample-every N`: throughput per N bytes of the target, in offset order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub offset_samples: Vec<crate::stats::OffsetSample>,
     pub cpu: CpuUsage,
     /// CPU of every thread of the process (including kernel helpers) per measured I/O.
     pub cpu_us_per_io: f64,

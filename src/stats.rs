@@ -149,6 +149,19 @@ pub struct TimelinePoint {
     pub max_ns: u64,
 }
 
+/// Throughput over one stretch of the target (`--sample-every`): where it starts, what was read
+/// there and how fast.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OffsetSample {
+    /// First byte of the stretch.
+    pub offset: u64,
+    pub bytes: u64,
+    /// When its last read completed, seconds since the measured window began.
+    pub t_s: f64,
+    /// 10^6 bytes per second, from the time since the previous stretch's last read.
+    pub mb_s: f64,
+}
+
 /// Encode a histogram in HdrHistogram's compressed V2 format, base64: the form other HDR tools read
 /// and that `decode_histogram` turns back into something mergeable.
 pub fn encode_histogram(h: &Histogram<u64>) -> String {

@@ -46,6 +46,15 @@ impl Goal {
             Goal::Balanced => "balanced",
         }
     }
+
+    /// The share of the best throughput a pick must keep (see [`crate::pareto::pick`]).
+    pub fn floor(self) -> f64 {
+        match self {
+            Goal::Throughput => 0.99,
+            Goal::Balanced => 0.9,
+            Goal::Latency => 0.5,
+        }
+    }
 }
 
 /// What the user asked the tuner for.
@@ -89,7 +98,7 @@ pub struct Spread {
 }
 
 /// One measured configuration, reduced to what the search compares.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Candidate {
     pub config: RunConfig,
     pub label: String,
@@ -142,25 +151,11 @@ pub fn pareto(points: &[Candidate]) -> Vec<Candidate> {
     front
 }
 
-/// The best point for `goal` among `points` (all of which meet the constraints).
+/// The best point for `goal` among `points` (all of which meet the constraints): the rule of
+/// [`crate::pareto::pick`] on IOPS and p99.9, which the verdicts share.
 pub fn choose(points: &[Candidate], goal: Goal) -> Option<Candidate> {
-    let best_iops = points.iter().map(|p| p.iops).fold(0.0, f64::max);
-    let floor = match goal {
-        Goal::Throughput => {
-            return points
-                .iter()
-                .filter(|p| p.iops >= 0.99 * best_iops)
-                .min_by_key(|p| p.p999_ns)
-                .cloned();
-        }
-        Goal::Balanced => 0.9,
-        Goal::Latency => 0.5,
-    };
-    points
-        .iter()
-        .filter(|p| p.iops >= floor * best_iops)
-        .min_by(|a, b| a.p999_ns.cmp(&b.p999_ns).then(b.iops.total_cmp(&a.iops)))
-        .cloned()
+    let xy: Vec<(f64, f64)> = points.iter().map(|p| (p.iops, p.p999_ns as f64)).collect();
+    crate::pareto::pick(&xy, goal.floor()).map(|i| points[i].clone())
 }
 
 /// "+6 % IOPS for 2.0× p99.9" — what moving from `from` to `to` buys and costs.
@@ -183,7 +178,7 @@ fn double(v: usize) -> usize {
 }
 
 /// The tuner's answer for one block size.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Recommendation {
     pub bs: u64,
     pub goal: Goal,
@@ -198,8 +193,12 @@ pub struct Recommendation {
     pub points_measured: usize,
 }
 
+/// The file in a tune directory holding the [`TuneReport`] (written by `readlab tune`, read by
+/// `readlab report` for the selected-parameters table).
+pub const REPORT_FILE: &str = "tune.json";
+
 /// Everything a tuning session produced.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TuneReport {
     pub target: PathBuf,
     pub recommendations: Vec<Recommendation>,

@@ -28,6 +28,28 @@ fn bare_readlab_prepares_a_scratch_file_and_surveys_the_engines() {
     ] {
         assert!(out.contains(label), "missing {label} in:\n{out}");
     }
+    // It ends with the answer: a verdict naming the fastest configuration, the null engine apart.
+    let verdict = &out[out.find("Verdict for ").expect("a verdict")..];
+    for s in [
+        "fastest",
+        "lowest tail at QD1",
+        "cheapest CPU per I/O",
+        "recommended: balanced",
+    ] {
+        assert!(verdict.contains(s), "missing {s} in:\n{verdict}");
+    }
+    assert!(
+        verdict.contains("Self-measurement, not ranked: null engine N"),
+        "{verdict}"
+    );
+    let ranked: Vec<&str> = verdict
+        .lines()
+        .filter(|l| l.contains("fastest") || l.contains("recommended"))
+        .collect();
+    assert!(
+        ranked.iter().all(|l| !l.contains(" null ")),
+        "the null engine is never ranked: {ranked:?}"
+    );
     assert!(d.path().join("readlab-scratch.dat").exists());
     let lines = std::fs::read_to_string(d.path().join("readlab-quick.jsonl")).unwrap();
     let docs: Vec<serde_json::Value> = lines
@@ -39,12 +61,13 @@ fn bare_readlab_prepares_a_scratch_file_and_surveys_the_engines() {
         assert!(doc["result"]["ios"].as_u64().unwrap() > 0);
         assert_eq!(doc["result"]["errors"]["count"], 0);
     }
-    // A second run reuses the prepared file.
+    // A second run reuses the prepared file; `--output json` prints the runs alone.
     let o = bin()
-        .args(["quick", "--runtime", "1s"])
+        .args(["quick", "--runtime", "1s", "--output", "json"])
         .current_dir(d.path())
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stderr(&o).contains("reusing prepared"), "{}", stderr(&o));
+    assert_eq!(json(&o).as_array().map(Vec::len), Some(7));
 }

@@ -131,6 +131,15 @@ fn check_run(engine: &str, target: &str, extra: &[&str]) {
     );
     let prefix = if engine == "pool" { "W" } else { "X" };
     let mut label = format!("{prefix}{depth}B{batch}");
+    // Reader threads set apart from the default, then blocks per request (labels say what
+    // differs).
+    if extra.contains(&"--pool-threads") {
+        label.push_str(&format!("R{}", arg(extra, "--pool-threads", 0)));
+    }
+    let blocks = arg(extra, "--blocks-per-request", 1);
+    if blocks > 1 {
+        label.push_str(&format!("×{blocks}"));
+    }
     if threads > 1 {
         label.push_str(&format!("T{threads}"));
     }

@@ -306,9 +306,25 @@ fn report_from_quick_studies_renders_in_chromium() {
         "-",
     ]);
     let csv = stdout(&o);
-    assert!(csv.starts_with("table,source,label"));
+    assert!(csv.starts_with("tables,source,label,name"));
     assert!(csv.contains("lat_p99_99_ns") && csv.contains(",fio,fio:P,"));
-    assert!(csv.lines().filter(|l| l.starts_with("latency,")).count() >= 2);
+    assert!(
+        csv.lines()
+            .filter(|l| l.starts_with("latency;all,"))
+            .count()
+            >= 2
+    );
+    // One row per point.
+    let points = csv.lines().count() - 1;
+    assert_eq!(
+        points,
+        std::fs::read_to_string(lat.join("results.jsonl"))
+            .unwrap()
+            .lines()
+            .count()
+            + 1,
+        "{csv}"
+    );
     let o = ok(&["report", s(&thr), "--format", "md", "-o", "-"]);
     assert!(stdout(&o).contains("## Reading from several threads"));
 
@@ -342,4 +358,114 @@ fn bad_report_input_exits_2() {
         assert!(stderr(&o).contains("error"), "{a:?}");
     }
     assert!(!out.exists(), "nothing written on bad input");
+}
+
+/// The `<text>` contents of an SVG, joined by newlines (plotters writes one element per string).
+fn svg_texts(svg: &str) -> String {
+    let mut out = Vec::new();
+    let mut rest = svg;
+    while let Some(i) = rest.find("<text") {
+        rest = &rest[i..];
+        let Some(open) = rest.find('>') else { break };
+        let Some(close) = rest.find("</text>") else {
+            break;
+        };
+        out.push(rest[open + 1..close].to_string());
+        rest = &rest[close..];
+    }
+    out.join("\n")
+}
+
+/// Issue 13: a report over two targets (a loop device and a disk file) keeps them apart: two
+/// all-experiments scatters, each with its own Pareto frontier and its target's name in the
+/// legend, names (never paths) in every legend, a side-by-side section and a verdict per target.
+#[test]
+fn two_targets_get_two_scatters_and_frontiers_named_in_legends() {
+    let d = disk_dir();
+    let f = prepare(d.path(), "f", "64M");
+    let lo = LoopDev::prepared("64M");
+    let runs = |target: &str, json: &Path| {
+        ok(&[
+            "run",
+            "--engine",
+            "psync,libaio",
+            "--iodepth",
+            "1,8",
+            "--runtime",
+            "1s",
+            "-q",
+            "--json",
+            s(json),
+            target,
+        ])
+    };
+    let on_loop = d.path().join("loop.json");
+    let on_file = d.path().join("file.json");
+    let o = runs(&lo.dev, &on_loop);
+    assert!(stdout(&o).contains("Verdict for loop"), "{}", stdout(&o));
+    runs(s(&f), &on_file);
+    let page = d.path().join("two.html");
+    ok(&["report", s(&on_loop), s(&on_file), "-o", s(&page)]);
+    let html = std::fs::read_to_string(&page).unwrap();
+    let loop_name = lo.dev.trim_start_matches("/dev/").to_string();
+    // The file's name is what its environment says: `<fs> on <device>`.
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&on_file).unwrap()).unwrap();
+    let env = &doc[0]["environment"];
+    let file_name = match (env["filesystem"].as_str(), env["device"]["name"].as_str()) {
+        (Some(fs), Some(dev)) => format!("{fs} on {dev}"),
+        (Some(fs), None) => fs.to_string(),
+        (None, Some(dev)) => dev.to_string(),
+        (None, None) => panic!("the disk file's environment names no device: {env}"),
+    };
+    let file_name = file_name.as_str();
+    // Two scatters, one per target, each with its frontier and its name in the legend.
+    let all = element(&html, "section", "sec-all");
+    assert_eq!(
+        all.matches("<svg id=\"chart-all-scatter-").count(),
+        2,
+        "two scatters"
+    );
+    for (k, name) in [(1, loop_name.as_str()), (2, file_name)] {
+        let svg = element(all, "svg", &format!("chart-all-scatter-{k}"));
+        let texts = svg_texts(svg);
+        assert!(texts.contains("Pareto frontier"), "frontier in scatter {k}");
+        assert!(
+            texts
+                .lines()
+                .any(|t| t.starts_with("target: ") && t.contains(name)),
+            "scatter {k} names {name} in its legend: {texts}"
+        );
+        assert!(svg.contains("stroke-dasharray") || svg.matches("<polyline").count() > 0);
+    }
+    // Legends use names, never paths.
+    for id in attribute_values(&html, "id")
+        .iter()
+        .filter(|i| i.starts_with("chart-"))
+    {
+        let texts = svg_texts(element(&html, "svg", id));
+        assert!(
+            !texts.contains(s(&f)) && !texts.contains("/dev/loop"),
+            "{id} shows a path: {texts}"
+        );
+    }
+    // The devices side by side, and a verdict per target.
+    let dev = element(&html, "section", "sec-devices");
+    for name in [loop_name.as_str(), file_name] {
+        assert!(dev.contains(name), "{name} in the side-by-side section");
+    }
+    let bars = svg_texts(element(dev, "svg", "chart-devices-throughput"));
+    assert!(
+        bars.contains(&loop_name) && bars.contains(file_name),
+        "{bars}"
+    );
+    let verdict = element(&html, "section", "sec-verdict");
+    assert_eq!(verdict.matches("<h3>Verdict for ").count(), 2);
+
+    let shot = d.path().join("two.png");
+    screenshot(&page, &shot);
+    let (_, _, colours, ink) = png_stats(&shot);
+    assert!(colours > 300 && ink > 0.05, "{colours} colours, {ink} ink");
+    if let Some(keep) = std::env::var_os("READLAB_KEEP_DEVICES_SCREENSHOT") {
+        let _ = std::fs::copy(&shot, keep);
+    }
 }

@@ -87,7 +87,7 @@ fn cases() -> Vec<Case> {
         ),
         c(
             &["--iodepth", "4", "--blocks-per-request", "8"],
-            "U4B1",
+            "U4B1×8",
             FULL.to_vec(),
         ),
         c(
@@ -96,7 +96,7 @@ fn cases() -> Vec<Case> {
             FULL.to_vec(),
         ),
         c(&["--iodepth", "32", "--buffered"], "U32B1", FULL.to_vec()),
-        c(&["--iodepth", "32", "--plain-setup"], "U32B1", vec![]),
+        c(&["--iodepth", "32", "--plain-setup"], "U32B1L", vec![]),
     ]
 }
 

@@ -94,8 +94,8 @@ pub struct Capabilities {
 pub struct EngineSpec {
     /// Its name on the command line and in results (`uring`).
     pub name: &'static str,
-    /// The report's label letter: `P` pread, `A` Linux aio, `U` io_uring; readlab adds `W` for the
-    /// thread pool, `X` for POSIX aio and `N` for null.
+    /// The report's label letter, unique in the registry: `P` pread, `A` Linux aio, `U` io_uring;
+    /// readlab adds `V` for preadv2, `W` for the thread pool, `X` for POSIX aio and `N` for null.
     pub label: &'static str,
     /// fio's `ioengine` for the same interface (fio has no thread pool or null reader of this
     /// kind: those map to `psync`).
@@ -108,6 +108,9 @@ pub struct EngineSpec {
     pub check: fn(&EngineOptions, &Workload) -> Result<()>,
     /// Letters its options add to the label (`M`, `F`, `S` for io_uring).
     pub label_suffix: fn(&EngineOptions) -> String,
+    /// The inverse of `label_suffix`: the options a suffix stands for, None when it is not one
+    /// this engine writes (`crate::label::parse` reads labels back with it).
+    pub parse_suffix: fn(&str) -> Option<EngineOptions>,
     /// Its feature variants worth trying on their own, as (flags, options): `("", default)` first,
     /// then e.g. `("--fixed-bufs", …)`. The probe's table and the conformance suite run each.
     pub variants: fn() -> Vec<(&'static str, EngineOptions)>,
@@ -155,6 +158,27 @@ pub(crate) fn no_check(_: &EngineOptions, _: &Workload) -> Result<()> {
 /// No label letters.
 pub(crate) fn no_suffix(_: &EngineOptions) -> String {
     String::new()
+}
+
+/// No label letters to read: only the empty suffix is one.
+pub(crate) fn no_suffix_parse(s: &str) -> Option<EngineOptions> {
+    s.is_empty().then(EngineOptions::default)
+}
+
+/// A label letter and the option it sets.
+pub(crate) type Letter = (char, fn(&mut EngineOptions));
+
+/// Read a suffix of single letters, each setting one option, written in the order of `letters`
+/// (`MFS` for io_uring); None for a letter not in the list, a repeated or misplaced one.
+pub(crate) fn parse_letters(s: &str, letters: &[Letter]) -> Option<EngineOptions> {
+    let mut o = EngineOptions::default();
+    let mut next = 0;
+    for c in s.chars() {
+        let k = letters[next..].iter().position(|(l, _)| *l == c)? + next;
+        (letters[k].1)(&mut o);
+        next = k + 1;
+    }
+    Some(o)
 }
 
 /// Synchronous, one I/O in flight per thread.

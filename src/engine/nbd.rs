@@ -24,6 +24,7 @@ pub static SPEC: EngineSpec = EngineSpec {
     options_set: super::no_options,
     check: super::no_check,
     label_suffix: super::no_suffix,
+    parse_suffix: super::no_suffix_parse,
     // It reads remote exports only: nothing to try on a local file in the probe or the
     // conformance suite (the end-to-end tests run it against real servers).
     variants: Vec::new,

@@ -59,7 +59,26 @@ pub static SPEC: EngineSpec = EngineSpec {
         }
         Ok(())
     },
-    label_suffix: super::no_suffix,
+    // `R<n>`: n reader threads, when set apart from the default (one per queue slot).
+    label_suffix: |o| {
+        o.pool
+            .pool_threads
+            .map(|n| format!("R{n}"))
+            .unwrap_or_default()
+    },
+    parse_suffix: |s| {
+        let mut o = super::EngineOptions::default();
+        if let Some(n) = s.strip_prefix('R') {
+            let n: usize = n.parse().ok().filter(|&n| n > 0)?;
+            if n.to_string() != s[1..] {
+                return None;
+            }
+            o.pool.pool_threads = Some(n);
+        } else if !s.is_empty() {
+            return None;
+        }
+        Some(o)
+    },
     variants: super::plain,
     open: |s| Ok(Box::new(Pool::new(s)?)),
 };

@@ -12,6 +12,7 @@ pub static SPEC: EngineSpec = EngineSpec {
     options_set: super::no_options,
     check: super::no_check,
     label_suffix: super::no_suffix,
+    parse_suffix: super::no_suffix_parse,
     variants: super::plain,
     open: |s: EngineSetup| {
         let file = s.handle.file()?;

@@ -19,7 +19,7 @@ pub struct Pvsync2Options {
 
 pub static SPEC: EngineSpec = EngineSpec {
     name: "pvsync2",
-    label: "P",
+    label: "V",
     fio_name: "pvsync2",
     capabilities: super::SYNC,
     options_set: |o| {
@@ -30,7 +30,23 @@ pub static SPEC: EngineSpec = EngineSpec {
             .collect()
     },
     check: super::no_check,
-    label_suffix: super::no_suffix,
+    // `H` RWF_HIPRI, `N` RWF_NOWAIT: `VH` is preadv2 polling for its completion.
+    label_suffix: |o| {
+        let o = &o.pvsync2;
+        [(o.hipri, 'H'), (o.nowait, 'N')]
+            .into_iter()
+            .filter_map(|(on, c)| on.then_some(c))
+            .collect()
+    },
+    parse_suffix: |s| {
+        super::parse_letters(
+            s,
+            &[
+                ('H', |o| o.pvsync2.hipri = true),
+                ('N', |o| o.pvsync2.nowait = true),
+            ],
+        )
+    },
     variants: || {
         vec![
             ("", EngineOptions::default()),

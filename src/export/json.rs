@@ -64,7 +64,30 @@ impl super::ReportExporter for ReportJsonExporter {
             "schema": "readlab.report/1",
             "inputs": report.inputs,
             "notes": report.notes,
+            "verdict": crate::verdict::render::json(&crate::verdict::of_report(report), &report.points),
+            "selected": crate::report::selected::selected(report)
+                .iter()
+                .map(|r| serde_json::json!({
+                    "name": r.name,
+                    "bs": r.bs,
+                    "goal": r.goal.name(),
+                    "recommended": r.recommended,
+                    "label": r.label,
+                    "engine": r.engine,
+                    "threads": r.threads,
+                    "iodepth": r.iodepth,
+                    "batch": r.batch,
+                    "features": r.features,
+                    "iops": r.iops,
+                    "mb_s": r.mb_s,
+                    "p999_ns": r.p999_ns,
+                    "cpu_cores": r.cpu_cores,
+                    "spread": r.spread,
+                }))
+                .collect::<Vec<_>>(),
             "tables": tables,
+            "points": report.points,
+            "baseline": report.baseline,
         });
         serde_json::to_string_pretty(&doc)
             .map(|mut s| {

@@ -23,6 +23,28 @@ impl ReportExporter for MarkdownExporter {
             fio,
             report.inputs.join(", ")
         );
+        let verdict = crate::verdict::of_report(report);
+        if !verdict.targets.is_empty() {
+            s.push_str("## Verdict\n\n");
+            s.push_str(&crate::verdict::render::markdown(&verdict, &report.points));
+        }
+        let devices = crate::report::devices::targets(report);
+        if !devices.is_empty() {
+            s.push_str("## Devices side by side\n\n");
+            s.push_str(&crate::report::devices::table(&verdict, &report.points).markdown());
+            s.push('\n');
+        }
+        let selected = crate::report::selected::selected(report);
+        if !selected.is_empty() {
+            s.push_str("## Selected parameters\n\n");
+            s.push_str(&crate::report::selected::table(&selected).markdown());
+            s.push('\n');
+        }
+        if !report.baseline.is_empty() {
+            s.push_str("## Against the baseline\n\n");
+            let c = crate::compare::compare(&report.baseline, &report.points);
+            s.push_str(&crate::compare::render::markdown(&c));
+        }
         for t in tables(report) {
             let (table, shared) = for_people(&t);
             let _ = writeln!(s, "## {}\n\n{}\n", t.title, t.caption);

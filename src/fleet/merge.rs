@@ -60,6 +60,7 @@ pub fn aggregate(members: &[FleetMember]) -> Result<RunResult> {
     let cpu = cpu(members);
     let total_cpu_s: f64 = results.iter().map(|r| r.cpu.process_total_s()).sum();
     Ok(RunResult {
+        offset_samples: Vec::new(),
         label: first.label.clone(),
         seconds: sum(&|r| r.seconds) / n,
         ios,

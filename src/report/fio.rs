@@ -3,7 +3,7 @@
 
 use super::model::point::{Env, Point, Source};
 use crate::config::RunConfig;
-use crate::engine::EngineKind;
+use crate::engine::{EngineKind, EngineOptions};
 use crate::error::{Error, Result};
 use crate::stats::LatencySummary;
 use serde_json::{Map, Value};
@@ -116,7 +116,35 @@ fn bins(block: &Value) -> Vec<(u64, u64)> {
     v
 }
 
-fn label(engine: &str, iodepth: usize, batch: usize, threads: usize) -> String {
+/// fio's options for the features readlab labels (`fixedbufs`, `registerfiles`,
+/// `sqthread_poll`, `hipri`, `nowait`), as readlab's options of the same engine.
+fn options(engine: &str, opts: &Map<String, Value>) -> EngineOptions {
+    let on = |names: &[&str]| opt(opts, names).is_some_and(|v| v == "1" || v == "true");
+    let mut o = EngineOptions::default();
+    match engine {
+        "uring" => {
+            o.uring.fixed_bufs = on(&["fixedbufs"]);
+            o.uring.fixed_files = on(&["registerfiles"]);
+            o.uring.sqpoll = on(&["sqthread_poll"]);
+            // fio's io_uring hipri is IORING_SETUP_IOPOLL.
+            o.uring.iopoll = on(&["hipri"]);
+        }
+        "pvsync2" => {
+            o.pvsync2.hipri = on(&["hipri"]);
+            o.pvsync2.nowait = on(&["nowait"]);
+        }
+        _ => {}
+    }
+    o
+}
+
+fn label(
+    engine: &str,
+    iodepth: usize,
+    batch: usize,
+    threads: usize,
+    options: &EngineOptions,
+) -> String {
     let core = match EngineKind::parse(engine) {
         Ok(kind) => {
             let mut c = RunConfig::new("");
@@ -124,6 +152,7 @@ fn label(engine: &str, iodepth: usize, batch: usize, threads: usize) -> String {
             c.iodepth = iodepth;
             c.batch = batch;
             c.threads = threads;
+            c.options = options.clone();
             c.label()
         }
         Err(_) => {
@@ -274,14 +303,22 @@ pub fn import(text: &str, origin: &str) -> Result<Imported> {
             note.push_str(&format!(", json+ {hist_kind} histogram"));
         }
         let target = opt(&opts, &["filename", "directory"]).unwrap_or_else(|| name.clone());
+        let options = options(&engine, &opts);
+        let cpu_pct = num(job, "usr_cpu") + num(job, "sys_cpu");
         out.points.push(Point {
             source: Source::Fio,
+            // fio names the disks it watched; else the target's file name.
+            name: if disks.is_empty() {
+                crate::outdir::target_name(std::path::Path::new(&target))
+            } else {
+                disks.join(", ")
+            },
             origin: origin.to_string(),
             study: None,
             scheduler: None,
             net: None,
             setting: None,
-            label: label(&engine, iodepth, batch, threads),
+            label: label(&engine, iodepth, batch, threads, &options),
             engine,
             rw,
             bs,
@@ -290,6 +327,7 @@ pub fn import(text: &str, origin: &str) -> Result<Imported> {
             achieved_depth: super::model::point::little(iops, latency.mean_ns, threads),
             batch,
             blocks_per_request: 1,
+            options,
             direct,
             offset: opt(&opts, &["offset"])
                 .and_then(|s| crate::size::parse_size(&s).ok())
@@ -298,10 +336,18 @@ pub fn import(text: &str, origin: &str) -> Result<Imported> {
             ios,
             iops,
             mb_s: bw_bytes / 1e6,
-            cpu_pct: num(job, "usr_cpu") + num(job, "sys_cpu"),
+            cpu_pct,
             sqpoll_cpu_pct: 0.0,
+            cpu_us_per_io: if iops > 0.0 {
+                cpu_pct / 100.0 / iops * 1e6
+            } else {
+                0.0
+            },
+            timer_ns_per_io: None,
+            spread: None,
             latency,
             timeline: Vec::new(),
+            offset_samples: Vec::new(),
             bins: hist,
             env: Env {
                 target,

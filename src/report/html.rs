@@ -2,53 +2,13 @@
 //! loaded from anywhere, readable on screen and on paper. One section per study with data, then
 //! all experiments; each figure captioned with target, kernel and date.
 
-use super::charts::{self, Chart};
-use super::draw;
+use super::charts;
 use super::model::Report;
+use super::page::{figure, page_parts};
 use super::tables::{Table, every_row, for_people, tables};
 use crate::error::Result;
 use crate::table::html_escape as esc;
 use std::fmt::Write;
-
-/// The page's style sheet (screen and print).
-const CSS: &str = include_str!("page.css");
-/// The page around the report: `{{css}}` and `{{body}}` are filled in.
-const PAGE: &str = include_str!("page.html");
-
-/// plotters' SVG, made fit for inlining: an id and class on the root element, no XML namespace
-/// URL (HTML does not need it), scalable through its viewBox.
-fn inline_svg(c: &Chart) -> Result<String> {
-    let svg = draw::svg(c)?;
-    let svg = svg.trim_start();
-    let svg = match svg.find("<svg") {
-        Some(i) => &svg[i..],
-        None => svg,
-    };
-    let svg = svg.replacen(r#" xmlns="http://www.w3.org/2000/svg""#, "", 1);
-    Ok(svg.replacen(
-        "<svg",
-        &format!(
-            r#"<svg id="chart-{}" class="chart" role="img" aria-label="{}""#,
-            esc(&c.id),
-            esc(&c.title)
-        ),
-        1,
-    ))
-}
-
-fn figure(out: &mut String, n: &mut usize, c: &Chart) -> Result<()> {
-    *n += 1;
-    let svg = inline_svg(c)?;
-    let _ = write!(
-        out,
-        "<figure id=\"fig-{}\">\n{svg}\n<figcaption><b>Figure {}.</b> {}<span class=\"env\">{}</span></figcaption>\n</figure>\n",
-        esc(&c.id),
-        n,
-        esc(&c.title),
-        esc(&c.caption)
-    );
-    Ok(())
-}
 
 fn table_html(out: &mut String, t: &Table) {
     let (table, shared) = for_people(t);
@@ -70,11 +30,9 @@ fn table_html(out: &mut String, t: &Table) {
 
 /// The whole page.
 pub fn render(report: &Report) -> Result<String> {
-    let (head, tail) = PAGE
-        .split_once("{{body}}")
-        .expect("page.html has a {{body}}");
+    let (head, tail) = page_parts();
     let mut out = String::with_capacity(256 * 1024);
-    out.push_str(&head.replacen("{{css}}", CSS, 1));
+    out.push_str(&head);
     let fio = report.points.iter().filter(|p| p.is_fio()).count();
     let _ = write!(
         out,
@@ -86,8 +44,23 @@ pub fn render(report: &Report) -> Result<String> {
     );
     let tables = tables(report);
     let mut by_section = charts::charts_by_section(report);
+    let verdict = crate::verdict::of_report(report);
     // Contents.
     out.push_str("<nav><h2>Contents</h2><ol>\n");
+    if !verdict.targets.is_empty() {
+        out.push_str("<li><a href=\"#sec-verdict\">Verdict</a></li>\n");
+    }
+    let selected = super::selected::selected(report);
+    if !selected.is_empty() {
+        out.push_str("<li><a href=\"#sec-selected\">Selected parameters</a></li>\n");
+    }
+    if !report.baseline.is_empty() {
+        out.push_str("<li><a href=\"#sec-baseline\">Against the baseline</a></li>\n");
+    }
+    let devices = super::devices::targets(report);
+    if !devices.is_empty() {
+        out.push_str("<li><a href=\"#sec-devices\">Devices side by side</a></li>\n");
+    }
     for s in &report.sections {
         let _ = writeln!(
             out,
@@ -108,7 +81,55 @@ pub fn render(report: &Report) -> Result<String> {
         out.push_str("<li><a href=\"#notes\">Notes</a></li>\n");
     }
     out.push_str("</ol></nav>\n");
+    if !verdict.targets.is_empty() {
+        out.push_str("<section id=\"sec-verdict\">\n<h2>Verdict</h2>\n<p>What the measurements answer, per target, block size and access: the fastest configuration, the lowest tail latency with one read in flight, the cheapest in CPU per I/O, and the pick for throughput (most IOPS), balanced (lowest p99.9 keeping 90 % of the best IOPS) and latency (lowest p99.9 keeping half). How sure: the margin over the runner-up against the run-to-run spread (of repetitions, or of the per-second figures of one run). fio points and readlab's own cost are not ranked.</p>\n");
+        out.push_str(&crate::verdict::render::html(&verdict, &report.points));
+        out.push_str("</section>\n");
+    }
     let mut fig = 0usize;
+    if !selected.is_empty() {
+        out.push_str("<section id=\"sec-selected\">\n<h2>Selected parameters</h2>\n<p>What <code>readlab tune</code> selected for each goal and block size, per target, as the report's tables of selected parameters (threads, queue size, batch size): throughput is the most IOPS, balanced the lowest p99.9 keeping 90 % of it, latency the lowest p99.9 keeping half. Figures of re-measured finalists are medians of their runs.</p>\n");
+        let _ = writeln!(
+            out,
+            "<div class=\"tablewrap\">{}</div>",
+            super::selected::table(&selected).html(
+                "table-selected",
+                "Selected parameters per target, goal and block size"
+            )
+        );
+        for c in super::selected::charts(report, &selected) {
+            figure(&mut out, &mut fig, &c)?;
+        }
+        out.push_str("</section>\n");
+    }
+    if !devices.is_empty() {
+        let _ = write!(
+            out,
+            "<section id=\"sec-devices\">\n<h2>Devices side by side</h2>\n<p>{} targets: {}. Each has its own all-experiments chart and Pareto frontier below; here, per block size and access, each target's best, and every configuration measured on more than one target.</p>\n",
+            devices.len(),
+            esc(&devices.join(", "))
+        );
+        let _ = writeln!(
+            out,
+            "<div class=\"tablewrap\">{}</div>",
+            super::devices::table(&verdict, &report.points).html(
+                "table-devices",
+                "Each target's fastest, lowest tail at queue depth 1, cheapest in CPU and balanced pick"
+            )
+        );
+        for c in super::devices::charts(report, &devices) {
+            figure(&mut out, &mut fig, &c)?;
+        }
+        out.push_str("</section>\n");
+    }
+    if !report.baseline.is_empty() {
+        let c = crate::compare::compare(&report.baseline, &report.points);
+        out.push_str("<section id=\"sec-baseline\">\n<h2>Against the baseline</h2>\n<p>Every configuration measured both in the baseline (A) and here (B): the change of each figure, marked where it is beyond the run-to-run spread.</p>\n");
+        out.push_str(&crate::compare::render::html_body(
+            &c, "baseline", &mut fig,
+        )?);
+        out.push_str("</section>\n");
+    }
     for s in &report.sections {
         let name = s.study.name();
         let _ = write!(
@@ -146,8 +167,8 @@ pub fn render(report: &Report) -> Result<String> {
     }
     let _ = write!(
         out,
-        "<section id=\"sec-all\">\n<h2>{}</h2>\n<p>Every point of every input on one chart, as in §11 of the report: throughput against p99.9 latency, \
-         shape for block size, colour for CPU. Points on the dashed Pareto frontier are beaten by no other point on both throughput and p99.9; \
+        "<section id=\"sec-all\">\n<h2>{}</h2>\n<p>Every point of every input, one chart per target, as in §11 of the report: throughput against p99.9 latency, \
+         shape for block size, colour for CPU. Points on the dashed Pareto frontier are beaten by no other point of the same target on both throughput and p99.9; \
          the best points of each block size are drawn larger and labelled. fio points have a blue outline and a <code>fio:</code> label.</p>\n",
         super::ALL_TITLE
     );

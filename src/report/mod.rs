@@ -8,13 +8,16 @@
 //! are exporters in `crate::export`.
 
 pub mod charts;
+pub mod devices;
 pub mod draw;
 pub mod fio;
 pub mod html;
 pub mod model;
+pub mod page;
+pub mod selected;
 pub mod tables;
 
-pub use model::{Point, Report, Section, Source, load};
+pub use model::{Point, Report, Section, Source, load, load_baseline};
 
 use crate::error::{Error, Result};
 use crate::study::StudyName;
@@ -66,11 +69,27 @@ impl ReportFormat {
     }
 }
 
+/// Every chart of the page, in its order: the selected parameters, the devices side by side,
+/// the baseline, then each study's and the all-experiments charts.
+pub fn page_charts(report: &Report) -> Vec<charts::Chart> {
+    let mut v = selected::charts(report, &selected::selected(report));
+    let devices = devices::targets(report);
+    if !devices.is_empty() {
+        v.extend(devices::charts(report, &devices));
+    }
+    if !report.baseline.is_empty() {
+        let c = crate::compare::compare(&report.baseline, &report.points);
+        v.extend(crate::compare::render::charts(&c, "baseline"));
+    }
+    v.extend(charts::every_chart(report));
+    v
+}
+
 /// Write every chart of the report as `DIR/NN-<chart id>.png`; returns the files written.
 pub fn write_pngs(report: &Report, dir: &Path) -> Result<Vec<PathBuf>> {
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, "cannot create", e))?;
     let mut files = Vec::new();
-    for (n, c) in charts::every_chart(report).iter().enumerate() {
+    for (n, c) in page_charts(report).iter().enumerate() {
         let name: String =
             c.id.chars()
                 .map(|ch| {

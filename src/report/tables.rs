@@ -107,6 +107,7 @@ const fn caption_col(key: &'static str, header: &'static str) -> Column {
 pub const COLUMNS: &[Column] = &[
     caption_col("source", "source"),
     metric("label", "label"),
+    col("name", "device"),
     col("study", "study"),
     col("scheduler", "scheduler"),
     col("engine", "engine"),
@@ -123,6 +124,7 @@ pub const COLUMNS: &[Column] = &[
     metric("iops", "IOPS"),
     metric("mb_s", "MB/s"),
     metric("cpu_pct_of_core", "CPU %"),
+    caption_col("cpu_us_per_io", "CPU µs/IO"),
     metric("lat_min_ns", "min"),
     metric("lat_mean_ns", "avg"),
     metric("lat_p50_ns", "p50"),
@@ -136,11 +138,21 @@ pub const COLUMNS: &[Column] = &[
     caption_col("target", "target"),
     caption_col("kernel", "kernel"),
     caption_col("date", "date"),
+    // The engine's features, one column each, for machines (people read them in the label).
+    caption_col("fixed_files", "fixed files"),
+    caption_col("fixed_bufs", "fixed buffers"),
+    caption_col("sqpoll", "SQ poll"),
+    caption_col("iopoll", "polled completions"),
+    caption_col("plain_setup", "plain ring setup"),
+    caption_col("hipri", "RWF_HIPRI"),
+    caption_col("nowait", "RWF_NOWAIT"),
+    caption_col("pool_threads", "pool threads"),
 ];
 
 /// The cells of one point, in [`COLUMNS`] order.
 pub fn row(p: &Point, on_frontier: bool) -> Vec<Value> {
     let l = &p.latency;
+    let o = &p.options;
     let pct = |q: f64, ns: u64| {
         if l.supports(q) {
             Value::Ns(ns as f64)
@@ -158,6 +170,7 @@ pub fn row(p: &Point, on_frontier: bool) -> Vec<Value> {
     vec![
         text(p.source.name()),
         text(&p.label),
+        text(&p.name),
         text(p.study.as_deref().unwrap_or("")),
         text(p.scheduler.as_deref().unwrap_or("")),
         text(&p.engine),
@@ -174,6 +187,7 @@ pub fn row(p: &Point, on_frontier: bool) -> Vec<Value> {
         Value::Num(p.iops, 0),
         Value::Num(p.mb_s, 1),
         Value::Num(p.cpu_pct, 1),
+        Value::Num(p.cpu_us_per_io, 3),
         Value::Ns(l.min_ns as f64),
         Value::Ns(l.mean_ns.round()),
         pct(50.0, l.p50_ns),
@@ -187,6 +201,16 @@ pub fn row(p: &Point, on_frontier: bool) -> Vec<Value> {
         text(&p.env.target),
         text(&p.env.kernel),
         text(&p.env.date),
+        Value::Flag(o.uring.fixed_files),
+        Value::Flag(o.uring.fixed_bufs),
+        Value::Flag(o.uring.sqpoll),
+        Value::Flag(o.uring.iopoll),
+        Value::Flag(o.uring.plain_setup),
+        Value::Flag(o.pvsync2.hipri),
+        Value::Flag(o.pvsync2.nowait),
+        o.pool
+            .pool_threads
+            .map_or(Value::Empty, |n| Value::Int(n as u64)),
     ]
 }
 
@@ -293,18 +317,24 @@ pub fn for_people(t: &Table) -> (render::Table, Vec<(&'static str, String)>) {
     (out, shared)
 }
 
-/// Every table of a report in one, for machines: the table's id first, then every column, raw
-/// values (nanoseconds, bytes).
+/// Every point of a report once, for machines: which of the report's tables it appears in
+/// (`latency;all`), then every column, raw values (nanoseconds, bytes).
 pub fn for_machines(report: &Report) -> render::Table {
     let mut out = render::Table::new(
-        std::iter::once(RenderColumn::left("table"))
+        std::iter::once(RenderColumn::left("tables"))
             .chain(COLUMNS.iter().map(|c| RenderColumn::left(c.key)))
             .collect(),
     );
-    for t in tables(report) {
-        for r in &t.rows {
-            out.push(std::iter::once(t.id.clone()).chain(r.iter().map(Value::raw)));
-        }
+    for (i, p) in report.points.iter().enumerate() {
+        let tables: Vec<&str> = report
+            .sections
+            .iter()
+            .filter(|s| s.points.contains(&i))
+            .map(|s| s.study.name())
+            .chain(["all"])
+            .collect();
+        let cells = row(p, report.frontier.contains(&i));
+        out.push(std::iter::once(tables.join(";")).chain(cells.iter().map(Value::raw)));
     }
     out
 }

@@ -31,6 +31,31 @@ impl OpenLoopTotals {
     }
 }
 
+/// Each stretch of the target read, in offset order: its throughput from the time between the
+/// last read of the stretch before it (the window's start for the first) and its own last read.
+fn offset_samples(
+    cfg: &RunConfig,
+    stretches: &BTreeMap<u64, (u64, u64)>,
+) -> Vec<crate::stats::OffsetSample> {
+    let Some(every) = cfg.sample_bytes else {
+        return Vec::new();
+    };
+    let mut prev = 0u64;
+    stretches
+        .iter()
+        .map(|(&k, &(bytes, last))| {
+            let ns = last.saturating_sub(prev).max(1);
+            prev = prev.max(last);
+            crate::stats::OffsetSample {
+                offset: cfg.offset + k * every,
+                bytes,
+                t_s: last as f64 / 1e9,
+                mb_s: bytes as f64 / ns as f64 * 1e3,
+            }
+        })
+        .collect()
+}
+
 /// Merge what the workers handed back (the first worker's error, if any, is the run's) with the
 /// window's intervals, CPU and ending into the run's figures.
 pub(super) fn result(
@@ -54,8 +79,14 @@ pub(super) fn result(
     let (mut clock_reads, mut ios_all) = (0u64, 0u64);
     let mut open: Option<OpenLoopTotals> = None;
     let mut depth_area = 0.0;
+    let mut stretches: BTreeMap<u64, (u64, u64)> = BTreeMap::new();
     for o in outs {
         let o = o?;
+        for (k, (bytes, last)) in &o.samples {
+            let e = stretches.entry(*k).or_insert((0, 0));
+            e.0 += bytes;
+            e.1 = e.1.max(*last);
+        }
         service.merge(&o.service);
         if let Some(ol) = &o.open_loop {
             open.get_or_insert_with(OpenLoopTotals::default).add(ol);
@@ -96,6 +127,7 @@ pub(super) fn result(
         });
     }
 
+    let offset_samples = offset_samples(cfg, &stretches);
     let secs = window.max(1e-9);
     let total_cpu = cpu.process_total_s();
     let requests = lat.count;
@@ -119,6 +151,7 @@ pub(super) fn result(
         latency: lat.summary(),
         achieved_depth: (window > 0.0).then(|| depth_area / (window * 1e9) / cfg.threads as f64),
         timeline,
+        offset_samples,
         cpu_us_per_io: if ios > 0 {
             total_cpu * 1e6 / ios as f64
         } else {

@@ -91,6 +91,32 @@ fn every_io_and_byte_is_counted_and_verified() {
     assert!(r.service_latency.is_none() && r.handoff_latency.is_none());
 }
 
+/// `--sample-every`: a scan of one thread gives one sample per stretch, in offset order, adding
+/// up to every byte read, each with a throughput.
+#[test]
+fn a_scan_is_sampled_every_n_bytes() {
+    let f = prepared(64);
+    let mut cfg = config(&f, 1);
+    cfg.io_limit = Some(64 * BS);
+    cfg.sample_bytes = Some(16 * BS);
+    let r = run_script(&cfg, Script::new()).unwrap();
+    let offsets: Vec<u64> = r.offset_samples.iter().map(|s| s.offset).collect();
+    assert_eq!(offsets, [0, 16 * BS, 32 * BS, 48 * BS]);
+    assert_eq!(
+        r.offset_samples.iter().map(|s| s.bytes).sum::<u64>(),
+        r.bytes
+    );
+    assert!(r.offset_samples.iter().all(|s| s.mb_s > 0.0 && s.t_s > 0.0));
+    assert!(r.offset_samples.windows(2).all(|w| w[0].t_s <= w[1].t_s));
+    cfg.sample_bytes = None;
+    assert!(
+        run_script(&cfg, Script::new())
+            .unwrap()
+            .offset_samples
+            .is_empty()
+    );
+}
+
 #[test]
 fn each_worker_gets_its_own_engine() {
     let f = prepared(64);

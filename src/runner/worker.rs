@@ -31,6 +31,9 @@ pub(super) struct WorkerOut {
     pub(super) verify: VerifySummary,
     /// Requests × nanoseconds in flight inside the measured window.
     pub(super) depth_area: f64,
+    /// With `--sample-every`: per stretch of the target, (bytes, ns of its last completion since
+    /// the window began).
+    pub(super) samples: std::collections::BTreeMap<u64, (u64, u64)>,
 }
 
 /// One worker thread: its I/O loop, then the finish barrier whatever happened.
@@ -251,6 +254,13 @@ fn worker_loop(
             req.depth.finished(now, 1);
             if in_window && !req.failed[r] {
                 let ns = now.duration_since(req.issued[r]).as_nanos() as u64;
+                if let Some(every) = cfg.sample_bytes {
+                    let k = offset.saturating_sub(g.range.offset) / every;
+                    let at = now.duration_since(ramp_end).as_nanos() as u64;
+                    let e = out.samples.entry(k).or_insert((0, 0));
+                    e.0 += bs as u64 * bpr as u64;
+                    e.1 = e.1.max(at);
+                }
                 let s = now.duration_since(ramp_end).as_secs();
                 if s != second {
                     g.flush_interval(second, &mut interval);

@@ -4,6 +4,7 @@
 //! once in [`registry`]. The executor runs the points not yet in the results store, appending each as
 //! it finishes, and ends with the summary table the report would print.
 
+mod async_sizes;
 mod batch;
 mod cache;
 mod clients;
@@ -51,6 +52,7 @@ pub fn registry() -> &'static [&'static StudySpec] {
         &threads::SPEC,
         &queue::SPEC,
         &batch::SPEC,
+        &async_sizes::SPEC,
         &multiblock::SPEC,
         &uring_features::SPEC,
         &scheduler::SPEC,
@@ -207,6 +209,8 @@ pub struct StudyOptions {
     pub targets: Vec<crate::targets::TargetSpec>,
     /// Let a study change device settings (readahead), restoring them however it ends.
     pub allow_device_changes: bool,
+    /// Each point's measured time instead of the study's (its warm-up a fifth of it at most).
+    pub runtime: Option<std::time::Duration>,
 }
 
 /// Progress of a study, for the CLI. The executor itself never prints.
@@ -262,11 +266,19 @@ pub fn run(names: &[StudyName], opts: &StudyOptions, obs: &dyn StudyObserver) ->
         )));
     }
     let mut store = Store::open(&opts.out, opts.resume)?;
-    let timing = if opts.quick {
+    let mut timing = if opts.quick {
         Timing::quick()
     } else {
         Timing::full()
     };
+    if let Some(r) = opts.runtime {
+        if r.is_zero() {
+            return Err(Error::invalid("--runtime must be positive, e.g. 500ms"));
+        }
+        timing.runtime = r;
+        timing.ramp = timing.ramp.min(r / 5);
+        timing.stable = timing.stable.filter(|s| s.min_runtime < r);
+    }
     let prepared = target.as_ref().and_then(|t| t.prepared_id);
     let verify = opts.verify.unwrap_or(prepared.is_some());
     if let Some(t) = &target

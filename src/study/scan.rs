@@ -33,6 +33,9 @@ fn plan(ctx: &Context, _docs: &[Document]) -> Vec<RunConfig> {
         c.ramp = Duration::ZERO;
         c.stop_when_stable = None;
         c.io_limit = Some(ctx.target.size / M * M);
+        // Bandwidth against offset from 256 stretches of the target (at least 1 MiB each), not
+        // once per second: a fast target read in seconds still draws a curve.
+        c.sample_bytes = Some((ctx.target.size / 256 / M).max(1) * M);
         c.fadvise = Some(crate::config::Fadvise::Sequential);
         c.runtime = if ctx.quick {
             Duration::from_secs(20)

@@ -9,7 +9,7 @@ use crate::result::Document;
 pub static SPEC: StudySpec = StudySpec {
     name: "stream",
     title: "Sequential and random reading, one thread (§5.2–5.3)",
-    describe: "one thread, sequential vs random, per block size (§5.2–5.3)",
+    describe: "one thread, sequential vs random per block size, and buffered vs direct sequential reading (§5.2–5.3)",
     in_all: true,
     exec: Exec::Plan(plan),
     summary: Summary::Pivot(Table {
@@ -19,8 +19,11 @@ pub static SPEC: StudySpec = StudySpec {
         title: "block size × access → throughput and latency",
     }),
     fio_fits: |p| p.threads == 1 && p.iodepth == 1 && (p.rw == "read" || p.rw == "randread"),
-    charts: crate::report::charts::studies::stream,
+    charts: crate::report::charts::figures::stream,
 };
+
+/// Sequential points sample their throughput every 4 MiB of the target (bandwidth against offset).
+const SAMPLE: u64 = 4 * M;
 
 fn plan(ctx: &Context, _docs: &[Document]) -> Vec<RunConfig> {
     let mut points = Vec::new();
@@ -29,7 +32,29 @@ fn plan(ctx: &Context, _docs: &[Document]) -> Vec<RunConfig> {
         &[4 * K, 64 * K, M],
     ) {
         for rw in [Rw::Read, Rw::Randread] {
-            points.push(ctx.base(EngineKind::Psync, rw, bs));
+            let mut c = ctx.base(EngineKind::Psync, rw, bs);
+            if rw == Rw::Read {
+                c.sample_bytes = Some(SAMPLE);
+            }
+            points.push(c);
+        }
+    }
+    // Figure 13: buffered (with readahead, POSIX_FADV_SEQUENTIAL) against direct sequential
+    // reading from the start of the target in small blocks, throughput against offset.
+    for bs in ctx.sizes(&[4 * K, 8 * K], &[4 * K, 8 * K]) {
+        for direct in [true, false] {
+            if direct && !ctx.target.direct_supported {
+                continue;
+            }
+            let mut c = ctx.base(EngineKind::Psync, Rw::Read, bs);
+            c.direct = direct;
+            c.sample_bytes = Some(SAMPLE);
+            if !direct {
+                c.fadvise = Some(crate::config::Fadvise::Sequential);
+            }
+            if !points.contains(&c) {
+                points.push(c);
+            }
         }
     }
     points

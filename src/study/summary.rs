@@ -21,6 +21,7 @@ pub enum Key {
     Blocks,
     EngineThreads,
     EngineIodepth,
+    EngineIodepthThreads,
     Label,
     Scheduler,
     /// The study tag's setting (cache study: direct, buffered, readahead off).
@@ -53,6 +54,10 @@ impl Key {
             Key::EngineIodepth => (
                 (c.engine.index() as u64) << 32 | c.iodepth as u64,
                 format!("{} QS{}", c.engine.name(), c.iodepth),
+            ),
+            Key::EngineIodepthThreads => (
+                (c.engine.index() as u64) << 48 | (c.iodepth as u64) << 16 | c.threads as u64,
+                format!("{} QS{} T{}", c.engine.name(), c.iodepth, c.threads),
             ),
             Key::Label => (0, d.result.label.clone()),
             Key::Scheduler => (

@@ -10,17 +10,17 @@ use crate::result::Document;
 pub static SPEC: StudySpec = StudySpec {
     name: "uring-features",
     title: "io_uring features (§10)",
-    describe: "io_uring plain vs fixed files vs fixed buffers vs both vs SQ poll (§10)",
+    describe: "io_uring plain vs fixed files vs fixed buffers vs both vs SQ poll, per block size (§10)",
     in_all: true,
     exec: Exec::Plan(plan),
     summary: Summary::Pivot(Table {
         rows: Key::Label,
-        cols: Key::One,
+        cols: Key::Bs,
         metrics: &[MBs, Iops, P999, Cpu, SqPollCpu],
         title: "io_uring features → MB/s, IOPS, p99.9, CPU % (SQ poll thread included)",
     }),
     fio_fits: |_| false,
-    charts: crate::report::charts::studies::uring_features,
+    charts: crate::report::charts::figures::uring_features,
 };
 
 fn plan(ctx: &Context, docs: &[Document]) -> Vec<RunConfig> {
@@ -34,14 +34,21 @@ fn plan(ctx: &Context, docs: &[Document]) -> Vec<RunConfig> {
         (true, true, true),
     ];
     let mut points = Vec::new();
-    for (files, bufs, sqpoll) in variants {
-        let mut c = ctx.base(EngineKind::Uring, Rw::Randread, 4 * K);
-        c.iodepth = qs;
-        c.batch = batch;
-        c.options.uring.fixed_files = files;
-        c.options.uring.fixed_bufs = bufs;
-        c.options.uring.sqpoll = sqpoll;
-        points.push(c);
+    // Each feature against plain io_uring at every block size (Figures 89–105).
+    let sizes = ctx.sizes(
+        &[4 * K, 8 * K, 16 * K, 32 * K, 64 * K, 128 * K, 256 * K],
+        &[4 * K, 16 * K, 64 * K],
+    );
+    for &bs in &sizes {
+        for (files, bufs, sqpoll) in variants {
+            let mut c = ctx.base(EngineKind::Uring, Rw::Randread, bs);
+            c.iodepth = qs;
+            c.batch = batch;
+            c.options.uring.fixed_files = files;
+            c.options.uring.fixed_bufs = bufs;
+            c.options.uring.sqpoll = sqpoll;
+            points.push(c);
+        }
     }
     points
 }

@@ -80,6 +80,8 @@ pub enum Command {
     Report(ReportArgs),
     /// Watch devices, the machine and a process's threads, one line per second (dstat and psn in one).
     Monitor(MonitorArgs),
+    /// Compare two sets of measurements (runs, study directories or reports' JSON), configuration by configuration.
+    Compare(CompareArgs),
     /// Serve a file, a device or zeros read-only over NBD (the networked-flash experiments' server).
     Serve(Box<crate::serve::ServeArgs>),
 }
@@ -107,6 +109,38 @@ pub struct MonitorArgs {
     /// Line width (default: the terminal's, else 120).
     #[arg(long, value_parser = count)]
     pub width: Option<usize>,
+}
+
+/// A fraction written as a percentage (`10%`) or a plain fraction (`0.1`), between 0 and 1.
+pub fn fraction(s: &str) -> Result<f64, String> {
+    let t = s.trim();
+    let v = match t.strip_suffix('%') {
+        Some(p) => p.trim().parse::<f64>().map(|v| v / 100.0),
+        None => t.parse::<f64>(),
+    }
+    .map_err(|_| format!("'{s}' is not a percentage like 10% (or a fraction like 0.1)"))?;
+    if (0.0..=10.0).contains(&v) {
+        Ok(v)
+    } else {
+        Err(format!("'{s}' must be between 0 % and 1000 %"))
+    }
+}
+
+#[derive(Args, Debug)]
+pub struct CompareArgs {
+    /// The first (older, reference) measurements: a `readlab run --json` document, a study or tune
+    /// directory, a results.jsonl, or a report's JSON.
+    pub a: PathBuf,
+    /// The second measurements, compared with the first.
+    pub b: PathBuf,
+    /// Also write the comparison to this file (html, md or json by --format).
+    #[arg(short = 'o', long = "out")]
+    pub out: Option<PathBuf>,
+    /// The format of --out: html (with bars of both sides), md or json.
+    #[arg(long, default_value = "html")]
+    pub format: String,
+    #[command(flatten)]
+    pub out_json: JsonOut,
 }
 
 #[derive(Copy, Clone, Debug, ValueEnum)]
@@ -147,6 +181,8 @@ pub struct TuneArgs {
     /// Runs of each finalist, interleaved; the table and the trade-offs show their medians.
     #[arg(long, default_value_t = readlab::tune::DEFAULT_REPEAT, value_parser = count)]
     pub repeat: usize,
+    #[command(flatten)]
+    pub out_json: JsonOut,
 }
 
 impl TuneArgs {
@@ -194,6 +230,12 @@ pub struct ReportArgs {
     /// Also write every chart as PNG into this directory.
     #[arg(long)]
     pub png: Option<PathBuf>,
+    /// Earlier measurements to hold the inputs against (repeatable): the report opens with the
+    /// change of every configuration measured in both.
+    #[arg(long)]
+    pub baseline: Vec<PathBuf>,
+    #[command(flatten)]
+    pub out_json: JsonOut,
 }
 
 #[derive(Args, Debug)]
@@ -234,6 +276,12 @@ pub struct StudyArgs {
     /// Attach the monitor to every run: devices, machine and threads stored with each point.
     #[arg(long)]
     pub monitor: bool,
+    /// Measured time of each point (default: 1 s with --quick, else up to 30 s, ended once
+    /// stable); scans and their I/O limits are not shortened.
+    #[arg(long, value_parser = duration)]
+    pub runtime: Option<Duration>,
+    #[command(flatten)]
+    pub out_json: JsonOut,
 }
 
 impl StudyArgs {
@@ -264,6 +312,7 @@ impl StudyArgs {
             repeat: self.repeat,
             targets,
             allow_device_changes: self.allow_device_changes,
+            runtime: self.runtime,
         };
         Ok((names, opts))
     }
@@ -273,9 +322,8 @@ impl StudyArgs {
 pub struct InfoArgs {
     /// File or block device to probe (one small read per interface).
     pub target: PathBuf,
-    /// What to print: the capability table, or JSON.
-    #[arg(long, value_enum, default_value = "table")]
-    pub output: OutputArg,
+    #[command(flatten)]
+    pub out_json: JsonOut,
 }
 
 #[derive(Args, Debug)]
@@ -283,9 +331,11 @@ pub struct QuickArgs {
     /// Measured time per run.
     #[arg(long, default_value = "4s", value_parser = duration)]
     pub runtime: Duration,
-    /// Directory for the scratch file and results.
-    #[arg(long, default_value = ".")]
+    /// Directory for the scratch file and results (`--out` is the same flag, as on study and tune).
+    #[arg(long, alias = "out", default_value = ".")]
     pub dir: PathBuf,
+    #[command(flatten)]
+    pub out_json: JsonOut,
 }
 
 impl QuickArgs {
@@ -308,6 +358,8 @@ pub struct PrepareArgs {
     /// Destroy data readlab did not write (any block device, any foreign file).
     #[arg(long)]
     pub overwrite: bool,
+    #[command(flatten)]
+    pub out_json: JsonOut,
 }
 
 impl PrepareArgs {
@@ -344,6 +396,46 @@ pub enum OutputArg {
     Json,
 }
 
+/// The same two flags on every command: `--output json` prints the command's result as JSON
+/// alone on stdout, `--json FILE` also writes it to a file.
+#[derive(Args, Debug)]
+pub struct JsonOut {
+    /// What to print on stdout: the usual text, or the result as JSON alone.
+    #[arg(long, value_enum, default_value = "table")]
+    pub output: OutputArg,
+    /// Also write the result as JSON to this file.
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+}
+
+impl JsonOut {
+    /// Whether stdout gets JSON instead of text.
+    pub fn is_json(&self) -> bool {
+        self.output == OutputArg::Json
+    }
+
+    /// Check `--json FILE` against the command's inputs before any work.
+    pub fn check(&self, inputs: &[&std::path::Path]) -> Result<(), Error> {
+        match &self.json {
+            Some(p) => readlab::outpath::check_file(p, inputs),
+            None => Ok(()),
+        }
+    }
+
+    /// Write the result to `--json FILE` and print it with `--output json`.
+    pub fn emit(&self, value: &serde_json::Value) -> anyhow::Result<()> {
+        let mut text = serde_json::to_string_pretty(value)?;
+        text.push('\n');
+        if let Some(p) = &self.json {
+            readlab::fsio::write_file(p, &text)?;
+        }
+        if self.is_json() {
+            print!("{text}");
+        }
+        Ok(())
+    }
+}
+
 #[derive(Args, Debug)]
 pub struct RunArgs {
     /// File or block device to read (optional with --profile, which names one); NAME:PATH names it.
@@ -360,12 +452,13 @@ pub struct RunArgs {
     /// Replay a device profile written by `readlab tune` (its configuration; TARGET overrides its target).
     #[arg(long)]
     pub profile: Option<PathBuf>,
-    /// Read interface: psync, pvsync2, libaio, uring, pool, posixaio, null.
-    #[arg(long, default_value = "psync")]
-    pub engine: String,
-    /// Block size, 512 B … 64 MiB (e.g. 4k, 1m).
-    #[arg(long, default_value = "4k", allow_hyphen_values = true, value_parser = size)]
-    pub bs: u64,
+    /// Read interface: psync, pvsync2, libaio, uring, pool, posixaio, null; several,
+    /// comma-separated, run one after another and end with a verdict.
+    #[arg(long, default_value = "psync", value_delimiter = ',')]
+    pub engine: Vec<String>,
+    /// Block size, 512 B … 64 MiB (e.g. 4k, 1m); comma-separated for several.
+    #[arg(long, default_value = "4k", allow_hyphen_values = true, value_parser = size, value_delimiter = ',')]
+    pub bs: Vec<u64>,
     /// Access pattern.
     #[arg(long, value_enum, default_value = "randread")]
     pub rw: RwArg,
@@ -375,15 +468,16 @@ pub struct RunArgs {
         alias = "threads",
         default_value = "1",
         allow_hyphen_values = true,
-        value_parser = count
+        value_parser = count,
+        value_delimiter = ','
     )]
-    pub numjobs: usize,
-    /// I/Os in flight per thread.
-    #[arg(long, default_value = "1", allow_hyphen_values = true, value_parser = count)]
-    pub iodepth: usize,
-    /// I/Os added to the queue per submit.
-    #[arg(long, default_value = "1", allow_hyphen_values = true, value_parser = count)]
-    pub batch: usize,
+    pub numjobs: Vec<usize>,
+    /// I/Os in flight per thread (comma-separated for several; synchronous engines take 1).
+    #[arg(long, default_value = "1", allow_hyphen_values = true, value_parser = count, value_delimiter = ',')]
+    pub iodepth: Vec<usize>,
+    /// I/Os added to the queue per submit (comma-separated for several, up to the queue size).
+    #[arg(long, default_value = "1", allow_hyphen_values = true, value_parser = count, value_delimiter = ',')]
+    pub batch: Vec<usize>,
     /// Completions awaited per reap.
     #[arg(long, default_value = "1", allow_hyphen_values = true, value_parser = count)]
     pub complete_min: usize,
@@ -430,6 +524,10 @@ pub struct RunArgs {
     /// Stop each thread after it has read this many bytes (e.g. the whole target once).
     #[arg(long, allow_hyphen_values = true, value_parser = size)]
     pub io_limit: Option<u64>,
+    /// Also record throughput every this many bytes of the target read (e.g. 16m): bandwidth
+    /// against offset for a scan, in the JSON's `offset_samples`.
+    #[arg(long, allow_hyphen_values = true, value_parser = size)]
+    pub sample_every: Option<u64>,
     /// End the run early once per-second IOPS is stable (--runtime becomes the upper bound).
     #[arg(long)]
     pub stop_when_stable: bool,
@@ -479,15 +577,38 @@ pub struct RunArgs {
     /// interval per figure.
     #[arg(long, default_value = "1", value_parser = count)]
     pub repeat: usize,
+    /// With --profile: hold the result against the one stored in the profile; exit 3 when
+    /// throughput dropped or p99.9 rose beyond --tolerance (and the stored spread).
+    #[arg(long, requires = "profile")]
+    pub check: bool,
+    /// How far --check lets throughput fall and p99.9 rise beyond the stored spread (e.g. 10%).
+    #[arg(long, default_value = "10%", value_parser = fraction)]
+    pub tolerance: f64,
     /// No progress bar.
     #[arg(long, short)]
     pub quiet: bool,
 }
 
 impl RunArgs {
-    /// The run's configuration: from the flags, or from `--profile` (whose configuration wins
-    /// over every flag but TARGET, --runtime and --verify).
-    pub fn to_config(&self) -> Result<RunConfig, Error> {
+    /// Whether more than one configuration was asked for (comma-separated lists).
+    pub fn several(&self) -> bool {
+        self.profile.is_none()
+            && [
+                self.engine.len(),
+                self.bs.len(),
+                self.numjobs.len(),
+                self.iodepth.len(),
+                self.batch.len(),
+            ]
+            .iter()
+            .any(|&n| n > 1)
+    }
+
+    /// Every configuration the flags ask for: each engine × block size × threads × queue size ×
+    /// batch, in that order, leaving out the combinations that cannot be (a queue on a
+    /// synchronous engine, a batch larger than the queue) when lists were given. With `--profile`,
+    /// the profile's configuration, which wins over every flag but TARGET, --runtime and --verify.
+    pub fn to_configs(&self) -> Result<Vec<RunConfig>, Error> {
         if let Some(p) = &self.profile {
             let mut cfg = readlab::tune::load_profile(p)?.config;
             if let Some(t) = &self.target {
@@ -495,7 +616,7 @@ impl RunArgs {
             }
             cfg.runtime = self.runtime;
             cfg.verify = self.verify;
-            return Ok(cfg);
+            return Ok(vec![cfg]);
         }
         let target = self.target.clone().ok_or_else(|| {
             Error::InvalidArgument(
@@ -507,17 +628,52 @@ impl RunArgs {
                 "--runtime must be positive, e.g. 5s".into(),
             ));
         }
-        Ok(RunConfig {
+        let several = self.several();
+        let mut out = Vec::new();
+        for name in &self.engine {
+            let engine = EngineKind::parse(name.trim())?;
+            for &bs in &self.bs {
+                for &threads in &self.numjobs {
+                    for &iodepth in &self.iodepth {
+                        for &batch in &self.batch {
+                            let sync = !engine.capabilities().asynchronous;
+                            if several && ((sync && iodepth > 1) || batch > iodepth) {
+                                continue;
+                            }
+                            out.push(self.one(target.clone(), engine, bs, threads, iodepth, batch));
+                        }
+                    }
+                }
+            }
+        }
+        if out.is_empty() {
+            return Err(Error::InvalidArgument(
+                "no configuration left: synchronous engines take --iodepth 1, and --batch must not exceed --iodepth".into(),
+            ));
+        }
+        Ok(out)
+    }
+
+    fn one(
+        &self,
+        target: PathBuf,
+        engine: EngineKind,
+        bs: u64,
+        threads: usize,
+        iodepth: usize,
+        batch: usize,
+    ) -> RunConfig {
+        RunConfig {
             target,
-            engine: EngineKind::parse(&self.engine)?,
-            bs: self.bs,
+            engine,
+            bs,
             rw: match self.rw {
                 RwArg::Read => Rw::Read,
                 RwArg::Randread => Rw::Randread,
             },
-            threads: self.numjobs,
-            iodepth: self.iodepth,
-            batch: self.batch,
+            threads,
+            iodepth,
+            batch,
             complete_min: self.complete_min,
             direct: !self.buffered,
             runtime: self.runtime,
@@ -532,6 +688,7 @@ impl RunArgs {
             }),
             blocks_per_request: self.blocks_per_request,
             io_limit: self.io_limit,
+            sample_bytes: self.sample_every,
             stop_when_stable: self.stop_when_stable.then_some(StopRule {
                 window: self.stable_window,
                 band: self.stable_band,
@@ -544,25 +701,54 @@ impl RunArgs {
                     ArrivalsArg::Fixed => Arrivals::Fixed,
                 },
             }),
-            options: EngineOptions {
-                pvsync2: Pvsync2Options {
-                    hipri: self.hipri,
-                    nowait: self.nowait,
-                },
-                uring: UringOptions {
-                    fixed_files: self.fixed_files,
-                    fixed_bufs: self.fixed_bufs,
-                    sqpoll: self.sqpoll,
-                    sqpoll_cpu: self.sqpoll_cpu,
-                    sqpoll_idle_ms: self.sqpoll_idle.as_millis().min(u32::MAX as u128) as u32,
-                    iopoll: self.iopoll,
-                    plain_setup: self.plain_setup,
-                },
-                pool: PoolOptions {
-                    pool_threads: self.pool_threads,
-                },
+            options: self.options_for(engine),
+        }
+    }
+
+    /// The engine options the flags set; with several engines, each engine keeps only the
+    /// options it owns, so `--engine psync,uring --fixed-files` gives io_uring fixed files.
+    fn options_for(&self, engine: EngineKind) -> EngineOptions {
+        let all = EngineOptions {
+            pvsync2: Pvsync2Options {
+                hipri: self.hipri,
+                nowait: self.nowait,
             },
-        })
+            uring: UringOptions {
+                fixed_files: self.fixed_files,
+                fixed_bufs: self.fixed_bufs,
+                sqpoll: self.sqpoll,
+                sqpoll_cpu: self.sqpoll_cpu,
+                sqpoll_idle_ms: self.sqpoll_idle.as_millis().min(u32::MAX as u128) as u32,
+                iopoll: self.iopoll,
+                plain_setup: self.plain_setup,
+            },
+            pool: PoolOptions {
+                pool_threads: self.pool_threads,
+            },
+        };
+        if self.engine.len() == 1 {
+            return all;
+        }
+        EngineOptions {
+            pvsync2: if engine == EngineKind::Pvsync2 {
+                all.pvsync2
+            } else {
+                Default::default()
+            },
+            uring: if engine == EngineKind::Uring {
+                all.uring
+            } else {
+                UringOptions {
+                    sqpoll_idle_ms: all.uring.sqpoll_idle_ms,
+                    ..Default::default()
+                }
+            },
+            pool: if engine == EngineKind::Pool {
+                all.pool
+            } else {
+                Default::default()
+            },
+        }
     }
 }
 

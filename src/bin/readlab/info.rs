@@ -1,7 +1,7 @@
 //! `readlab info`: probe a target and print its capability table (or JSON); for an NBD URL,
 //! what the server advertised.
 
-use crate::args::{InfoArgs, OutputArg};
+use crate::args::InfoArgs;
 use std::process::ExitCode;
 
 pub fn run(a: &InfoArgs) -> anyhow::Result<ExitCode> {
@@ -11,16 +11,17 @@ pub fn run(a: &InfoArgs) -> anyhow::Result<ExitCode> {
         .filter(|s| readlab::nbd::NbdUrl::is_url(s))
     {
         let adv = readlab::source::nbd::describe(url)?;
-        match a.output {
-            OutputArg::Json => println!("{}", serde_json::to_string_pretty(&adv)?),
-            OutputArg::Table => print!("{}", readlab::source::nbd::render(url, &adv)),
+        a.out_json.emit(&serde_json::to_value(&adv)?)?;
+        if !a.out_json.is_json() {
+            print!("{}", readlab::source::nbd::render(url, &adv));
         }
         return Ok(ExitCode::SUCCESS);
     }
+    a.out_json.check(&[&a.target])?;
     let report = readlab::probe::probe(&a.target)?;
-    match a.output {
-        OutputArg::Json => println!("{}", serde_json::to_string_pretty(&report)?),
-        OutputArg::Table => print!("{}", readlab::probe::render(&report)),
+    a.out_json.emit(&serde_json::to_value(&report)?)?;
+    if !a.out_json.is_json() {
+        print!("{}", readlab::probe::render(&report));
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -1,9 +1,10 @@
 //! The `readlab` binary: parse the command line, convert it into the library's config types,
 //! call the library, print. One file per command; `args` holds every flag and its conversion,
 //! `progress` the progress display and Ctrl-C. Exit codes: 0 ok, 1 a failed run, 2 bad input,
-//! 130 an interrupted study.
+//! 3 a regression found by `run --check`, 130 an interrupted study.
 
 mod args;
+mod compare;
 mod fleet;
 mod info;
 mod monitor;
@@ -54,6 +55,7 @@ fn main() -> ExitCode {
         Some(Command::Tune(a)) => tune::run(a),
         Some(Command::Report(a)) => report::run(a),
         Some(Command::Monitor(a)) => monitor::run(a),
+        Some(Command::Compare(a)) => compare::run(a),
         Some(Command::Serve(a)) => serve::run(a),
     };
     match res {

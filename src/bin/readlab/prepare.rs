@@ -6,7 +6,8 @@ use readlab::units::{Style, format_bytes};
 use std::process::ExitCode;
 
 pub fn run(a: &PrepareArgs) -> anyhow::Result<ExitCode> {
-    let progress = Progress::new(false);
+    a.out_json.check(&[&a.path])?;
+    let progress = Progress::new(a.out_json.is_json());
     let p = match readlab::prepare::prepare(&a.to_config(), &progress) {
         Err(e @ readlab::Error::Interrupted { .. }) => {
             progress.finish();
@@ -16,6 +17,17 @@ pub fn run(a: &PrepareArgs) -> anyhow::Result<ExitCode> {
         r => r?,
     };
     progress.finish();
+    a.out_json.emit(&serde_json::json!({
+        "schema": "readlab.prepare/1",
+        "path": p.path,
+        "size": p.size,
+        "file_id": format!("{:016x}", p.file_id),
+        "direct": p.direct,
+        "seconds": p.seconds,
+    }))?;
+    if a.out_json.is_json() {
+        return Ok(ExitCode::SUCCESS);
+    }
     println!(
         "prepared {}: {} ({} B) in {:.2} s, {:.0} MiB/s, {}, file id {:016x}",
         p.path.display(),

@@ -6,8 +6,13 @@ use std::process::ExitCode;
 
 pub fn run(a: &ReportArgs) -> anyhow::Result<ExitCode> {
     let format = ReportFormat::parse(&a.format)?;
-    let inputs: Vec<&std::path::Path> =
-        a.inputs.iter().chain(&a.fio).map(|p| p.as_path()).collect();
+    let inputs: Vec<&std::path::Path> = a
+        .inputs
+        .iter()
+        .chain(&a.fio)
+        .chain(&a.baseline)
+        .map(|p| p.as_path())
+        .collect();
     match &a.out {
         Some(o) if o.as_os_str() == "-" => {}
         o => readlab::outpath::check_file(
@@ -18,7 +23,11 @@ pub fn run(a: &ReportArgs) -> anyhow::Result<ExitCode> {
     if let Some(dir) = &a.png {
         readlab::outpath::check_dir(dir, &inputs, &[])?;
     }
-    let report = report::load(&a.inputs, &a.fio)?;
+    a.out_json.check(&inputs)?;
+    let mut report = report::load(&a.inputs, &a.fio)?;
+    if !a.baseline.is_empty() {
+        report::load_baseline(&mut report, &a.baseline)?;
+    }
     for n in &report.notes {
         eprintln!("readlab: note: {n}");
     }
@@ -34,6 +43,10 @@ pub fn run(a: &ReportArgs) -> anyhow::Result<ExitCode> {
             report.points.len(),
             report.sections.len()
         );
+    }
+    if a.out_json.is_json() || a.out_json.json.is_some() {
+        let text = readlab::export::report_exporter(ReportFormat::Json).render(&report)?;
+        a.out_json.emit(&serde_json::from_str(&text)?)?;
     }
     if let Some(dir) = &a.png {
         let files = report::write_pngs(&report, dir)?;

@@ -18,6 +18,7 @@ pub fn run(a: &StudyArgs) -> anyhow::Result<ExitCode> {
         .chain(opts.targets.iter().map(|t| t.path.as_path()))
         .collect();
     readlab::outpath::check_dir(&opts.out, &inputs, &[readlab::store::RESULTS, "summary.md"])?;
+    a.out_json.check(&inputs)?;
     if let (false, Some(path)) = (a.no_verify, &opts.target) {
         let target = readlab::source::Target::inspect(path)?;
         readlab::runner::check_prepared_throughout(&target, "--no-verify")?;
@@ -25,7 +26,28 @@ pub fn run(a: &StudyArgs) -> anyhow::Result<ExitCode> {
     let progress = StudyProgress::new().with_monitor(a.monitor);
     let outcome = readlab::study::run(&names, &opts, &progress)?;
     progress.finish();
-    println!("{}", outcome.summary);
+    let docs = readlab::store::load(&outcome.results)?;
+    let report = readlab::verdict::report_of(&docs);
+    let verdict = readlab::verdict::of_report(&report);
+    a.out_json.emit(&serde_json::json!({
+        "schema": "readlab.study/1",
+        "studies": names.iter().map(|n| n.name()).collect::<Vec<_>>(),
+        "out": opts.out,
+        "results": outcome.results,
+        "summary_path": outcome.summary_path,
+        "measured": outcome.measured,
+        "skipped": outcome.skipped,
+        "interrupted": outcome.interrupted,
+        "verdict": readlab::verdict::render::json(&verdict, &report.points),
+        "runs": docs,
+    }))?;
+    if !a.out_json.is_json() {
+        println!("{}", outcome.summary);
+        let text = readlab::verdict::text_for(&docs);
+        if !text.is_empty() {
+            println!("{text}");
+        }
+    }
     eprintln!(
         "readlab: {} points measured, {} already done; results: {}; summary: {}",
         outcome.measured,

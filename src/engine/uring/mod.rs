@@ -58,12 +58,33 @@ pub static SPEC: EngineSpec = EngineSpec {
         .collect()
     },
     check: check_options,
+    // `M` fixed buffers, `F` fixed files, `S` SQ poll (the report's letters); readlab adds `I`
+    // for polled completions and `L` for the plain (legacy) ring setup. The SQ poll thread's CPU
+    // and idle time are tuning details left out of the label.
     label_suffix: |o| {
         let o = &o.uring;
-        [(o.fixed_bufs, 'M'), (o.fixed_files, 'F'), (o.sqpoll, 'S')]
-            .into_iter()
-            .filter_map(|(on, c)| on.then_some(c))
-            .collect()
+        [
+            (o.fixed_bufs, 'M'),
+            (o.fixed_files, 'F'),
+            (o.sqpoll, 'S'),
+            (o.iopoll, 'I'),
+            (o.plain_setup, 'L'),
+        ]
+        .into_iter()
+        .filter_map(|(on, c)| on.then_some(c))
+        .collect()
+    },
+    parse_suffix: |s| {
+        super::parse_letters(
+            s,
+            &[
+                ('M', |o| o.uring.fixed_bufs = true),
+                ('F', |o| o.uring.fixed_files = true),
+                ('S', |o| o.uring.sqpoll = true),
+                ('I', |o| o.uring.iopoll = true),
+                ('L', |o| o.uring.plain_setup = true),
+            ],
+        )
     },
     variants: || {
         vec![

@@ -3,46 +3,84 @@
 
 use super::*;
 
-/// The all-experiments charts: scatter with frontier, latency CDFs, one run's timeline.
+/// The all-experiments scatter of one target's points with its own Pareto frontier; `nth`
+/// numbers the chart when the report has several targets (`all-scatter-2`).
+fn scatter(report: &Report, target: &str, nth: Option<usize>) -> Option<Chart> {
+    let idx: Vec<usize> = (0..report.points.len())
+        .filter(|&i| report.points[i].plottable() && report.points[i].name == target)
+        .collect();
+    if idx.is_empty() {
+        return None;
+    }
+    let pts: Vec<&Point> = idx.iter().map(|&i| &report.points[i]).collect();
+    let sizes: Vec<u64> = pts
+        .iter()
+        .map(|p| p.bs)
+        .collect::<BTreeSet<u64>>()
+        .into_iter()
+        .collect();
+    let dots = idx
+        .iter()
+        .map(|&i| {
+            let p = &report.points[i];
+            Dot {
+                x: p.mb_s,
+                y: p.latency.p999_ns as f64,
+                shape: sizes.iter().position(|&b| b == p.bs).unwrap_or(0),
+                cpu: p.cpu_pct,
+                big: report.highlights.contains(&i),
+                label: report.display_label(i),
+                fio: p.is_fio(),
+            }
+        })
+        .collect();
+    let cpu_max = pts
+        .iter()
+        .map(|p| p.cpu_pct)
+        .fold(100.0_f64, |a, b| if b.is_finite() { a.max(b) } else { a });
+    let frontier = report
+        .frontier_of(target)
+        .into_iter()
+        .map(|i| {
+            (
+                report.points[i].mb_s,
+                report.points[i].latency.p999_ns as f64,
+            )
+        })
+        .collect();
+    let (id, on) = match nth {
+        Some(k) => (format!("all-scatter-{k}"), format!(" on {target}")),
+        None => ("all-scatter".to_string(), String::new()),
+    };
+    let mut c = chart(
+        id,
+        format!(
+            "All experiments{on}: throughput against p99.9 latency (shape: block size, colour: CPU; best of each block size enlarged and labelled; dashed: this target's Pareto frontier)"
+        ),
+        &pts,
+        Kind::Scatter(Scatter {
+            x: mb_axis(),
+            y: p999_axis(),
+            shapes: sizes.iter().map(bs_name).collect(),
+            dots,
+            frontier,
+            cpu_max,
+            target: target.to_string(),
+        }),
+    );
+    c.height = 560;
+    Some(c)
+}
+
+/// The all-experiments charts: a scatter with its frontier per target, latency CDFs, one run's
+/// timeline.
 pub fn all_charts(report: &Report) -> Vec<Chart> {
     let mut out = Vec::new();
-    // A run on several targets counts once here (its aggregate); each target's own points get
-    // a scatter of their own below.
-    let idx: Vec<usize> = (0..report.points.len())
-        .filter(|&i| report.points[i].plottable() && !report.is_target_part(i))
-        .collect();
-    if !idx.is_empty() {
-        out.push(scatter(
-            report,
-            &idx,
-            &report.frontier,
-            &report.highlights,
-            "all-scatter".into(),
-            "All experiments: throughput against p99.9 latency (shape: block size, colour: CPU; best of each block size enlarged and labelled; dashed: Pareto frontier)".into(),
-        ));
-    }
-    for (n, (name, idx)) in report.target_parts().into_iter().enumerate() {
-        let xy: Vec<(f64, f64)> = idx
-            .iter()
-            .map(|&i| {
-                (
-                    report.points[i].mb_s,
-                    report.points[i].latency.p999_ns as f64,
-                )
-            })
-            .collect();
-        let groups: Vec<u64> = idx.iter().map(|&i| report.points[i].bs).collect();
-        let local = |v: Vec<usize>| v.into_iter().map(|k| idx[k]).collect::<Vec<_>>();
-        let frontier = local(crate::pareto::throughput_latency(&xy));
-        let highlights = local(crate::pareto::highlights(&xy, &groups, 3));
-        out.push(scatter(
-            report,
-            &idx,
-            &frontier,
-            &highlights,
-            format!("all-scatter-target-{}", n + 1),
-            format!("Target {name} in runs on several targets: throughput against p99.9 latency (its own share of each run)"),
-        ));
+    let targets = report.targets();
+    for (k, target) in targets.iter().enumerate() {
+        if let Some(c) = scatter(report, target, (targets.len() > 1).then_some(k + 1)) {
+            out.push(c);
+        }
     }
     let cdf = report.cdf_points(6);
     if !cdf.is_empty() {
@@ -54,7 +92,12 @@ pub fn all_charts(report: &Report) -> Vec<Chart> {
                 let p = &report.points[i];
                 LineSeries {
                     name: format!(
-                        "{} {}{}",
+                        "{}{} {}{}",
+                        if targets.len() > 1 {
+                            format!("{}: ", p.name)
+                        } else {
+                            String::new()
+                        },
                         report.display_label(i),
                         format_size(p.bs),
                         if report.frontier.contains(&i) {
@@ -69,6 +112,7 @@ pub fn all_charts(report: &Report) -> Vec<Chart> {
                     marker: None,
                     fio: p.is_fio(),
                     step: true,
+                    labels: Vec::new(),
                 }
             })
             .collect();
@@ -108,6 +152,7 @@ pub fn all_charts(report: &Report) -> Vec<Chart> {
                 marker: Some(Shape::Circle),
                 fio: false,
                 step: false,
+                labels: Vec::new(),
             }],
         };
         let mut c = chart(
@@ -144,65 +189,4 @@ pub fn all_charts(report: &Report) -> Vec<Chart> {
     }
     out.extend(super::monitor::run_monitor(report));
     out
-}
-
-/// The throughput × p99.9 scatter of points `idx`, with their frontier and highlights.
-fn scatter(
-    report: &Report,
-    idx: &[usize],
-    frontier: &[usize],
-    highlights: &[usize],
-    id: String,
-    title: String,
-) -> Chart {
-    let pts: Vec<&Point> = idx.iter().map(|&i| &report.points[i]).collect();
-    let sizes: Vec<u64> = pts
-        .iter()
-        .map(|p| p.bs)
-        .collect::<BTreeSet<u64>>()
-        .into_iter()
-        .collect();
-    let dots = idx
-        .iter()
-        .map(|&i| {
-            let p = &report.points[i];
-            Dot {
-                x: p.mb_s,
-                y: p.latency.p999_ns as f64,
-                shape: sizes.iter().position(|&b| b == p.bs).unwrap_or(0),
-                cpu: p.cpu_pct,
-                big: highlights.contains(&i),
-                label: report.display_label(i),
-                fio: p.is_fio(),
-            }
-        })
-        .collect();
-    let cpu_max = pts
-        .iter()
-        .map(|p| p.cpu_pct)
-        .fold(100.0_f64, |a, b| if b.is_finite() { a.max(b) } else { a });
-    let frontier = frontier
-        .iter()
-        .map(|&i| {
-            (
-                report.points[i].mb_s,
-                report.points[i].latency.p999_ns as f64,
-            )
-        })
-        .collect();
-    let mut c = chart(
-        id,
-        title,
-        &pts,
-        Kind::Scatter(Scatter {
-            x: mb_axis(),
-            y: p999_axis(),
-            shapes: sizes.iter().map(bs_name).collect(),
-            dots,
-            frontier,
-            cpu_max,
-        }),
-    );
-    c.height = 560;
-    c
 }

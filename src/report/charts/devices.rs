@@ -70,6 +70,7 @@ pub fn charts(c: &Ctx) -> Vec<Chart> {
             marker: (!dashed).then_some(SHAPES[k % SHAPES.len()]),
             fio: false,
             step: false,
+            labels: Vec::new(),
         };
         scaling.push(line(
             format!("{name} aggregate"),

@@ -45,6 +45,7 @@ fn scaling(report: &Report, runs: &[FleetRun]) -> Chart {
             marker: Some(SHAPES[k % SHAPES.len()]),
             fio: false,
             step: false,
+            labels: Vec::new(),
         });
         if points.len() > 1 {
             series.push(LineSeries {
@@ -55,6 +56,7 @@ fn scaling(report: &Report, runs: &[FleetRun]) -> Chart {
                 marker: None,
                 fio: false,
                 step: false,
+                labels: Vec::new(),
             });
         }
     }
@@ -143,6 +145,7 @@ fn host_cdfs(report: &Report, run: &FleetRun) -> Option<Chart> {
             marker: None,
             fio: false,
             step: true,
+            labels: Vec::new(),
         })
         .collect();
     if series.is_empty() {
@@ -157,6 +160,7 @@ fn host_cdfs(report: &Report, run: &FleetRun) -> Option<Chart> {
             marker: None,
             fio: false,
             step: true,
+            labels: Vec::new(),
         });
     }
     let mut c = chart(

@@ -10,6 +10,7 @@ use std::collections::{BTreeMap, BTreeSet};
 mod all;
 pub mod cache;
 pub mod devices;
+pub mod figures;
 mod fleet;
 mod monitor;
 pub mod net;
@@ -138,6 +139,8 @@ pub struct LineSeries {
     pub fio: bool,
     /// Draw as steps (a distribution), without markers.
     pub step: bool,
+    /// A label beside each point (`QD32`), or none.
+    pub labels: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -174,6 +177,9 @@ pub struct Scatter {
     pub frontier: Vec<(f64, f64)>,
     /// Top of the CPU colour scale, % of one core.
     pub cpu_max: f64,
+    /// The target the points were measured on (named in the legend); each target has its own
+    /// scatter and frontier.
+    pub target: String,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -225,14 +231,14 @@ fn latency_layers(p: &Point) -> Vec<f64> {
     ]
 }
 
-/// Names points by the parts that differ: the target when readlab's (or fio's) points read
-/// several, the input file when they come from several, then `what`.
+/// Names points by the parts that differ: the target's name (never its path) when readlab's (or
+/// fio's) points read several, the input file when they come from several, then `what`.
 struct Namer {
     several_targets: [bool; 2],
     several_files: [bool; 2],
 }
 
-/// A target path short enough for a legend: its last 28 characters.
+/// A target's name short enough for a legend: its last 28 characters.
 fn short_target(t: &str) -> String {
     let n = t.chars().count();
     if n <= 28 {
@@ -253,10 +259,7 @@ impl Namer {
                 > 1
         };
         Namer {
-            several_targets: [
-                distinct(false, &|p| &p.env.target),
-                distinct(true, &|p| &p.env.target),
-            ],
+            several_targets: [distinct(false, &|p| &p.name), distinct(true, &|p| &p.name)],
             several_files: [
                 distinct(false, &|p| &p.origin),
                 distinct(true, &|p| &p.origin),
@@ -271,7 +274,7 @@ impl Namer {
             parts.push("fio".to_string());
         }
         if self.several_targets[k] {
-            parts.push(short_target(&p.env.target));
+            parts.push(short_target(&p.name));
         }
         if !what.is_empty() {
             parts.push(what.to_string());
@@ -399,6 +402,7 @@ fn lines_over<K: Ord + Clone>(
                 marker: Some(SHAPES[n % SHAPES.len()]),
                 fio: p.is_fio(),
                 step: false,
+                labels: Vec::new(),
             }),
         }
     }
@@ -564,6 +568,7 @@ mod tests {
         let a = point("P", 4096, 1.0, 1.0);
         let mut b = point("P", 4096, 1.0, 1.0);
         b.env.target = "/a/very/long/path/to/some/prepared/target-file".into();
+        b.name = "a device with a very long model name".into();
         let mut f = point("fio:P", 4096, 1.0, 1.0);
         f.source = crate::report::Source::Fio;
         f.env.target = "/elsewhere".into();
@@ -571,8 +576,8 @@ mod tests {
         assert_eq!(n.name(&a, "psync"), "psync");
         assert_eq!(n.name(&f, "psync"), "fio psync");
         let n = Namer::new(&[&a, &b, &f]);
-        assert_eq!(n.name(&a, "psync"), "/dev/x psync");
-        assert_eq!(n.name(&b, "4K"), "…o/some/prepared/target-file 4K");
+        assert_eq!(n.name(&a, "psync"), "x psync");
+        assert_eq!(n.name(&b, "4K"), "…with a very long model name 4K");
         let mut c = a.clone();
         c.origin = "dir/study-b/results.jsonl".into();
         assert_eq!(Namer::new(&[&a, &c]).name(&c, "psync"), "psync (study-b)");

@@ -15,6 +15,7 @@ fn series(name: &str, points: Vec<(f64, f64)>, color: usize, dashed: bool) -> Li
         marker: None,
         fio: false,
         step: false,
+        labels: Vec::new(),
     }
 }
 

@@ -32,13 +32,7 @@ pub fn scan(c: &Ctx) -> Vec<Chart> {
     let mut out = Vec::new();
     let mut series = Vec::new();
     for p in &pts {
-        let mut offset = p.offset as f64;
-        let mut points = Vec::new();
-        for t in &p.timeline {
-            offset += t.ios as f64 * p.bs as f64;
-            points.push((offset, t.mib_s * 1.048_576));
-        }
-        let points = thin(&points, MAX_LINE_POINTS);
+        let points = thin(&super::figures::bandwidth_by_offset(p), MAX_LINE_POINTS);
         let n = series.len();
         series.push(LineSeries {
             name: namer.name(p, if p.direct { "direct" } else { "buffered" }),
@@ -48,16 +42,26 @@ pub fn scan(c: &Ctx) -> Vec<Chart> {
             marker: None,
             fio: p.is_fio(),
             step: false,
+            labels: Vec::new(),
         });
     }
     let lines = Lines {
-        x: XAxis::Numeric(Axis::linear("offset read up to (bytes)", Unit::Bytes)),
+        x: XAxis::Numeric(Axis::linear("offset (bytes)", Unit::Bytes)),
         y: mb_axis(),
         series,
     };
     out.push(chart(
         id("bandwidth"),
-        "Whole-target sequential read: bandwidth against offset (1 MiB blocks, per second)".into(),
+        format!(
+            "Whole-target sequential read: bandwidth against offset (1 MiB blocks, {})",
+            match pts
+                .iter()
+                .find_map(|p| p.offset_samples.get(1).map(|s| s.offset))
+            {
+                Some(every) => format!("every {}", format_size(every)),
+                None => "per second".into(),
+            }
+        ),
         &pts,
         Kind::Lines(lines),
     ));
@@ -248,6 +252,7 @@ pub fn multiblock(c: &Ctx) -> Vec<Chart> {
                 marker: Some(marker),
                 fio: false,
                 step: false,
+                labels: Vec::new(),
             });
         }
     }

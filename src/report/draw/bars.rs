@@ -99,7 +99,9 @@ pub(super) fn draw_bars<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, b: &B
             let x0 = start + pos as f64 * slot + slot * 0.06;
             let x1 = x0 + slot * 0.88;
             let mut order: Vec<usize> = (0..vals.len()).collect();
-            order.sort_by(|&a, &c| vals[c].total_cmp(&vals[a]));
+            // Largest behind; of equal values the lower layer in front, so a stacked bar whose
+            // top layer adds nothing shows its bottom layer.
+            order.sort_by(|&a, &c| vals[c].total_cmp(&vals[a]).then(c.cmp(&a)));
             let mut top_all: Option<f64> = None;
             for k in order {
                 let Some(top) = ymap.t(vals[k]) else { continue };

@@ -121,11 +121,13 @@ pub(super) fn draw_lines_beside<DB: DrawingBackend>(
     let base = pa.get_base_pixel();
     for s in &l.series {
         let c = color(s.color);
-        let pts: Vec<(f64, f64)> = s
+        let labelled: Vec<((f64, f64), Option<&String>)> = s
             .points
             .iter()
-            .filter_map(|&(x, y)| Some((xmap.t(x)?, ymap.t(y)?)))
+            .enumerate()
+            .filter_map(|(k, &(x, y))| Some(((xmap.t(x)?, ymap.t(y)?), s.labels.get(k))))
             .collect();
+        let pts: Vec<(f64, f64)> = labelled.iter().map(|p| p.0).collect();
         let path: Vec<(f64, f64)> = if s.step {
             let mut v = Vec::with_capacity(pts.len() * 2);
             for (k, &(x, y)) in pts.iter().enumerate() {
@@ -165,6 +167,14 @@ pub(super) fn draw_lines_beside<DB: DrawingBackend>(
                     c,
                     if s.fio { 2 } else { 1 },
                 )?;
+            }
+        }
+        let font = text_style(SMALL, c);
+        for (p, label) in &labelled {
+            if let Some(text) = label {
+                let (px, py) = chart.backend_coord(p);
+                pa.draw_text(text, &font, (px - base.0 + 6, py - base.1 - 14))
+                    .map_err(fail)?;
             }
         }
     }

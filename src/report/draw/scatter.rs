@@ -16,7 +16,11 @@ pub(super) fn overlaps(a: (i32, i32, i32, i32), b: (i32, i32, i32, i32)) -> bool
 }
 
 pub(super) fn draw_scatter<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, s: &Scatter) -> Res {
-    let mut entries: Vec<Entry> = vec![entry(Swatch::Heading, "block size (shape):")];
+    let mut entries: Vec<Entry> = Vec::new();
+    if !s.target.is_empty() {
+        entries.push(entry(Swatch::Heading, format!("target: {}", s.target)));
+    }
+    entries.push(entry(Swatch::Heading, "block size (shape):"));
     for (k, name) in s.shapes.iter().enumerate() {
         entries.push(entry(
             Swatch::Marker {

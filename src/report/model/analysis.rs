@@ -24,12 +24,17 @@ pub struct Report {
     pub notes: Vec<String>,
     /// One section per study that has data, in the report's order.
     pub sections: Vec<Section>,
-    /// Points on the throughput/p99.9 Pareto frontier, by increasing throughput.
+    /// Points on the throughput/p99.9 Pareto frontier of their target (each target its own),
+    /// target by target, each by increasing throughput.
     pub frontier: Vec<usize>,
     /// The few best points of each block size (enlarged and labelled on the all-experiments chart).
     pub highlights: Vec<usize>,
     /// Runs measured by several MPI ranks at once (their aggregates are among `points`).
     pub fleet: Vec<super::fleet::FleetRun>,
+    /// The points of `readlab report --baseline OLD`: compared with, never drawn as, the report's.
+    pub baseline: Vec<Point>,
+    /// The tuners' reports found beside their results (`tune.json`): the selected parameters.
+    pub tuned: Vec<crate::tune::TuneReport>,
 }
 
 impl Report {
@@ -43,8 +48,37 @@ impl Report {
         r
     }
 
+    /// fio names its targets by the disks it watched or the file it read; a fio point joins the
+    /// readlab target that read the same file, else the one on the disk it names, else the only
+    /// readlab target, so it is drawn beside the points it is meant to be compared with.
+    fn join_fio_targets(&mut self) {
+        let readlab: Vec<(String, String, String)> = self
+            .points
+            .iter()
+            .filter(|p| !p.is_fio())
+            .map(|p| (p.name.clone(), p.env.target.clone(), p.env.device.clone()))
+            .collect();
+        let names: BTreeSet<&str> = readlab.iter().map(|r| r.0.as_str()).collect();
+        let only = (names.len() == 1).then(|| names.iter().next().map(|n| n.to_string()));
+        for p in self.points.iter_mut().filter(|p| p.is_fio()) {
+            let same_file = readlab.iter().find(|r| r.1 == p.env.target);
+            let same_disk = readlab.iter().find(|r| {
+                !p.name.is_empty()
+                    && (r.0 == p.name
+                        || r.2.split([' ', ',']).any(|w| w == p.name)
+                        || r.0.split(' ').any(|w| w == p.name))
+            });
+            if let Some(r) = same_file.or(same_disk) {
+                p.name = r.0.clone();
+            } else if let Some(Some(n)) = &only {
+                p.name = n.clone();
+            }
+        }
+    }
+
     /// Sections, frontier and highlights from `points`.
     pub fn analyse(&mut self) {
+        self.join_fio_targets();
         self.sections.clear();
         for spec in crate::study::registry() {
             let name = spec.study_name();
@@ -81,22 +115,51 @@ impl Report {
                 "study '{s}' has no section of its own; its points are in the all-experiments chart"
             ));
         }
-        let plottable: Vec<usize> = (0..self.points.len())
-            .filter(|&i| self.points[i].plottable() && !self.is_target_part(i))
-            .collect();
-        let xy: Vec<(f64, f64)> = plottable
+        // Each target has its own frontier and highlights: one device's points are never
+        // "dominated" by another device's.
+        self.frontier.clear();
+        self.highlights.clear();
+        for name in self.targets() {
+            let plottable: Vec<usize> = (0..self.points.len())
+                .filter(|&i| self.points[i].plottable() && self.points[i].name == name)
+                .collect();
+            let xy: Vec<(f64, f64)> = plottable
+                .iter()
+                .map(|&i| (self.points[i].mb_s, self.points[i].latency.p999_ns as f64))
+                .collect();
+            let mut front: Vec<usize> = crate::pareto::throughput_latency(&xy)
+                .into_iter()
+                .map(|k| plottable[k])
+                .collect();
+            self.frontier.append(&mut front);
+            let groups: Vec<u64> = plottable.iter().map(|&i| self.points[i].bs).collect();
+            self.highlights.extend(
+                crate::pareto::highlights(&xy, &groups, 3)
+                    .into_iter()
+                    .map(|k| plottable[k]),
+            );
+        }
+        self.highlights.sort_unstable();
+    }
+
+    /// The targets' names, in order of first appearance.
+    pub fn targets(&self) -> Vec<String> {
+        let mut v: Vec<String> = Vec::new();
+        for p in &self.points {
+            if !v.contains(&p.name) {
+                v.push(p.name.clone());
+            }
+        }
+        v
+    }
+
+    /// The frontier of one target, by increasing throughput.
+    pub fn frontier_of(&self, name: &str) -> Vec<usize> {
+        self.frontier
             .iter()
-            .map(|&i| (self.points[i].mb_s, self.points[i].latency.p999_ns as f64))
-            .collect();
-        self.frontier = crate::pareto::throughput_latency(&xy)
-            .into_iter()
-            .map(|k| plottable[k])
-            .collect();
-        let groups: Vec<u64> = plottable.iter().map(|&i| self.points[i].bs).collect();
-        self.highlights = crate::pareto::highlights(&xy, &groups, 3)
-            .into_iter()
-            .map(|k| plottable[k])
-            .collect();
+            .copied()
+            .filter(|&i| self.points[i].name == name)
+            .collect()
     }
 
     /// Whether point `i` is one target's share of a run on several targets (its aggregate is
@@ -129,22 +192,64 @@ impl Report {
             .collect()
     }
 
-    /// Labels that tell points apart: the report's label, with the engine added where two
-    /// engines share a label (pread and preadv2 are both `P`).
+    /// Labels that tell points apart. The report's label names the configuration; points of the
+    /// same block size and target that share it are told apart by what differs between them, in
+    /// this order: engine, access, buffered, scheduler, study, input file; points alike in all of
+    /// these (repetitions) are numbered `#2`, `#3`. fio points from several files name theirs.
+    /// Within a report, (label, block size, target name) is unique.
     pub fn display_label(&self, i: usize) -> String {
         let Some(p) = self.points.get(i) else {
             return String::new();
         };
-        let shared = self
+        let peers: Vec<&Point> = self
             .points
             .iter()
-            .any(|q| q.label == p.label && q.engine != p.engine);
-        let mut l = if shared {
-            format!("{} {}", p.label, p.engine)
-        } else {
-            p.label.clone()
-        };
-        if p.is_fio() && self.fio_origins() > 1 {
+            .filter(|q| q.label == p.label && q.bs == p.bs && q.name == p.name)
+            .collect();
+        let qualifiers: [&dyn Fn(&Point) -> String; 6] = [
+            &|q| q.engine.clone(),
+            &|q| q.access().to_string(),
+            &|q| {
+                if q.direct {
+                    String::new()
+                } else {
+                    "buffered".into()
+                }
+            },
+            &|q| q.scheduler.clone().unwrap_or_default(),
+            &|q| {
+                q.study
+                    .as_ref()
+                    .map(|s| format!("({s})"))
+                    .unwrap_or_default()
+            },
+            &|q| format!("({})", origin_name(&q.origin)),
+        ];
+        let mut l = p.label.clone();
+        let mut alike = peers.clone();
+        for f in qualifiers {
+            let mine = f(p);
+            if alike.iter().any(|q| f(q) != mine) {
+                if !mine.is_empty() {
+                    l.push(' ');
+                    l.push_str(&mine);
+                }
+                alike.retain(|q| f(q) == mine);
+            }
+        }
+        if alike.len() > 1 {
+            let k = self.points[..i]
+                .iter()
+                .filter(|q| alike.iter().any(|a| std::ptr::eq(*a, *q)))
+                .count();
+            if k > 0 {
+                l.push_str(&format!(" #{}", k + 1));
+            }
+        }
+        if p.is_fio()
+            && self.fio_origins() > 1
+            && !l.contains(&format!("({})", origin_name(&p.origin)))
+        {
             l.push_str(&format!(" ({})", origin_name(&p.origin)));
         }
         match &p.multi {
@@ -287,6 +392,51 @@ mod tests {
         assert_eq!(r.display_label(0), "P psync");
         assert_eq!(r.display_label(1), "P pvsync2");
         assert_eq!(r.display_label(7), "");
+    }
+
+    /// Whatever the points, (label, block size, target) is unique in a report, and a label says
+    /// only what sets a point apart.
+    #[test]
+    fn labels_are_unique_within_a_report() {
+        let mut pts = Vec::new();
+        let base = point("P", 4096, 1.0, 1.0);
+        pts.push(base.clone());
+        let mut seq = base.clone();
+        seq.rw = "read".into();
+        pts.push(seq.clone());
+        let mut buffered = seq.clone();
+        buffered.direct = false;
+        pts.push(buffered);
+        let mut other_study = base.clone();
+        other_study.study = Some("latency".into());
+        pts.push(other_study.clone());
+        pts.push(other_study.clone());
+        pts.push(other_study);
+        let mut other_bs = base.clone();
+        other_bs.bs = 65536;
+        pts.push(other_bs);
+        let mut other_target = base.clone();
+        other_target.name = "loop0".into();
+        pts.push(other_target);
+        let r = Report::from_points(pts);
+        let labels: Vec<String> = (0..r.points.len()).map(|i| r.display_label(i)).collect();
+        assert_eq!(
+            labels,
+            [
+                "P random",
+                "P sequential",
+                "P sequential buffered",
+                "P random (latency)",
+                "P random (latency) #2",
+                "P random (latency) #3",
+                "P",
+                "P"
+            ]
+        );
+        let keys: BTreeSet<(String, u64, String)> = (0..r.points.len())
+            .map(|i| (labels[i].clone(), r.points[i].bs, r.points[i].name.clone()))
+            .collect();
+        assert_eq!(keys.len(), r.points.len());
     }
 
     #[test]

@@ -28,6 +28,19 @@ fn load_results(path: &Path, report: &mut Report) -> Result<()> {
                 ),
             ));
         }
+        // A tune directory's selected parameters.
+        let tuned = path.join(crate::tune::REPORT_FILE);
+        if tuned.is_file() {
+            let text = std::fs::read_to_string(&tuned)
+                .map_err(|e| bad(&tuned, format!("cannot read: {e}")))?;
+            match serde_json::from_str::<crate::tune::TuneReport>(&text) {
+                Ok(t) => report.tuned.push(t),
+                Err(e) => report.notes.push(format!(
+                    "{}: not a tuner's report ({e}); the selected parameters come from its points",
+                    tuned.display()
+                )),
+            }
+        }
         f
     } else {
         path.to_path_buf()
@@ -42,9 +55,16 @@ fn load_results(path: &Path, report: &mut Report) -> Result<()> {
         return Ok(());
     }
     let docs: Vec<Document> = match serde_json::from_str::<serde_json::Value>(&text) {
-        // One JSON value: a --json document, an array of them, or fio's output.
+        // One JSON value: a --json document, an array of them, fio's output, or a report's JSON.
         Ok(v) if v.get("fio version").is_some() || v.get("jobs").is_some() => {
             return load_fio_text(&text, &origin, report);
+        }
+        Ok(v)
+            if v.get("schema")
+                .and_then(|s| s.as_str())
+                .is_some_and(|s| s.starts_with("readlab.report/")) =>
+        {
+            return load_report_json(v, &file, report);
         }
         Ok(v @ serde_json::Value::Array(_)) => serde_json::from_value(v)
             .map_err(|e| bad(&file, format!("not an array of readlab results ({e})")))?,
@@ -95,6 +115,25 @@ fn load_results(path: &Path, report: &mut Report) -> Result<()> {
             report.fleet.push(f);
         }
     }
+    Ok(())
+}
+
+/// The points a report's JSON (`readlab report --format json`) carries.
+fn load_report_json(v: serde_json::Value, file: &Path, report: &mut Report) -> Result<()> {
+    let Some(points) = v.get("points") else {
+        return Err(bad(
+            file,
+            "a report's JSON written before reports carried their points; write it again with `readlab report --format json`",
+        ));
+    };
+    let points: Vec<Point> = serde_json::from_value(points.clone())
+        .map_err(|e| bad(file, format!("not a readlab report's points ({e})")))?;
+    if points.is_empty() {
+        report
+            .notes
+            .push(format!("{} holds no points", file.display()));
+    }
+    report.points.extend(points);
     Ok(())
 }
 
@@ -168,4 +207,15 @@ pub fn load(results: &[PathBuf], fio_files: &[PathBuf]) -> Result<Report> {
     }
     report.analyse();
     Ok(report)
+}
+
+/// Read `inputs` as the baseline of `report` (`readlab report --baseline OLD NEW`): their points
+/// are compared with the report's, not drawn among them.
+pub fn load_baseline(report: &mut Report, inputs: &[PathBuf]) -> Result<()> {
+    let old = load(inputs, &[])?;
+    report
+        .notes
+        .extend(old.notes.into_iter().map(|n| format!("baseline: {n}")));
+    report.baseline = old.points;
+    Ok(())
 }

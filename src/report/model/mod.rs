@@ -11,7 +11,7 @@ pub mod point;
 
 pub use analysis::{Report, Section};
 pub use caption::caption;
-pub use load::load;
+pub use load::{load, load_baseline};
 pub use point::{Env, Multi, Point, Source, origin_name};
 
 #[cfg(test)]
@@ -24,6 +24,7 @@ pub(crate) mod tests {
         let ns = (p999_us * 1000.0) as u64;
         Point {
             source: Source::Readlab,
+            name: "x".into(),
             origin: "test".into(),
             study: None,
             scheduler: None,
@@ -38,6 +39,7 @@ pub(crate) mod tests {
             achieved_depth: 1.0,
             batch: 1,
             blocks_per_request: 1,
+            options: Default::default(),
             direct: true,
             offset: 0,
             seconds: 1.0,
@@ -46,6 +48,9 @@ pub(crate) mod tests {
             mb_s,
             cpu_pct: 10.0,
             sqpoll_cpu_pct: 0.0,
+            cpu_us_per_io: 1.0,
+            timer_ns_per_io: Some(40.0),
+            spread: None,
             latency: LatencySummary {
                 count: 1_000_000,
                 min_ns: ns / 10,
@@ -59,6 +64,7 @@ pub(crate) mod tests {
                 max_ns: ns * 2,
             },
             timeline: Vec::new(),
+            offset_samples: Vec::new(),
             bins: Vec::new(),
             env: Env {
                 target: "/dev/x".into(),

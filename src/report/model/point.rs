@@ -2,14 +2,20 @@
 //! become points here; fio's JSON in `super::super::fio`), and the short name of the input it came from.
 
 use crate::config::Rw;
+use crate::engine::EngineOptions;
+use crate::env::Environment;
+use crate::interval::RepeatSummary;
 use crate::monitor::MonitorRecord;
 use crate::result::Document;
-use crate::stats::{LatencySummary, TimelinePoint, decode_histogram};
+use crate::source::TargetKind;
+use crate::stats::{LatencySummary, OffsetSample, TimelinePoint, decode_histogram};
+use serde::{Deserialize, Serialize};
 use std::path::Path;
 use std::sync::Arc;
 
 /// Which tool measured a point.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Source {
     Readlab,
     Fio,
@@ -25,7 +31,8 @@ impl Source {
 }
 
 /// Where and when a point was measured, as far as its tool recorded it.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Env {
     /// The file or device read.
     pub target: String,
@@ -40,10 +47,15 @@ pub struct Env {
     pub tool: String,
 }
 
-/// One measured configuration.
-#[derive(Debug, Clone, PartialEq)]
+/// One measured configuration; the report's JSON carries every point in this shape (without
+/// its histogram), so a report can be compared with another later.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Point {
     pub source: Source,
+    /// The target's name, which keeps devices apart in charts, legends and verdicts: the
+    /// device's model, else its file system and device (`ext4 on vda`), else the device
+    /// (`loop0`) — see [`default_name`].
+    pub name: String,
     /// The input file the point was read from.
     pub origin: String,
     /// The study it belongs to (readlab study tag); None for plain runs and fio jobs.
@@ -67,6 +79,8 @@ pub struct Point {
     pub achieved_depth: f64,
     pub batch: usize,
     pub blocks_per_request: usize,
+    /// The engine's own options (io_uring features, preadv2 flags); fio's where it named them.
+    pub options: EngineOptions,
     pub direct: bool,
     /// First byte read (scans plot bandwidth against offset from here).
     pub offset: u64,
@@ -79,21 +93,33 @@ pub struct Point {
     pub cpu_pct: f64,
     /// CPU of io_uring's SQ poll thread alone, % of one core.
     pub sqpoll_cpu_pct: f64,
+    /// CPU of the process per I/O, µs.
+    pub cpu_us_per_io: f64,
+    /// readlab's own clock reads per I/O, ns (None for fio).
+    pub timer_ns_per_io: Option<f64>,
+    /// With repetitions: each headline figure's median and interval over the runs.
+    pub spread: Option<RepeatSummary>,
     pub latency: LatencySummary,
     pub timeline: Vec<TimelinePoint>,
+    /// Throughput per stretch of the target (`--sample-every`), in offset order.
+    #[serde(default)]
+    pub offset_samples: Vec<OffsetSample>,
     /// Latency histogram as (latency in ns, count) in increasing latency; empty when not stored.
+    #[serde(skip)]
     pub bins: Vec<(u64, u64)>,
     pub env: Env,
     /// Anything a reader should know about how the figures were obtained.
     pub note: Option<String>,
-    /// The monitor's samples, when the run had `--monitor`.
+    /// The monitor's samples, when the run had `--monitor` (drawn, not exported).
+    #[serde(skip)]
     pub monitor: Option<Arc<MonitorRecord>>,
     /// Its place in a run on several targets (None for a run on one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub multi: Option<Multi>,
 }
 
 /// Where a point stands in a run on several targets.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Multi {
     /// The run's name: its targets' names joined with `+`.
     pub run: String,
@@ -128,12 +154,15 @@ impl Point {
             .unwrap_or_default();
         Point {
             source: Source::Readlab,
+            name: default_name(e),
             origin: origin.to_string(),
             study: d.study.as_ref().map(|t| t.study.to_string()),
             scheduler: d.study.as_ref().and_then(|t| t.scheduler.clone()),
             net: d.study.as_ref().and_then(|t| t.net.clone()),
             setting: d.study.as_ref().and_then(|t| t.setting.clone()),
-            label: r.label.clone(),
+            // Written again from the configuration, so results stored before a label convention
+            // changed read as today's labels.
+            label: c.label(),
             engine: c.engine.name().to_string(),
             rw: match c.rw {
                 Rw::Read => "read".into(),
@@ -147,6 +176,7 @@ impl Point {
                 .unwrap_or_else(|| little(r.requests_per_s, r.latency.mean_ns, c.threads)),
             batch: c.batch,
             blocks_per_request: c.blocks_per_request,
+            options: c.options.clone(),
             direct: c.direct,
             offset: c.offset,
             seconds: r.seconds,
@@ -155,8 +185,12 @@ impl Point {
             mb_s: r.mb_s,
             cpu_pct: r.cpu.app.pct_of_core + r.cpu.sqpoll.pct_of_core + r.cpu.io_worker.pct_of_core,
             sqpoll_cpu_pct: r.cpu.sqpoll.pct_of_core,
+            cpu_us_per_io: r.cpu_us_per_io,
+            timer_ns_per_io: Some(r.timer.overhead_ns_per_io),
+            spread: r.repeat.clone(),
             latency: r.latency.clone(),
             timeline: r.timeline.clone(),
+            offset_samples: r.offset_samples.clone(),
             bins,
             env: Env {
                 target: c.target.display().to_string(),
@@ -231,6 +265,27 @@ impl Point {
             && self.mb_s >= 0.0
             && self.latency.p999_ns > 0
             && self.latency.max_ns > 0
+    }
+}
+
+/// The name a target goes by when the user gave none: the device's model; for a file, its file
+/// system and the device under it (`ext4 on vda`, the model in place of the device name when
+/// sysfs has one); a file system without a device by its type (`tmpfs`); else the target's
+/// file name.
+pub fn default_name(e: &Environment) -> String {
+    let model = e
+        .device
+        .model
+        .as_deref()
+        .map(str::trim)
+        .filter(|m| !m.is_empty());
+    let dev = model.or(e.device.name.as_deref());
+    match (e.target.kind, &e.filesystem, dev) {
+        (TargetKind::Block, _, Some(d)) => d.to_string(),
+        (_, Some(fs), Some(d)) => format!("{fs} on {d}"),
+        (_, Some(fs), None) => fs.clone(),
+        (_, None, Some(d)) => d.to_string(),
+        (_, None, None) => crate::outdir::target_name(&e.target.path),
     }
 }
 

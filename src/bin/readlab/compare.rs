@@ -1,0 +1,50 @@
+//! `readlab compare A B`: two sets of measurements configuration by configuration, on the terminal
+//! (or as JSON), optionally written as an HTML page, Markdown or JSON.
+
+use crate::args::CompareArgs;
+use readlab::compare::{self, render};
+use readlab::error::Error;
+use std::process::ExitCode;
+
+pub fn run(a: &CompareArgs) -> anyhow::Result<ExitCode> {
+    let format = a.format.trim().to_ascii_lowercase();
+    if !["html", "md", "markdown", "json"].contains(&format.as_str()) {
+        return Err(Error::InvalidArgument(format!(
+            "unknown compare format '{}'; use html, md or json",
+            a.format
+        ))
+        .into());
+    }
+    let inputs = [a.a.as_path(), a.b.as_path()];
+    for p in a.out.iter().chain(&a.out_json.json) {
+        readlab::outpath::check_file(p, &inputs)?;
+    }
+    let side = |p: &std::path::Path| -> anyhow::Result<Vec<readlab::report::Point>> {
+        let r = readlab::report::load(&[p.to_path_buf()], &[])?;
+        for n in &r.notes {
+            eprintln!("readlab: note: {n}");
+        }
+        Ok(r.points)
+    };
+    let c = compare::compare(&side(&a.a)?, &side(&a.b)?);
+    let json = || {
+        serde_json::to_string_pretty(&render::json(&c)).map(|mut s| {
+            s.push('\n');
+            s
+        })
+    };
+    if let Some(out) = &a.out {
+        let text = match format.as_str() {
+            "html" => render::html(&c)?,
+            "json" => json()?,
+            _ => render::markdown(&c),
+        };
+        readlab::fsio::write_file(out, &text)?;
+        eprintln!("readlab: wrote {}", out.display());
+    }
+    a.out_json.emit(&render::json(&c))?;
+    if !a.out_json.is_json() {
+        print!("{}", render::text(&c));
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,270 @@
+//! Two sets of measurements side by side: `readlab compare A B` (runs, study directories or
+//! reports' JSON), the baseline section of `readlab report --baseline OLD NEW`, and the
+//! regression check of `readlab run --profile P --check` ([`check`]). Configurations are matched
+//! by label, block size, access and direct/buffered; for each match, the change in IOPS, MB/s,
+//! p50, p99, p99.9 and CPU per I/O, and whether it is beyond the run-to-run spread of the two.
+
+pub mod check;
+pub mod render;
+
+use crate::interval::interval;
+use crate::report::model::Point;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// A figure compared.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Metric {
+    Iops,
+    MbS,
+    P50,
+    P99,
+    P999,
+    CpuPerIo,
+}
+
+impl Metric {
+    pub const ALL: [Metric; 6] = [
+        Metric::Iops,
+        Metric::MbS,
+        Metric::P50,
+        Metric::P99,
+        Metric::P999,
+        Metric::CpuPerIo,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Metric::Iops => "IOPS",
+            Metric::MbS => "MB/s",
+            Metric::P50 => "p50",
+            Metric::P99 => "p99",
+            Metric::P999 => "p99.9",
+            Metric::CpuPerIo => "CPU/IO",
+        }
+    }
+
+    /// The machine name in JSON.
+    pub fn key(self) -> &'static str {
+        match self {
+            Metric::Iops => "iops",
+            Metric::MbS => "mb_s",
+            Metric::P50 => "p50_ns",
+            Metric::P99 => "p99_ns",
+            Metric::P999 => "p999_ns",
+            Metric::CpuPerIo => "cpu_us_per_io",
+        }
+    }
+
+    /// More is better (throughput), or less (latency, CPU).
+    pub fn higher_is_better(self) -> bool {
+        matches!(self, Metric::Iops | Metric::MbS)
+    }
+
+    pub fn of(self, p: &Point) -> f64 {
+        match self {
+            Metric::Iops => p.iops,
+            Metric::MbS => p.mb_s,
+            Metric::P50 => p.latency.p50_ns as f64,
+            Metric::P99 => p.latency.p99_ns as f64,
+            Metric::P999 => p.latency.p999_ns as f64,
+            Metric::CpuPerIo => p.cpu_us_per_io,
+        }
+    }
+
+    /// Half the relative width of the figure's run-to-run spread: over the point's repetitions,
+    /// else over the seconds of its run (per-second IOPS for throughput, per-second p50 and p99,
+    /// p99 standing for p99.9); None when neither was measured (CPU of a single run).
+    pub fn spread(self, p: &Point) -> Option<f64> {
+        if let Some(r) = &p.spread
+            && r.runs > 1
+        {
+            let i = match self {
+                Metric::Iops => &r.iops,
+                Metric::MbS => &r.mb_s,
+                Metric::P50 => &r.p50_ns,
+                Metric::P99 => &r.p99_ns,
+                Metric::P999 => &r.p999_ns,
+                Metric::CpuPerIo => &r.cpu_us_per_io,
+            };
+            return Some(i.relative_half_width());
+        }
+        if p.timeline.len() < 3 {
+            return None;
+        }
+        let per_second: Vec<f64> = match self {
+            Metric::Iops | Metric::MbS => p.timeline.iter().map(|t| t.iops).collect(),
+            Metric::P50 => p.timeline.iter().map(|t| t.p50_ns as f64).collect(),
+            Metric::P99 | Metric::P999 => p.timeline.iter().map(|t| t.p99_ns as f64).collect(),
+            Metric::CpuPerIo => return None,
+        };
+        Some(interval(&per_second).relative_half_width())
+    }
+}
+
+/// One figure of a matched configuration, before and after.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Delta {
+    pub metric: Metric,
+    pub a: f64,
+    pub b: f64,
+    /// (b − a) / a.
+    pub change: f64,
+    /// The two spreads added (relative); None when either was not measured.
+    pub spread: Option<f64>,
+}
+
+impl Delta {
+    /// Whether the change is larger than the spreads of the two measurements together; None
+    /// when a spread is unknown.
+    pub fn beyond_spread(&self) -> Option<bool> {
+        self.spread.map(|s| self.change.abs() > s)
+    }
+
+    /// Whether the change is for the worse.
+    pub fn worse(&self) -> bool {
+        if self.metric.higher_is_better() {
+            self.change < 0.0
+        } else {
+            self.change > 0.0
+        }
+    }
+}
+
+/// A configuration measured on both sides.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Row {
+    /// Label (with block size, access and buffered where needed) naming the configuration.
+    pub what: String,
+    pub label: String,
+    pub bs: u64,
+    pub access: String,
+    pub direct: bool,
+    pub a: Point,
+    pub b: Point,
+    pub deltas: Vec<Delta>,
+}
+
+/// What two sets of points have in common, and what only one has.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Comparison {
+    /// What A and B are (their targets' names, or the inputs).
+    pub a_name: String,
+    pub b_name: String,
+    pub rows: Vec<Row>,
+    pub only_a: Vec<String>,
+    pub only_b: Vec<String>,
+}
+
+type Key = (String, u64, String, bool, String);
+
+fn key(p: &Point, by_name: bool) -> Key {
+    (
+        p.label.clone(),
+        p.bs,
+        p.access().to_string(),
+        p.direct,
+        if by_name {
+            p.name.clone()
+        } else {
+            String::new()
+        },
+    )
+}
+
+fn what(k: &Key) -> String {
+    let mut s = format!(
+        "{} {} {}",
+        k.0,
+        crate::units::format_bytes(k.1 as f64, crate::units::Style::Table),
+        k.2
+    );
+    if !k.3 {
+        s.push_str(" buffered");
+    }
+    if !k.4.is_empty() {
+        s.push_str(&format!(" on {}", k.4));
+    }
+    s
+}
+
+/// Points by configuration; several points of one configuration (the same run in two studies)
+/// stand as the one with the median IOPS.
+fn by_key(points: &[Point], by_name: bool) -> BTreeMap<Key, Point> {
+    let mut groups: BTreeMap<Key, Vec<&Point>> = BTreeMap::new();
+    for p in points.iter().filter(|p| p.plottable()) {
+        groups.entry(key(p, by_name)).or_default().push(p);
+    }
+    groups
+        .into_iter()
+        .map(|(k, mut v)| {
+            v.sort_by(|a, b| a.iops.total_cmp(&b.iops));
+            let m = v[(v.len() - 1) / 2].clone();
+            (k, m)
+        })
+        .collect()
+}
+
+/// The names the points' targets go by, joined.
+fn names(points: &[Point]) -> String {
+    let mut v: Vec<&str> = Vec::new();
+    for p in points {
+        if !v.contains(&p.name.as_str()) {
+            v.push(&p.name);
+        }
+    }
+    v.join(", ")
+}
+
+/// Compare the points of A with those of B. Targets' names take part in the match only when
+/// both sides hold several targets (so one device can be compared with another).
+pub fn compare(a: &[Point], b: &[Point]) -> Comparison {
+    let count = |ps: &[Point]| ps.iter().map(|p| &p.name).collect::<BTreeSet<_>>().len();
+    let by_name = count(a) > 1 && count(b) > 1;
+    let ka = by_key(a, by_name);
+    let kb = by_key(b, by_name);
+    let mut rows = Vec::new();
+    for (k, pa) in &ka {
+        let Some(pb) = kb.get(k) else { continue };
+        let deltas = Metric::ALL
+            .iter()
+            .map(|&m| {
+                let (x, y) = (m.of(pa), m.of(pb));
+                Delta {
+                    metric: m,
+                    a: x,
+                    b: y,
+                    change: if x != 0.0 { (y - x) / x } else { 0.0 },
+                    spread: m.spread(pa).zip(m.spread(pb)).map(|(s, t)| s + t),
+                }
+            })
+            .collect();
+        rows.push(Row {
+            what: what(k),
+            label: k.0.clone(),
+            bs: k.1,
+            access: k.2.clone(),
+            direct: k.3,
+            a: pa.clone(),
+            b: pb.clone(),
+            deltas,
+        });
+    }
+    Comparison {
+        a_name: names(a),
+        b_name: names(b),
+        only_a: ka
+            .keys()
+            .filter(|k| !kb.contains_key(*k))
+            .map(what)
+            .collect(),
+        only_b: kb
+            .keys()
+            .filter(|k| !ka.contains_key(*k))
+            .map(what)
+            .collect(),
+        rows,
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,226 @@
+//! A comparison for people and machines: a table with one row per matched configuration (each
+//! change marked `*` when beyond the run-to-run spread, `?` when a spread is unknown), for the
+//! terminal, Markdown and HTML with bars of both sides; and the same as JSON.
+
+use super::{Comparison, Delta, Metric};
+use crate::error::Result;
+use crate::report::charts::{Axis, BarSeries, Bars, Chart, Kind, Unit};
+use crate::table::{Column, Table, html_escape};
+use crate::units::{Style, format_ns};
+use std::fmt::Write;
+
+/// `+12.3 %*`: the change, `*` when beyond the spread, `?` when the spread is unknown.
+pub fn cell(d: &Delta) -> String {
+    let mark = match d.beyond_spread() {
+        Some(true) => "*",
+        Some(false) => "",
+        None => "?",
+    };
+    format!("{:+.1} %{mark}", 100.0 * d.change)
+}
+
+fn value(m: Metric, v: f64) -> String {
+    match m {
+        Metric::Iops => format!("{v:.0}"),
+        Metric::MbS => format!("{v:.1}"),
+        Metric::CpuPerIo => format!("{v:.2}"),
+        _ => format_ns(v, Style::Table),
+    }
+}
+
+/// One row per matched configuration: IOPS on both sides, then every change.
+pub fn table(c: &Comparison) -> Table {
+    let mut t = Table::new(
+        [Column::left("configuration")]
+            .into_iter()
+            .chain(["IOPS A", "IOPS B"].map(Column::right))
+            .chain(Metric::ALL.map(|m| Column::right(format!("Δ {}", m.name()))))
+            .collect(),
+    );
+    for r in &c.rows {
+        let iops = &r.deltas[0];
+        t.push(
+            [
+                r.what.clone(),
+                value(Metric::Iops, iops.a),
+                value(Metric::Iops, iops.b),
+            ]
+            .into_iter()
+            .chain(r.deltas.iter().map(cell)),
+        );
+    }
+    t
+}
+
+const LEGEND: &str = "Δ is B against A; * marks a change beyond the run-to-run spread of the two (repetitions, or per-second figures of single runs; per-second p99 stands for p99.9), ? a change whose spread was not measured (CPU of single runs). Lower latency and CPU per I/O are better; higher IOPS and MB/s.";
+
+/// Lines naming what only one side measured.
+fn unmatched(c: &Comparison) -> Vec<String> {
+    let mut v = Vec::new();
+    if !c.only_a.is_empty() {
+        v.push(format!("only in A: {}", c.only_a.join(", ")));
+    }
+    if !c.only_b.is_empty() {
+        v.push(format!("only in B: {}", c.only_b.join(", ")));
+    }
+    v
+}
+
+/// For the terminal.
+pub fn text(c: &Comparison) -> String {
+    let mut s = format!("A: {}\nB: {}\n\n", c.a_name, c.b_name);
+    if c.rows.is_empty() {
+        s.push_str("No configuration was measured on both sides.\n");
+    } else {
+        s.push_str(&table(c).text());
+        let _ = writeln!(s, "\n{LEGEND}");
+    }
+    for l in unmatched(c) {
+        let _ = writeln!(s, "{l}");
+    }
+    s
+}
+
+/// Bars of A and B per configuration: IOPS, and p99.9 on a log scale.
+pub fn charts(c: &Comparison, id: &str) -> Vec<Chart> {
+    let cats: Vec<String> = c.rows.iter().map(|r| r.what.clone()).collect();
+    let bars = |m: Metric, y: Axis| Bars {
+        x_desc: "configuration".into(),
+        categories: cats.clone(),
+        y,
+        layers: vec!["value".into()],
+        series: [("A", &c.a_name, true), ("B", &c.b_name, false)]
+            .into_iter()
+            .map(|(side, name, first)| BarSeries {
+                name: format!("{side}: {name}"),
+                fio: false,
+                values: c
+                    .rows
+                    .iter()
+                    .map(|r| {
+                        let d = &r.deltas[Metric::ALL.iter().position(|x| *x == m).unwrap_or(0)];
+                        Some(vec![if first { d.a } else { d.b }])
+                    })
+                    .collect(),
+            })
+            .collect(),
+    };
+    if c.rows.is_empty() {
+        return Vec::new();
+    }
+    let caption = format!("A: {}. B: {}.", c.a_name, c.b_name);
+    let chart = |what: &str, title: &str, kind| Chart {
+        id: format!("{id}-{what}"),
+        title: title.into(),
+        caption: caption.clone(),
+        width: 960,
+        height: 420,
+        kind,
+    };
+    vec![
+        chart(
+            "iops",
+            "IOPS of each configuration measured on both sides",
+            Kind::Bars(bars(Metric::Iops, Axis::linear("IOPS", Unit::Count))),
+        ),
+        chart(
+            "p999",
+            "p99.9 latency of each configuration measured on both sides",
+            Kind::Bars(bars(
+                Metric::P999,
+                Axis::log("p99.9 latency (log scale)", Unit::Ns),
+            )),
+        ),
+    ]
+}
+
+/// The comparison as HTML: table, legend, unmatched configurations and the bars (figures are
+/// numbered from `*fig`).
+pub fn html_body(c: &Comparison, id: &str, fig: &mut usize) -> Result<String> {
+    let mut s = format!(
+        "<p>A: <b>{}</b>. B: <b>{}</b>.</p>\n",
+        html_escape(&c.a_name),
+        html_escape(&c.b_name)
+    );
+    if c.rows.is_empty() {
+        s.push_str("<p class=\"empty\">No configuration was measured on both sides.</p>\n");
+    } else {
+        let _ = writeln!(
+            s,
+            "<div class=\"tablewrap\">{}</div>",
+            table(c).html(&format!("table-{id}"), LEGEND)
+        );
+        for ch in charts(c, id) {
+            crate::report::page::figure(&mut s, fig, &ch)?;
+        }
+    }
+    for l in unmatched(c) {
+        let _ = writeln!(s, "<p>{}</p>", html_escape(&l));
+    }
+    Ok(s)
+}
+
+/// A page of its own for `readlab compare --format html`.
+pub fn html(c: &Comparison) -> Result<String> {
+    let mut fig = 0;
+    let body = format!(
+        "<header>\n<h1>readlab compare</h1>\n</header>\n<section id=\"sec-compare\">\n{}</section>\n",
+        html_body(c, "compare", &mut fig)?
+    );
+    Ok(crate::report::page::page(&body))
+}
+
+/// Markdown: the table and legend.
+pub fn markdown(c: &Comparison) -> String {
+    let mut s = format!("A: {}. B: {}.\n\n", c.a_name, c.b_name);
+    if c.rows.is_empty() {
+        s.push_str("No configuration was measured on both sides.\n\n");
+    } else {
+        s.push_str(&table(c).markdown());
+        let _ = writeln!(s, "\n{LEGEND}\n");
+    }
+    for l in unmatched(c) {
+        let _ = writeln!(s, "{l}\n");
+    }
+    s
+}
+
+/// As JSON: every matched configuration with each figure on both sides, its change and whether
+/// it is beyond the spread.
+pub fn json(c: &Comparison) -> serde_json::Value {
+    let rows: Vec<serde_json::Value> = c
+        .rows
+        .iter()
+        .map(|r| {
+            let mut m = serde_json::Map::new();
+            for d in &r.deltas {
+                m.insert(
+                    d.metric.key().into(),
+                    serde_json::json!({
+                        "a": d.a,
+                        "b": d.b,
+                        "change": d.change,
+                        "spread": d.spread,
+                        "beyond_spread": d.beyond_spread(),
+                    }),
+                );
+            }
+            serde_json::json!({
+                "configuration": r.what,
+                "label": r.label,
+                "bs": r.bs,
+                "access": r.access,
+                "direct": r.direct,
+                "figures": m,
+            })
+        })
+        .collect();
+    serde_json::json!({
+        "schema": "readlab.compare/1",
+        "a": c.a_name,
+        "b": c.b_name,
+        "rows": rows,
+        "only_a": c.only_a,
+        "only_b": c.only_b,
+    })
+}

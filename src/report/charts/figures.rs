@@ -1,0 +1,474 @@
+//! The reference document's figures that need more than one chart per study: aio and io_uring per
+//! block size × threads (Figures 46–51), queue-size latency with every percentile layer per thread
+//! count (76–80) and the latency-against-IOPS curve per engine with queue depths marked (the
+//! "hockey stick"), batch 1 … queue size per thread count (68–72, 81–85), io_uring features per
+//! block size with CPU stacked (application threads + SQ poll thread, 89–105), the schedulers'
+//! CPU, buffered against direct sequential reading (13) and the scan's bandwidth against offset.
+
+use super::studies;
+use super::*;
+
+/// Points of one engine, in order.
+fn of_engine<'a>(pts: &[&'a Point], engine: &str) -> Vec<&'a Point> {
+    pts.iter().copied().filter(|p| p.engine == engine).collect()
+}
+
+/// The engines among the points, in order of first appearance.
+fn engines(pts: &[&Point]) -> Vec<String> {
+    let mut v: Vec<String> = Vec::new();
+    for p in pts {
+        if !v.contains(&p.engine) {
+            v.push(p.engine.clone());
+        }
+    }
+    v
+}
+
+/// Thread counts among the points, ascending.
+fn thread_counts(pts: &[&Point]) -> Vec<usize> {
+    pts.iter()
+        .map(|p| p.threads)
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect()
+}
+
+fn threads_word(t: usize) -> String {
+    if t == 1 {
+        "one thread".into()
+    } else {
+        format!("{t} threads")
+    }
+}
+
+/// Figures 46–51: per engine, throughput and CPU per block size with a bar per thread count;
+/// per thread count, latency per block size with every percentile layer.
+pub fn async_sizes(c: &Ctx) -> Vec<Chart> {
+    let (pts, namer) = (&c.pts, &c.namer);
+    let mut out = Vec::new();
+    for e in engines(pts) {
+        let mine = of_engine(pts, &e);
+        let series = |p: &Point| namer.name(p, &format!("T{}", p.threads));
+        for (key, title, m) in [
+            (
+                "throughput",
+                "throughput",
+                Measure::one(mb_axis(), |p| p.mb_s),
+            ),
+            ("cpu", "CPU", Measure::one(cpu_axis(), |p| p.cpu_pct)),
+        ] {
+            let b = bars(&mine, "block size", |p| p.bs, bs_name, series, m);
+            out.push(chart(
+                c.id(&format!("{key}-{e}")),
+                format!(
+                    "{e}: {title} per block size from 1, 2 and 3 threads (queue size {})",
+                    mine[0].iodepth
+                ),
+                &mine,
+                Kind::Bars(b),
+            ));
+        }
+    }
+    for t in thread_counts(pts) {
+        let mine: Vec<&Point> = pts.iter().copied().filter(|p| p.threads == t).collect();
+        let b = bars(
+            &mine,
+            "block size",
+            |p| p.bs,
+            bs_name,
+            |p| namer.name(p, &p.engine),
+            Measure::latency(),
+        );
+        out.push(chart(
+            c.id(&format!("latency-T{t}")),
+            format!(
+                "Asynchronous reading latency per block size, {}",
+                threads_word(t)
+            ),
+            &mine,
+            Kind::Bars(b),
+        ));
+    }
+    out
+}
+
+/// The queue study: its bars, then latency per queue size with every layer for each thread count
+/// (Figures 76–80), then latency against IOPS per engine and thread count, each point marked with
+/// its queue depth: where latency turns up while throughput stops growing.
+pub fn queue(c: &Ctx) -> Vec<Chart> {
+    let (pts, namer) = (&c.pts, &c.namer);
+    let mut out = studies::queue_batch(c);
+    for t in thread_counts(pts) {
+        let mine: Vec<&Point> = pts.iter().copied().filter(|p| p.threads == t).collect();
+        let b = bars(
+            &mine,
+            "queue size (I/Os in flight per thread)",
+            |p| p.iodepth,
+            |k| k.to_string(),
+            |p| namer.name(p, &p.engine),
+            Measure::latency(),
+        );
+        out.push(chart(
+            c.id(&format!("latency-T{t}")),
+            format!(
+                "Latency per queue size, {}: min, avg, p99, p99.9, max",
+                threads_word(t)
+            ),
+            &mine,
+            Kind::Bars(b),
+        ));
+    }
+    out.push(hockey_stick(c, pts));
+    out
+}
+
+/// Latency (p99, log scale) against IOPS, one line per engine and thread count through its queue
+/// sizes, each point labelled with its queue depth.
+fn hockey_stick(c: &Ctx, pts: &[&Point]) -> Chart {
+    let mut groups: Vec<(String, Vec<&Point>)> = Vec::new();
+    for p in pts {
+        let name = c.namer.name(p, &format!("{} T{}", p.engine, p.threads));
+        match groups.iter_mut().find(|(n, _)| *n == name) {
+            Some(g) => g.1.push(p),
+            None => groups.push((name, vec![p])),
+        }
+    }
+    let series = groups
+        .into_iter()
+        .enumerate()
+        .map(|(k, (name, mut g))| {
+            g.sort_by_key(|p| p.iodepth);
+            LineSeries {
+                name,
+                points: g
+                    .iter()
+                    .map(|p| (p.iops, p.latency.p99_ns as f64))
+                    .collect(),
+                color: k,
+                dashed: g[0].is_fio(),
+                marker: Some(SHAPES[k % SHAPES.len()]),
+                fio: g[0].is_fio(),
+                step: false,
+                labels: g.iter().map(|p| format!("QD{}", p.iodepth)).collect(),
+            }
+        })
+        .collect();
+    let mut x = Axis::linear("IOPS", Unit::Count);
+    x.from_zero = true;
+    let mut ch = chart(
+        c.id("hockey-stick"),
+        "Latency against IOPS as the queue deepens (p99; each point marked with its queue depth)"
+            .into(),
+        pts,
+        Kind::Lines(Lines {
+            x: XAxis::Numeric(x),
+            y: Axis::log("p99 latency (log scale)", Unit::Ns),
+            series,
+        }),
+    );
+    ch.height = 460;
+    ch
+}
+
+/// The batch study (Figures 68–72, 81–85): per engine, throughput and CPU per batch size with a
+/// bar per queue size and thread count, and latency per batch size with every layer for each
+/// thread count, one bar per queue size.
+pub fn batch(c: &Ctx) -> Vec<Chart> {
+    let (pts, namer) = (&c.pts, &c.namer);
+    let mut out = Vec::new();
+    let x = "batch size (I/Os per submit)";
+    for e in engines(pts) {
+        let mine = of_engine(pts, &e);
+        let series = |p: &Point| namer.name(p, &format!("QS{} T{}", p.iodepth, p.threads));
+        for (key, title, m) in [
+            (
+                "throughput",
+                "throughput",
+                Measure::one(mb_axis(), |p| p.mb_s),
+            ),
+            ("cpu", "CPU", Measure::one(cpu_axis(), |p| p.cpu_pct)),
+        ] {
+            let b = bars(&mine, x, |p| p.batch, |k| k.to_string(), series, m);
+            out.push(chart(
+                c.id(&format!("{key}-{e}")),
+                format!("{e}: {title} per batch size, each queue size and thread count"),
+                &mine,
+                Kind::Bars(b),
+            ));
+        }
+        for t in thread_counts(&mine) {
+            let these: Vec<&Point> = mine.iter().copied().filter(|p| p.threads == t).collect();
+            let b = bars(
+                &these,
+                x,
+                |p| p.batch,
+                |k| k.to_string(),
+                |p| namer.name(p, &format!("QS{}", p.iodepth)),
+                Measure::latency(),
+            );
+            out.push(chart(
+                c.id(&format!("latency-{e}-T{t}")),
+                format!("{e}: latency per batch size, {}", threads_word(t)),
+                &these,
+                Kind::Bars(b),
+            ));
+        }
+    }
+    out
+}
+
+/// An io_uring point's features in words: `plain`, `fixed files`, `fixed buffers + files`, …
+fn uring_variant(p: &Point) -> String {
+    let o = &p.options.uring;
+    let mut v = Vec::new();
+    if o.fixed_bufs {
+        v.push("fixed buffers");
+    }
+    if o.fixed_files {
+        v.push("fixed files");
+    }
+    if o.sqpoll {
+        v.push("SQ poll");
+    }
+    if v.is_empty() {
+        "plain".into()
+    } else {
+        v.join(" + ")
+    }
+}
+
+/// io_uring features per block size (Figures 89–105): throughput, CPU as a stacked bar
+/// (application threads below, the SQ poll thread on top: the bar's height is their sum), and
+/// latency with every layer, one bar per feature set.
+pub fn uring_features(c: &Ctx) -> Vec<Chart> {
+    let (pts, namer) = (&c.pts, &c.namer);
+    let series = |p: &Point| namer.name(p, &uring_variant(p));
+    let mut out = vec![
+        chart(
+            c.id("throughput"),
+            "io_uring features per block size: throughput".into(),
+            pts,
+            Kind::Bars(bars(
+                pts,
+                "block size",
+                |p| p.bs,
+                bs_name,
+                series,
+                Measure::one(mb_axis(), |p| p.mb_s),
+            )),
+        ),
+        chart(
+            c.id("cpu"),
+            "io_uring features per block size: CPU, stacked — application threads (dark) and the SQ poll thread on top (light); the bar is their sum".into(),
+            pts,
+            Kind::Bars(bars(
+                pts,
+                "block size",
+                |p| p.bs,
+                bs_name,
+                series,
+                Measure {
+                    y: cpu_axis(),
+                    layers: &["application threads", "+ SQ poll thread"],
+                    values: Box::new(|p| {
+                        vec![(p.cpu_pct - p.sqpoll_cpu_pct).max(0.0), p.cpu_pct]
+                    }),
+                },
+            )),
+        ),
+        chart(
+            c.id("latency"),
+            "io_uring features per block size: latency (min, avg, p99, p99.9, max)".into(),
+            pts,
+            Kind::Bars(bars(
+                pts,
+                "block size",
+                |p| p.bs,
+                bs_name,
+                series,
+                Measure::latency(),
+            )),
+        ),
+    ];
+    for c in &mut out {
+        c.height = 440;
+    }
+    out
+}
+
+/// The scheduler study's charts, and its CPU against threads under each scheduler.
+pub fn scheduler(c: &Ctx) -> Vec<Chart> {
+    let (pts, namer) = (&c.pts, &c.namer);
+    let mut out = studies::scheduler(c);
+    let series = |p: &Point| {
+        namer.name(
+            p,
+            &format!(
+                "{} {}",
+                p.scheduler.as_deref().unwrap_or("?"),
+                format_size(p.bs)
+            ),
+        )
+    };
+    out.push(chart(
+        c.id("cpu"),
+        "CPU against threads under each I/O scheduler".into(),
+        pts,
+        Kind::Lines(lines_over(
+            pts,
+            "threads",
+            |p| p.threads,
+            |t| t.to_string(),
+            series,
+            cpu_axis(),
+            |p| p.cpu_pct,
+        )),
+    ));
+    out
+}
+
+/// Bandwidth against offset from a point's samples every N bytes (or, for results without them,
+/// its per-second timeline): (offset in bytes, MB/s).
+pub fn bandwidth_by_offset(p: &Point) -> Vec<(f64, f64)> {
+    if !p.offset_samples.is_empty() {
+        return p
+            .offset_samples
+            .iter()
+            .map(|s| (s.offset as f64, s.mb_s))
+            .collect();
+    }
+    let mut offset = p.offset as f64;
+    p.timeline
+        .iter()
+        .map(|t| {
+            offset += t.ios as f64 * p.bs as f64;
+            (offset, t.mib_s * 1.048_576)
+        })
+        .collect()
+}
+
+/// The stream study: sequential and random per block size (its sequential and random points,
+/// direct), then Figure 13: buffered against direct sequential reading, throughput against the
+/// offset read, one line per block size and mode.
+pub fn stream(c: &Ctx) -> Vec<Chart> {
+    let (pts, namer) = (&c.pts, &c.namer);
+    let direct: Vec<&Point> = pts.iter().copied().filter(|p| p.direct).collect();
+    let mut out = if direct.is_empty() {
+        Vec::new()
+    } else {
+        studies::stream(&Ctx {
+            pts: direct,
+            namer: Namer::new(pts),
+            study: c.study,
+        })
+    };
+    // Block sizes read both ways, sequentially.
+    let both: BTreeSet<u64> = pts
+        .iter()
+        .filter(|p| !p.direct && p.rw == "read")
+        .map(|p| p.bs)
+        .filter(|bs| {
+            pts.iter()
+                .any(|q| q.direct && q.rw == "read" && q.bs == *bs)
+        })
+        .collect();
+    if both.is_empty() {
+        return out;
+    }
+    let mine: Vec<&Point> = pts
+        .iter()
+        .copied()
+        .filter(|p| p.rw == "read" && both.contains(&p.bs))
+        .collect();
+    let series = mine
+        .iter()
+        .enumerate()
+        .map(|(k, p)| LineSeries {
+            name: namer.name(
+                p,
+                &format!(
+                    "{} {}",
+                    format_size(p.bs),
+                    if p.direct { "direct" } else { "buffered" }
+                ),
+            ),
+            points: thin(&bandwidth_by_offset(p), MAX_LINE_POINTS),
+            color: k,
+            dashed: !p.direct,
+            marker: None,
+            fio: p.is_fio(),
+            step: false,
+            labels: Vec::new(),
+        })
+        .collect();
+    out.push(chart(
+        c.id("buffered-direct"),
+        "Buffered (readahead, dashed) against direct (solid) sequential reading from the start of the target (after the warm-up): throughput against the offset read"
+            .into(),
+        &mine,
+        Kind::Lines(Lines {
+            x: XAxis::Numeric(Axis::linear("offset (bytes)", Unit::Bytes)),
+            y: mb_axis(),
+            series,
+        }),
+    ));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::model::tests::point;
+
+    fn ctx<'a>(pts: &[&'a Point], study: &'static str) -> Ctx<'a> {
+        Ctx {
+            pts: pts.to_vec(),
+            namer: Namer::new(pts),
+            study,
+        }
+    }
+
+    #[test]
+    fn the_sq_poll_thread_is_stacked_on_the_application() {
+        let mut a = point("U32B1S", 4096, 100.0, 50.0);
+        a.engine = "uring".into();
+        a.options.uring.sqpoll = true;
+        a.cpu_pct = 130.0;
+        a.sqpoll_cpu_pct = 100.0;
+        let mut b = a.clone();
+        b.options.uring.sqpoll = false;
+        b.sqpoll_cpu_pct = 0.0;
+        b.cpu_pct = 60.0;
+        let pts = [&a, &b];
+        let charts = uring_features(&ctx(&pts, "uring-features"));
+        let Kind::Bars(cpu) = &charts[1].kind else {
+            panic!()
+        };
+        assert_eq!(cpu.layers, ["application threads", "+ SQ poll thread"]);
+        let sq = cpu.series.iter().find(|s| s.name == "SQ poll").unwrap();
+        assert_eq!(sq.values, [Some(vec![30.0, 130.0])], "the bar is the sum");
+        let plain = cpu.series.iter().find(|s| s.name == "plain").unwrap();
+        assert_eq!(plain.values, [Some(vec![60.0, 60.0])]);
+    }
+
+    #[test]
+    fn the_hockey_stick_marks_queue_depths() {
+        let mut pts = Vec::new();
+        for (qd, iops, p99) in [
+            (1, 10_000.0, 100.0),
+            (4, 35_000.0, 150.0),
+            (16, 40_000.0, 900.0),
+        ] {
+            let mut p = point("U", 4096, iops * 4096.0 / 1e6, p99);
+            p.engine = "uring".into();
+            p.iodepth = qd;
+            p.iops = iops;
+            pts.push(p);
+        }
+        let refs: Vec<&Point> = pts.iter().collect();
+        let h = hockey_stick(&ctx(&refs, "queue"), &refs);
+        let Kind::Lines(l) = &h.kind else { panic!() };
+        assert_eq!(l.series[0].labels, ["QD1", "QD4", "QD16"]);
+        assert_eq!(l.series[0].points[2].0, 40_000.0);
+    }
+}

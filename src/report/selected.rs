@@ -1,0 +1,383 @@
+//! The report's "selected parameters" table, as the reference document ends §8.2, §9.1 and §10.3
+//! (Storage · Threads · Queue size · Batch size): one row per target, block size and goal, from
+//! the tuner's results — its `tune.json` (the re-measured finalists, with their spread) when the
+//! tune directory has one, else its measured points (study tag `tune`) under the tuner's rule —
+//! and the runs with the selected parameters across block sizes (Figures 73–75, 86–88, 103–105).
+
+use super::charts::{Axis, Chart, Kind, LineSeries, Lines, SHAPES, Unit, XAxis};
+use super::model::{Point, Report, caption};
+use crate::table::{Column, Table};
+use crate::tune::{Goal, Spread};
+use crate::units::{Style, format_bytes, format_ns};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// One row: what the tuner selected for a goal at a block size on a target.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Selected {
+    /// The target's name.
+    pub name: String,
+    pub bs: u64,
+    pub goal: Goal,
+    /// The goal the tuner was asked for (its profile).
+    pub recommended: bool,
+    pub label: String,
+    pub engine: String,
+    pub threads: usize,
+    pub iodepth: usize,
+    pub batch: usize,
+    /// io_uring features in words (`fixed files, SQ poll`), `-` without.
+    pub features: String,
+    pub iops: f64,
+    pub mb_s: f64,
+    pub p999_ns: f64,
+    pub cpu_cores: f64,
+    /// The re-measured finalists' spread (from tune.json).
+    pub spread: Option<Spread>,
+}
+
+fn features(o: &crate::engine::EngineOptions) -> String {
+    let f: Vec<&str> = [
+        (o.uring.fixed_files, "fixed files"),
+        (o.uring.fixed_bufs, "fixed buffers"),
+        (o.uring.sqpoll, "SQ poll"),
+        (o.uring.iopoll, "polled"),
+        (o.pvsync2.hipri, "hipri"),
+    ]
+    .into_iter()
+    .filter_map(|(on, n)| on.then_some(n))
+    .collect();
+    if f.is_empty() {
+        "-".into()
+    } else {
+        f.join(", ")
+    }
+}
+
+/// The selected rows of a report: from the tuners' reports it read, else from its tune points.
+pub fn selected(report: &Report) -> Vec<Selected> {
+    let mut out = Vec::new();
+    let mut covered: BTreeSet<(String, u64)> = BTreeSet::new();
+    for t in &report.tuned {
+        // The tuner's points name the target as the report does.
+        let target = t.target.display().to_string();
+        let name = report
+            .points
+            .iter()
+            .find(|p| p.env.target == target)
+            .map(|p| p.name.clone())
+            .unwrap_or_else(|| crate::outdir::target_name(&t.target));
+        for rec in &t.recommendations {
+            covered.insert((name.clone(), rec.bs));
+            for (goal, c) in &rec.per_goal {
+                out.push(Selected {
+                    name: name.clone(),
+                    bs: rec.bs,
+                    goal: *goal,
+                    recommended: *goal == rec.goal,
+                    label: c.label.clone(),
+                    engine: c.config.engine.name().into(),
+                    threads: c.config.threads,
+                    iodepth: c.config.iodepth,
+                    batch: c.config.batch,
+                    features: features(&c.config.options),
+                    iops: c.iops,
+                    mb_s: c.mb_s,
+                    p999_ns: c.p999_ns as f64,
+                    cpu_cores: c.cpu_cores,
+                    spread: c.spread.clone(),
+                });
+            }
+        }
+    }
+    // Tune points without their tune.json: the tuner's rule over what it measured.
+    let mut groups: BTreeMap<(String, u64), Vec<&Point>> = BTreeMap::new();
+    for p in report
+        .points
+        .iter()
+        .filter(|p| p.study.as_deref() == Some("tune") && crate::verdict::rankable(p))
+    {
+        if !covered.contains(&(p.name.clone(), p.bs)) {
+            groups.entry((p.name.clone(), p.bs)).or_default().push(p);
+        }
+    }
+    for ((name, bs), pts) in groups {
+        let xy: Vec<(f64, f64)> = pts
+            .iter()
+            .map(|p| (p.iops, p.latency.p999_ns as f64))
+            .collect();
+        for goal in Goal::ALL {
+            let Some(k) = crate::pareto::pick(&xy, goal.floor()) else {
+                continue;
+            };
+            let p = pts[k];
+            out.push(Selected {
+                name: name.clone(),
+                bs,
+                goal,
+                recommended: false,
+                label: p.label.clone(),
+                engine: p.engine.clone(),
+                threads: p.threads,
+                iodepth: p.iodepth,
+                batch: p.batch,
+                features: features(&p.options),
+                iops: p.iops,
+                mb_s: p.mb_s,
+                p999_ns: p.latency.p999_ns as f64,
+                cpu_cores: p.cpu_pct / 100.0,
+                spread: None,
+            });
+        }
+    }
+    out
+}
+
+/// The table people read: the document's columns (target, Threads, Queue size, Batch size)
+/// with the goal, block size, interface and what the pick measured.
+pub fn table(rows: &[Selected]) -> Table {
+    let mut t = Table::new(
+        ["target", "goal", "block"]
+            .map(Column::left)
+            .into_iter()
+            .chain(["Threads", "Queue size", "Batch size"].map(Column::right))
+            .chain(["engine", "features", "label"].map(Column::left))
+            .chain(["MB/s", "IOPS", "p99.9", "CPU (cores)"].map(Column::right))
+            .chain([Column::left("spread (IOPS, p99.9)")])
+            .collect(),
+    );
+    for r in rows {
+        t.push([
+            r.name.clone(),
+            format!(
+                "{}{}",
+                r.goal.name(),
+                if r.recommended { " (recommended)" } else { "" }
+            ),
+            format_bytes(r.bs as f64, Style::Table),
+            r.threads.to_string(),
+            r.iodepth.to_string(),
+            r.batch.to_string(),
+            r.engine.clone(),
+            r.features.clone(),
+            r.label.clone(),
+            format!("{:.1}", r.mb_s),
+            format!("{:.0}", r.iops),
+            format_ns(r.p999_ns, Style::Table),
+            format!("{:.2}", r.cpu_cores),
+            r.spread.as_ref().map_or_else(
+                || "single measurement".into(),
+                |s| {
+                    format!(
+                        "±{:.0} %, ±{:.0} % over {} runs",
+                        100.0 * s.iops.relative_half_width(),
+                        100.0 * s.p999_ns.relative_half_width(),
+                        s.runs
+                    )
+                },
+            ),
+        ]);
+    }
+    t
+}
+
+/// Runs with the selected parameters across block sizes: for each target and goal, the selected
+/// configuration's throughput, CPU and p99.9 at every block size the report measured it (the
+/// tuner's own picks and any run of the same configuration at other block sizes).
+pub fn charts(report: &Report, rows: &[Selected]) -> Vec<Chart> {
+    // One line per target and distinct selected configuration (goals sharing one share a line).
+    let mut lines: Vec<(String, String, Vec<&str>)> = Vec::new();
+    for r in rows {
+        match lines
+            .iter_mut()
+            .find(|(n, l, _)| *n == r.name && *l == r.label)
+        {
+            Some(e) => {
+                if !e.2.contains(&r.goal.name()) {
+                    e.2.push(r.goal.name());
+                }
+            }
+            None => lines.push((r.name.clone(), r.label.clone(), vec![r.goal.name()])),
+        }
+    }
+    let several_targets = rows.iter().map(|r| &r.name).collect::<BTreeSet<_>>().len() > 1;
+    // Each line's points: by block size, the report's random direct reads of that configuration
+    // on that target (the median IOPS of several), else the selected row itself.
+    type Values = BTreeMap<u64, (f64, f64, f64)>;
+    let mut series: Vec<(String, Values)> = Vec::new();
+    let mut drawn: Vec<&Point> = Vec::new();
+    let mut sizes: BTreeSet<u64> = BTreeSet::new();
+    for (name, label, goals) in &lines {
+        let mut v: Values = BTreeMap::new();
+        let mut by_bs: BTreeMap<u64, Vec<&Point>> = BTreeMap::new();
+        for p in report.points.iter().filter(|p| {
+            p.name == *name && p.label == *label && p.rw == "randread" && p.direct && !p.is_fio()
+        }) {
+            if p.plottable() {
+                by_bs.entry(p.bs).or_default().push(p);
+            }
+        }
+        for (bs, mut ps) in by_bs {
+            ps.sort_by(|a, b| a.iops.total_cmp(&b.iops));
+            let p = ps[(ps.len() - 1) / 2];
+            v.insert(bs, (p.mb_s, p.cpu_pct, p.latency.p999_ns as f64));
+            drawn.push(p);
+        }
+        for r in rows.iter().filter(|r| r.name == *name && r.label == *label) {
+            v.entry(r.bs)
+                .or_insert((r.mb_s, 100.0 * r.cpu_cores, r.p999_ns));
+        }
+        sizes.extend(v.keys());
+        let who = if several_targets {
+            format!("{name} ")
+        } else {
+            String::new()
+        };
+        series.push((format!("{who}{label} ({})", goals.join(", ")), v));
+    }
+    if series.is_empty() {
+        return Vec::new();
+    }
+    let sizes: Vec<u64> = sizes.into_iter().collect();
+    let names: Vec<String> = sizes
+        .iter()
+        .map(|&b| format_bytes(b as f64, Style::Table))
+        .collect();
+    let lines_of = |pick: fn(&(f64, f64, f64)) -> f64, y: Axis| Lines {
+        x: XAxis::Categories {
+            desc: "block size".into(),
+            names: names.clone(),
+        },
+        y,
+        series: series
+            .iter()
+            .enumerate()
+            .map(|(k, (n, v))| LineSeries {
+                name: n.clone(),
+                points: v
+                    .iter()
+                    .map(|(bs, t)| {
+                        (
+                            sizes.iter().position(|s| s == bs).unwrap_or(0) as f64,
+                            pick(t),
+                        )
+                    })
+                    .collect(),
+                color: k,
+                dashed: false,
+                marker: Some(SHAPES[k % SHAPES.len()]),
+                fio: false,
+                step: false,
+                labels: Vec::new(),
+            })
+            .collect(),
+    };
+    let cap = if drawn.is_empty() {
+        format!(
+            "From the tuner's picks on {}.",
+            rows.iter()
+                .map(|r| r.name.as_str())
+                .collect::<BTreeSet<_>>()
+                .into_iter()
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    } else {
+        caption(&drawn)
+    };
+    let chart = |id: &str, title: &str, kind| Chart {
+        id: format!("selected-{id}"),
+        title: title.into(),
+        caption: cap.clone(),
+        width: 960,
+        height: 400,
+        kind,
+    };
+    vec![
+        chart(
+            "throughput",
+            "Runs with the selected parameters across block sizes: throughput",
+            Kind::Lines(lines_of(
+                |t| t.0,
+                Axis::linear("throughput (MB/s)", Unit::Number),
+            )),
+        ),
+        chart(
+            "cpu",
+            "Runs with the selected parameters across block sizes: CPU",
+            Kind::Lines(lines_of(
+                |t| t.1,
+                Axis::linear("CPU (% of one core)", Unit::Pct),
+            )),
+        ),
+        chart(
+            "p999",
+            "Runs with the selected parameters across block sizes: p99.9 latency",
+            Kind::Lines(lines_of(
+                |t| t.2,
+                Axis::log("p99.9 latency (log scale)", Unit::Ns),
+            )),
+        ),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::model::tests::point;
+
+    #[test]
+    fn tune_points_give_a_row_per_goal_and_block_size() {
+        let mut pts = Vec::new();
+        for (label, t, qs, iops, p999) in [
+            ("U32B1T2", 2, 32, 100_000.0, 900.0),
+            ("U16B1", 1, 16, 95_000.0, 300.0),
+            ("U4B1", 1, 4, 60_000.0, 100.0),
+        ] {
+            let mut p = point(label, 4096, iops * 4096.0 / 1e6, p999);
+            p.study = Some("tune".into());
+            p.engine = "uring".into();
+            p.iops = iops;
+            p.threads = t;
+            p.iodepth = qs;
+            pts.push(p);
+        }
+        let mut other = pts[1].clone();
+        other.study = None;
+        other.bs = 65536;
+        other.mb_s = 900.0;
+        pts.push(other);
+        let r = Report::from_points(pts);
+        let rows = selected(&r);
+        let picks: Vec<(&str, &str)> = rows
+            .iter()
+            .map(|s| (s.goal.name(), s.label.as_str()))
+            .collect();
+        assert_eq!(
+            picks,
+            [
+                ("throughput", "U32B1T2"),
+                ("balanced", "U16B1"),
+                ("latency", "U4B1")
+            ]
+        );
+        let text = table(&rows).markdown();
+        assert!(
+            text.contains("| x | balanced | 4K | 1 | 16 | 1 | uring | - | U16B1 |"),
+            "{text}"
+        );
+        let c = charts(&r, &rows);
+        assert_eq!(c.len(), 3);
+        let Kind::Lines(l) = &c[0].kind else { panic!() };
+        let u16 = l
+            .series
+            .iter()
+            .find(|s| s.name.starts_with("U16B1"))
+            .unwrap();
+        assert_eq!(
+            u16.points.len(),
+            2,
+            "4K from tune, 64K from a run of the same configuration"
+        );
+        assert_eq!(u16.points[1], (1.0, 900.0));
+    }
+}

@@ -1,0 +1,308 @@
+//! End-to-end (issue 13): the answer, not just the data. `run` with several configurations ends
+//! with a verdict; a study and a tune directory give a report that opens with the verdict and
+//! the selected-parameters table; `compare` and `report --baseline` set two measurements side by
+//! side; `run --profile --check` fails on a slower (throttled) target and passes on the same one;
+//! every command speaks JSON through `--output json` and `--json FILE`.
+
+mod common;
+use common::*;
+use std::path::Path;
+use std::process::Output;
+
+fn ok(args: &[&str]) -> Output {
+    let o = run(args);
+    assert!(
+        o.status.success(),
+        "readlab {args:?} failed: {}\n{}",
+        stderr(&o),
+        stdout(&o)
+    );
+    o
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+fn read_json(p: &Path) -> serde_json::Value {
+    serde_json::from_slice(&std::fs::read(p).unwrap())
+        .unwrap_or_else(|e| panic!("{}: not JSON: {e}", p.display()))
+}
+
+#[test]
+fn several_configurations_compare_and_a_baseline() {
+    let d = disk_dir();
+    let f = prepare(d.path(), "f", "64M");
+    let lo = LoopDev::prepared("64M");
+    let a = d.path().join("a.json");
+    let b = d.path().join("b.json");
+    let o = ok(&[
+        "run",
+        "--engine",
+        "psync,pvsync2,uring",
+        "--iodepth",
+        "1,4",
+        "--runtime",
+        "1s",
+        "-q",
+        "--json",
+        s(&a),
+        &lo.dev,
+    ]);
+    let out = stdout(&o);
+    // One row per configuration, then the verdict; psync and pvsync2 are told apart.
+    for label in [
+        "P ",
+        "V ",
+        "U1B1",
+        "U4B1",
+        "Verdict for",
+        "fastest",
+        "how sure",
+    ] {
+        assert!(out.contains(label), "missing {label} in:\n{out}");
+    }
+    let runs = read_json(&a);
+    assert_eq!(
+        runs.as_array().map(Vec::len),
+        Some(4),
+        "psync and pvsync2 take QD1 only"
+    );
+    ok(&[
+        "run",
+        "--engine",
+        "psync,uring",
+        "--iodepth",
+        "1,4",
+        "--runtime",
+        "1s",
+        "-q",
+        "--json",
+        s(&b),
+        s(&f),
+    ]);
+
+    // compare: the configurations of both, with their changes, on the terminal and as JSON.
+    let o = ok(&["compare", s(&a), s(&b)]);
+    let text = stdout(&o);
+    for row in [
+        "P 4K random",
+        "U1B1 4K random",
+        "U4B1 4K random",
+        "Δ p99.9",
+        "only in A: V 4K random",
+    ] {
+        assert!(text.contains(row), "missing {row} in:\n{text}");
+    }
+    let page = d.path().join("cmp.html");
+    let o = ok(&[
+        "compare",
+        s(&a),
+        s(&b),
+        "--output",
+        "json",
+        "--out",
+        s(&page),
+    ]);
+    let c = json(&o);
+    assert_eq!(c["schema"], "readlab.compare/1");
+    let rows = c["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 3);
+    for r in rows {
+        let iops = &r["figures"]["iops"];
+        assert!(iops["a"].as_f64().unwrap() > 0.0 && iops["b"].as_f64().unwrap() > 0.0);
+        assert!(iops["change"].is_number());
+    }
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains("<svg id=\"chart-compare-iops\"") && !html.contains("<script"));
+
+    // A report's JSON is an input too, and a report against a baseline opens with the changes.
+    let rj = d.path().join("a-report.json");
+    ok(&["report", s(&a), "--format", "json", "-o", s(&rj)]);
+    let o = ok(&["compare", s(&rj), s(&b), "--output", "json"]);
+    assert_eq!(json(&o)["rows"].as_array().map(Vec::len), Some(3));
+    let page = d.path().join("base.html");
+    ok(&["report", "--baseline", s(&a), s(&b), "-o", s(&page)]);
+    let html = std::fs::read_to_string(&page).unwrap();
+    let base = html
+        .find("id=\"sec-baseline\"")
+        .expect("a baseline section");
+    assert!(html.find("id=\"sec-all\"").unwrap() > base);
+    assert!(html.contains("<svg id=\"chart-baseline-iops\""));
+    assert!(html.contains("<svg id=\"chart-baseline-p999\""));
+}
+
+/// A private blkio cgroup (v1) limiting reads from one device; removed on drop.
+struct Throttle {
+    dir: std::path::PathBuf,
+}
+
+impl Throttle {
+    fn new(dev: &str, iops: u64) -> Throttle {
+        use std::os::unix::fs::MetadataExt;
+        let root = Path::new("/sys/fs/cgroup/blkio");
+        assert!(
+            root.join("blkio.throttle.read_iops_device").exists(),
+            "no cgroup v1 blkio throttle at {}: the slower-target check needs it",
+            root.display()
+        );
+        let dir = root.join(format!("readlab-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let rdev = std::fs::metadata(dev).unwrap().rdev();
+        std::fs::write(
+            dir.join("blkio.throttle.read_iops_device"),
+            format!("{}:{} {iops}", libc::major(rdev), libc::minor(rdev)),
+        )
+        .unwrap();
+        Throttle { dir }
+    }
+
+    /// readlab with `args`, inside the cgroup.
+    fn run(&self, args: &[&str]) -> Output {
+        let procs = self.dir.join("cgroup.procs");
+        let mut c = std::process::Command::new("sh");
+        c.arg("-c")
+            .arg(format!(
+                "echo $$ > {} && exec \"$0\" \"$@\"",
+                procs.display()
+            ))
+            .arg(env!("CARGO_BIN_EXE_readlab"))
+            .args(args);
+        c.output().unwrap()
+    }
+}
+
+impl Drop for Throttle {
+    fn drop(&mut self) {
+        // The cgroup empties when its process has exited.
+        for _ in 0..50 {
+            if std::fs::remove_dir(&self.dir).is_ok() {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+    }
+}
+
+#[test]
+fn tune_study_report_and_a_regression_check() {
+    let d = disk_dir();
+    let lo = LoopDev::prepared("64M");
+    let tune = d.path().join("tune");
+    let tj = d.path().join("tune-out.json");
+    let o = ok(&[
+        "tune",
+        "--budget",
+        "12s",
+        "--engines",
+        "psync,uring",
+        "--out",
+        s(&tune),
+        "--output",
+        "json",
+        "--json",
+        s(&tj),
+        &lo.dev,
+    ]);
+    let t = json(&o);
+    assert_eq!(t["schema"], "readlab.tune/1");
+    assert_eq!(read_json(&tj), t);
+    assert!(tune.join("tune.json").is_file());
+    let profile = tune.join("profile-4k.json");
+    assert!(profile.is_file(), "{}", stderr(&o));
+    let study = d.path().join("study");
+    let o = ok(&[
+        "study",
+        "latency",
+        "--quick",
+        "--out",
+        s(&study),
+        "--output",
+        "json",
+        &lo.dev,
+    ]);
+    let st = json(&o);
+    assert_eq!(st["schema"], "readlab.study/1");
+    assert!(st["runs"].as_array().unwrap().len() >= 6);
+    assert!(st["verdict"][0]["groups"].as_array().unwrap().len() >= 3);
+
+    // The report of both opens with the verdict and the selected parameters.
+    let page = d.path().join("r.html");
+    ok(&["report", s(&study), s(&tune), "-o", s(&page)]);
+    let html = std::fs::read_to_string(&page).unwrap();
+    let at = |id: &str| {
+        html.find(&format!("<section id=\"{id}\""))
+            .unwrap_or_else(|| panic!("no {id}"))
+    };
+    assert!(at("sec-verdict") < at("sec-selected") && at("sec-selected") < at("sec-latency"));
+    let selected = &html[at("sec-selected")..at("sec-latency")];
+    for s in [
+        "Threads",
+        "Queue size",
+        "Batch size",
+        "throughput",
+        "balanced",
+        "latency",
+    ] {
+        assert!(selected.contains(s), "{s} in the selected parameters");
+    }
+    assert!(selected.contains("<svg id=\"chart-selected-throughput\""));
+
+    // The profile replayed on the same target passes; throttled to 300 IOPS it fails (exit 3).
+    let same = ok(&[
+        "run",
+        "--profile",
+        s(&profile),
+        "--check",
+        "--tolerance",
+        "90%",
+        "--runtime",
+        "2s",
+        "-q",
+    ]);
+    assert!(stderr(&same).contains("check passed"), "{}", stderr(&same));
+    let slow = Throttle::new(&lo.dev, 300);
+    let o = slow.run(&[
+        "run",
+        "--profile",
+        s(&profile),
+        "--check",
+        "--tolerance",
+        "90%",
+        "--runtime",
+        "2s",
+        "-q",
+    ]);
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    assert!(stderr(&o).contains("throughput DROPPED"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("check FAILED"), "{}", stderr(&o));
+}
+
+#[test]
+fn every_command_speaks_json() {
+    let d = disk_dir();
+    let f = d.path().join("f");
+    let o = ok(&["prepare", s(&f), "--size", "16M", "--output", "json"]);
+    assert_eq!(json(&o)["schema"], "readlab.prepare/1");
+    let info = d.path().join("info.json");
+    let o = ok(&["info", s(&f), "--json", s(&info)]);
+    assert!(
+        !stdout(&o).trim_start().starts_with('{'),
+        "a table on stdout"
+    );
+    assert!(read_json(&info).is_object());
+    let r = d.path().join("r.json");
+    ok(&["run", "--runtime", "1s", "-q", "--json", s(&r), s(&f)]);
+    let o = ok(&[
+        "report",
+        s(&r),
+        "-o",
+        s(&d.path().join("r.html")),
+        "--output",
+        "json",
+    ]);
+    let rep = json(&o);
+    assert_eq!(rep["schema"], "readlab.report/1");
+    assert_eq!(rep["points"].as_array().map(Vec::len), Some(1));
+    assert!(rep["verdict"].is_array());
+}
