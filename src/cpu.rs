@@ -52,6 +52,8 @@ pub struct CpuSnapshot {
     /// user + system ticks of every other process (kernel threads left out), by pid, with the
     /// process's start time so a reused pid is not mistaken for the same process.
     others: HashMap<u32, (u64, u64)>,
+    /// The CPUs' mean clock in MHz, where visible.
+    clock_mhz: Option<f64>,
 }
 
 /// CPU used by one kind of thread during the window.
@@ -85,6 +87,10 @@ pub struct CpuUsage {
     /// Time the hypervisor ran something else on this machine's CPUs, % of one core.
     #[serde(default)]
     pub steal_pct_of_core: f64,
+    /// The CPUs' mean clock (MHz) when the window began and when it ended, where the machine
+    /// shows it (cpufreq, else /proc/cpuinfo).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock_mhz: Option<[f64; 2]>,
 }
 
 impl CpuUsage {
@@ -168,6 +174,37 @@ fn other_ticks(earlier: &HashMap<u32, (u64, u64)>, later: &HashMap<u32, (u64, u6
         .sum()
 }
 
+/// The CPUs' mean clock in MHz: cpufreq's current frequencies where the kernel has cpufreq, else
+/// the `cpu MHz` lines of /proc/cpuinfo (x86); None where neither says.
+fn clock_mhz() -> Option<f64> {
+    let mut khz = Vec::new();
+    if let Ok(dir) = std::fs::read_dir("/sys/devices/system/cpu") {
+        for e in dir.flatten() {
+            let f = e.path().join("cpufreq/scaling_cur_freq");
+            if let Some(v) = std::fs::read_to_string(f)
+                .ok()
+                .and_then(|t| t.trim().parse::<f64>().ok())
+            {
+                khz.push(v);
+            }
+        }
+    }
+    if !khz.is_empty() {
+        return Some(khz.iter().sum::<f64>() / khz.len() as f64 / 1000.0);
+    }
+    cpuinfo_mhz(&std::fs::read_to_string("/proc/cpuinfo").ok()?)
+}
+
+/// Mean of the `cpu MHz` lines of a /proc/cpuinfo text.
+fn cpuinfo_mhz(cpuinfo: &str) -> Option<f64> {
+    let v: Vec<f64> = cpuinfo
+        .lines()
+        .filter(|l| l.starts_with("cpu MHz"))
+        .filter_map(|l| l.split(':').nth(1)?.trim().parse().ok())
+        .collect();
+    (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+}
+
 /// Steal ticks of all CPUs from /proc/stat.
 fn machine_steal_ticks() -> u64 {
     let s = std::fs::read_to_string("/proc/stat").unwrap_or_default();
@@ -245,6 +282,7 @@ impl CpuSnapshot {
             machine_idle: machine_idle_ticks(),
             machine_steal: machine_steal_ticks(),
             others: other_processes(),
+            clock_mhz: clock_mhz(),
         }
     }
 
@@ -299,6 +337,7 @@ impl CpuSnapshot {
             steal_pct_of_core: 100.0
                 * (later.machine_steal.saturating_sub(self.machine_steal) as f64 / hz)
                 / window,
+            clock_mhz: self.clock_mhz.zip(later.clock_mhz).map(|(a, b)| [a, b]),
         }
     }
 }
@@ -306,6 +345,13 @@ impl CpuSnapshot {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn clock_from_cpuinfo() {
+        let t = "processor\t: 0\ncpu MHz\t\t: 2000.000\nprocessor\t: 1\ncpu MHz\t\t: 3000.0\n";
+        assert_eq!(cpuinfo_mhz(t), Some(2500.0));
+        assert_eq!(cpuinfo_mhz("processor: 0\n"), None);
+    }
 
     #[test]
     fn an_empty_window_used_nothing() {

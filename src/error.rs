@@ -82,14 +82,14 @@ pub enum Error {
 
     /// A run stopped because every one of its first reads failed: a failure of the target (or
     /// of the interface on it), not bad input.
-    #[error(
-        "every read failed ({count} of {count}), first at offset {}: {}{hint}",
-        first.offset,
-        first.message
-    )]
+    #[error("every read failed ({count} of {count}), first at offset {offset}: {message}{hint}")]
     ReadsFailed {
         count: u64,
-        first: IoErrorRecord,
+        /// The first failed read: where, how long, errno (0 for a short read), and why.
+        offset: u64,
+        len: u64,
+        errno: i32,
+        message: String,
         /// The probe's explanation, starting with ". ", or empty.
         hint: String,
     },

@@ -3,6 +3,7 @@
 //! offset, so a command that measures many points reports failures the way `run` reports one's.
 
 use crate::data::Mismatch;
+use crate::error::Error;
 use crate::result::{Document, IoErrorRecord};
 use serde::{Deserialize, Serialize};
 
@@ -53,6 +54,28 @@ impl Failures {
             {
                 self.first_mismatch = Some((name(d), m.clone()));
             }
+        }
+    }
+
+    /// Count a run that stopped because every read failed ([`Error::ReadsFailed`]; `what` names
+    /// the run); any other error is not a failure of the target and is not counted.
+    pub fn add_error(&mut self, what: &str, e: &Error) {
+        if let Error::ReadsFailed {
+            count,
+            offset,
+            len,
+            errno,
+            message,
+            ..
+        } = e
+        {
+            let first = IoErrorRecord {
+                offset: *offset,
+                len: *len,
+                errno: *errno,
+                message: message.clone(),
+            };
+            self.add_unreadable(what, *count, first);
         }
     }
 
@@ -133,16 +156,17 @@ mod tests {
         });
         f.add(&docs[1]);
         f.add(&docs[2]);
-        f.add_unreadable(
-            "uring U1B1 4K",
-            256,
-            IoErrorRecord {
-                offset: 0,
-                len: 4096,
-                errno: 5,
-                message: "Input/output error".into(),
-            },
-        );
+        let every_read_failed = Error::ReadsFailed {
+            count: 256,
+            offset: 0,
+            len: 4096,
+            errno: 5,
+            message: "Input/output error".into(),
+            hint: String::new(),
+        };
+        f.add_error("uring U1B1 4K", &every_read_failed);
+        // Errors that are no failure of the target (bad input, say) are not counted.
+        f.add_error("x", &Error::InvalidArgument("no".into()));
         let lines = f.lines();
         assert_eq!(
             lines[0],

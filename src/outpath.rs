@@ -76,7 +76,7 @@ fn refuse_inputs(out: &Path, inputs: &[&Path]) -> Result<(), OutputError> {
 fn check_file_inner(out: &Path, inputs: &[&Path]) -> Result<(), OutputError> {
     refuse_inputs(out, inputs)?;
     match std::fs::metadata(out) {
-        Ok(m) if m.is_file() => return Ok(()),
+        Ok(m) if m.is_file() => return writable(out, parent_of(out)),
         Ok(m) => {
             return Err(OutputError::NotRegular {
                 out: out.into(),
@@ -103,7 +103,7 @@ fn check_file_inner(out: &Path, inputs: &[&Path]) -> Result<(), OutputError> {
     }
     let parent = parent_of(out);
     match std::fs::metadata(parent) {
-        Ok(m) if m.is_dir() => Ok(()),
+        Ok(m) if m.is_dir() => writable(out, parent),
         Ok(m) => Err(OutputError::NotDirectory {
             out: parent.into(),
             kind: kind_of(m.file_type()),
@@ -111,6 +111,29 @@ fn check_file_inner(out: &Path, inputs: &[&Path]) -> Result<(), OutputError> {
         Err(_) => Err(OutputError::NoParent {
             out: out.into(),
             parent: parent.into(),
+        }),
+    }
+}
+
+/// Whether files can be created in `dir` (where the output's temporary file will go): tried with
+/// a probe file, removed at once, since permissions alone do not say (root, read-only mounts,
+/// /proc and /sys).
+fn writable(out: &Path, dir: &Path) -> Result<(), OutputError> {
+    let probe = dir.join(format!(".readlab-probe.{}.tmp", std::process::id()));
+    match std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&probe)
+    {
+        Ok(_) => {
+            let _ = std::fs::remove_file(&probe);
+            Ok(())
+        }
+        // Left over by a crashed readlab of the same pid: creatable, then.
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Err(e) => Err(OutputError::Unusable {
+            out: out.into(),
+            why: format!("no file can be created in {} ({e})", dir.display()),
         }),
     }
 }
@@ -147,6 +170,9 @@ fn check_dir_inner(out: &Path, inputs: &[&Path], writes: &[&str]) -> Result<(), 
                 None => break,
             },
         }
+    }
+    if at.is_dir() {
+        writable(out, at)?;
     }
     if out.is_dir() {
         for name in writes {

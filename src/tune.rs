@@ -102,6 +102,10 @@ pub struct Candidate {
     /// For finalists: the runs their figures are the medians of.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spread: Option<Spread>,
+    /// Requests its latency figures come from (0: not recorded), to say when p99.9 rests on too
+    /// few of them.
+    #[serde(default)]
+    pub requests: u64,
 }
 
 impl Candidate {
@@ -116,6 +120,7 @@ impl Candidate {
             p50_ns: r.latency.p50_ns,
             cpu_cores: r.cpu.threads_pct_of_core() / 100.0,
             spread: None,
+            requests: r.requests,
         }
     }
 
@@ -256,10 +261,10 @@ impl Search<'_> {
         }
         let mut doc = match runner::run(&cfg, self.obs) {
             Ok(d) => d,
-            Err(Error::ReadsFailed { count, first, .. }) => {
+            Err(e @ Error::ReadsFailed { .. }) => {
                 let what = format!("{} {}", cfg.engine.name(), cfg.label());
-                self.obs.phase(&format!("{what}: every read failed"));
-                self.failures.add_unreadable(&what, count, first);
+                self.obs.phase(&format!("{what}: {e}"));
+                self.failures.add_error(&what, &e);
                 return None;
             }
             Err(e) => {
@@ -437,10 +442,8 @@ impl Search<'_> {
                             runs[i].push(Candidate::of(&doc));
                         }
                     }
-                    Err(Error::ReadsFailed { count, first, .. }) => {
-                        self.failures.add_unreadable(&f.label, count, first)
-                    }
-                    _ => {}
+                    Err(e) => self.failures.add_error(&f.label, &e),
+                    Ok(_) => {}
                 }
             }
         }

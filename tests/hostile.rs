@@ -401,6 +401,30 @@ fn a_battery_of_hostile_invocations_harms_nothing() {
         ),
         case(&["report", "--fio", &bad_json], 2, "not fio json"),
         case(&["quick", "--dir", &missing], 2, "no such directory"),
+        // Outputs where no file can be created (procfs, sysfs) are refused before the run, not
+        // after it; files that are no targets are bad input.
+        case(
+            &["run", "--json", "/proc/version", &f],
+            2,
+            "no file can be created",
+        ),
+        case(
+            &["study", "latency", &f, "--out", "/proc/x"],
+            2,
+            "no file can be created",
+        ),
+        case(
+            &["report", &results, "-o", "/proc/r.html"],
+            2,
+            "no file can be created",
+        ),
+        case(
+            &["tune", &f, "--out", "/sys/kernel/x"],
+            2,
+            "no file can be created",
+        ),
+        case(&["run", "/proc/version"], 2, "cannot find its size"),
+        case(&["info", "/proc/self/mem"], 2, "cannot find its size"),
         // clap's own errors are one line too.
         case(&["run", "--rw", "write", &f], 2, "possible values"),
         case(&["run", "--frobnicate", &f], 2, "unexpected argument"),
@@ -436,15 +460,34 @@ fn a_battery_of_hostile_invocations_harms_nothing() {
 fn a_run_with_an_empty_window_is_marked_not_divided_by() {
     let d = disk_dir();
     let f = prepare(d.path(), "f", "4M");
+    let saved = d.path().join("empty.json");
     let o = run(&[
         "run",
         "--runtime",
         "1ns",
         "--output",
         "json",
+        "--json",
+        saved.to_str().unwrap(),
         f.to_str().unwrap(),
     ]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    // The report leaves it out, saying why, rather than drawing 0 ns and 0 IOPS.
+    let rep = run(&[
+        "report",
+        saved.to_str().unwrap(),
+        "--format",
+        "csv",
+        "-o",
+        "-",
+    ]);
+    assert!(rep.status.success(), "{}", stderr(&rep));
+    assert!(
+        stderr(&rep).contains("no request measured; left out"),
+        "{}",
+        stderr(&rep)
+    );
+    assert_eq!(stdout(&rep).lines().count(), 1, "{}", stdout(&rep));
     let doc = json(&o);
     let r = &doc["result"];
     assert_eq!(r["requests"], 0);
@@ -488,4 +531,219 @@ fn a_run_with_an_empty_window_is_marked_not_divided_by() {
     assert!(out.contains("latency  – (no request measured)"), "{out}");
     assert!(out.contains("app 0.0% of a core"), "{out}");
     assert!(out.contains("ended    interrupted"), "{out}");
+}
+
+/// SIGTERM ends a run like Ctrl-C: exit 143, the partial result written to `--json`, marked as
+/// interrupted (it used to be lost).
+#[test]
+fn sigterm_keeps_a_runs_partial_result_marked() {
+    let d = disk_dir();
+    let f = prepare(d.path(), "f", "4M");
+    let out = d.path().join("part.json");
+    let child = bin()
+        .args([
+            "run",
+            "--runtime",
+            "20s",
+            "--json",
+            out.to_str().unwrap(),
+            "-q",
+            f.to_str().unwrap(),
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    rustix::process::kill_process(
+        rustix::process::Pid::from_child(&child),
+        rustix::process::Signal::TERM,
+    )
+    .unwrap();
+    let started = Instant::now();
+    let o = child.wait_with_output().unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "SIGTERM took long"
+    );
+    assert_eq!(o.status.code(), Some(143), "{}", stderr(&o));
+    assert!(stderr(&o).contains("interrupted"), "{}", stderr(&o));
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    assert_eq!(doc["result"]["ended_by"], "interrupted");
+    assert!(
+        doc["result"]["ios"].as_u64().unwrap() > 0,
+        "{}",
+        doc["result"]
+    );
+}
+
+/// fio JSON without latency figures: the job is left out with a note, never drawn at 0 ns.
+#[test]
+fn fio_json_without_latency_is_never_drawn_at_0_ns() {
+    let d = disk_dir();
+    let results = results_dir(d.path());
+    let fio = d.path().join("fio-nolat.json");
+    std::fs::write(
+        &fio,
+        r#"{"fio version":"fio-3.33","timestamp":1700000000,
+        "global options":{"ioengine":"libaio","iodepth":"32","bs":"4k","direct":"1","rw":"randread"},
+        "jobs":[{"jobname":"x","job options":{},"read":{"total_ios":100000,"io_bytes":409600000,
+        "iops":50000.0,"bw_bytes":204800000,"runtime":2000},"usr_cpu":5.0,"sys_cpu":20.0}]}"#,
+    )
+    .unwrap();
+    let o = run(&[
+        "report",
+        results.to_str().unwrap(),
+        "--fio",
+        fio.to_str().unwrap(),
+        "--format",
+        "csv",
+        "-o",
+        "-",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("fio job 'x' has no latency figures"),
+        "{}",
+        stderr(&o)
+    );
+    let csv = stdout(&o);
+    assert!(csv.lines().count() > 1, "{csv}");
+    assert!(
+        !csv.lines().any(|l| l.contains(",fio,")),
+        "a fio point without latency was drawn: {csv}"
+    );
+}
+
+/// A read-only tmpfs, unmounted on drop.
+struct ReadOnlyFs(tempfile::TempDir);
+
+impl ReadOnlyFs {
+    fn new() -> ReadOnlyFs {
+        assert!(is_root(), "mount needs root (CI runs as root)");
+        let d = tempfile::tempdir().unwrap();
+        let o = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", "ro,size=16m", "tmpfs"])
+            .arg(d.path())
+            .output()
+            .expect("mount (util-linux)");
+        assert!(o.status.success(), "mount: {}", stderr(&o));
+        ReadOnlyFs(d)
+    }
+}
+
+impl Drop for ReadOnlyFs {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount")
+            .arg(self.0.path())
+            .status();
+    }
+}
+
+/// An OS error reaches the user once, on one line (it used to be printed twice: the library's
+/// message already carries it, and its cause chain repeated it).
+#[test]
+fn an_os_error_is_printed_once() {
+    let ro = ReadOnlyFs::new();
+    let x = ro.0.path().join("x");
+    let o = run_bounded(
+        ro.0.path(),
+        &["prepare".into(), s(&x), "--size".into(), "1m".into()],
+    );
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert_eq!(err.matches("os error 30").count(), 1, "{err}");
+    assert!(!x.exists());
+    // And an output on it is refused before any work.
+    let d = disk_dir();
+    let f = prepare(d.path(), "f", "1M");
+    let out = ro.0.path().join("o.json");
+    let o = run(&["run", "--json", &s(&out), &s(&f)]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("no file can be created"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+fn s(p: &Path) -> String {
+    p.to_str().unwrap().to_string()
+}
+
+/// Every `--flag` the sources name (in messages, hints, help) is a flag of some readlab command,
+/// or one of fio's in the fio command lines readlab prints (issue 10 §3: messages named
+/// `--threads` for `--numjobs`, and "drop --verify" in tune, which has none).
+#[test]
+fn every_flag_a_message_names_exists() {
+    let mut flags = std::collections::BTreeSet::new();
+    for cmd in ["run", "prepare", "info", "study", "tune", "report", "quick"] {
+        let o = run(&[cmd, "--help"]);
+        assert!(o.status.success(), "{cmd} --help: {}", stderr(&o));
+        flags.extend(flag_names(&stdout(&o)));
+    }
+    assert!(
+        flags.contains("numjobs") && flags.contains("no-verify"),
+        "{flags:?}"
+    );
+    // fio's own options, in the fio command lines and hints readlab prints.
+    let fio = [
+        "filename",
+        "fixedbufs",
+        "group",
+        "ioengine",
+        "lat",
+        "name",
+        "norandommap",
+        "output-format",
+        "randrepeat",
+        "registerfiles",
+        "sqthread",
+        "time",
+        "version",
+    ];
+    let mut unknown = Vec::new();
+    let mut todo = vec![PathBuf::from("src")];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                todo.push(p);
+                continue;
+            }
+            let text = std::fs::read_to_string(&p).unwrap();
+            for (i, line) in text.lines().enumerate() {
+                for f in flag_names(line) {
+                    if !flags.contains(&f) && !fio.contains(&f.as_str()) {
+                        unknown.push(format!("{}:{}: --{f}", p.display(), i + 1));
+                    }
+                }
+            }
+        }
+    }
+    assert!(unknown.is_empty(), "flags no command has: {unknown:#?}");
+}
+
+/// The names of the `--flag`s in a text (`--no-verify` → `no-verify`).
+fn flag_names(text: &str) -> Vec<String> {
+    let b = text.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while let Some(at) = text[i..].find("--") {
+        let start = i + at + 2;
+        let before_ok =
+            i + at == 0 || !b[i + at - 1].is_ascii_alphanumeric() && b[i + at - 1] != b'-';
+        let mut end = start;
+        while end < b.len()
+            && (b[end].is_ascii_lowercase() || b[end].is_ascii_digit() || b[end] == b'-')
+        {
+            end += 1;
+        }
+        if before_ok && end > start && b[start].is_ascii_lowercase() {
+            out.push(text[start..end].trim_end_matches('-').to_string());
+        }
+        i = end.max(start);
+    }
+    out
 }

@@ -140,7 +140,13 @@ fn an_existing_store_needs_resume() {
     assert!(stderr(&o).contains("unknown study"));
 }
 
-fn sigint_after(child: &mut Child, results: &Path, points: usize, limit: Duration) {
+fn signal_after(
+    child: &mut Child,
+    results: &Path,
+    points: usize,
+    limit: Duration,
+    sig: rustix::process::Signal,
+) {
     let start = Instant::now();
     while lines(results).len() < points {
         assert!(
@@ -154,31 +160,33 @@ fn sigint_after(child: &mut Child, results: &Path, points: usize, limit: Duratio
         std::thread::sleep(Duration::from_millis(100));
     }
     std::thread::sleep(Duration::from_millis(300)); // inside the next point
-    rustix::process::kill_process(
-        rustix::process::Pid::from_child(child),
-        rustix::process::Signal::INT,
-    )
-    .unwrap();
+    rustix::process::kill_process(rustix::process::Pid::from_child(child), sig).unwrap();
 }
 
 /// Start a study, SIGINT it once `points` points are stored, and check it exits 130.
 fn interrupt_study(args: &[&str], out: &Path, points: usize) {
+    signal_study(args, out, points, rustix::process::Signal::INT, 130)
+}
+
+/// Start a study, send `sig` once `points` points are stored, and check it exits with `code`.
+fn signal_study(args: &[&str], out: &Path, points: usize, sig: rustix::process::Signal, code: i32) {
     let mut child = bin()
         .args(args)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    sigint_after(
+    signal_after(
         &mut child,
         &out.join("results.jsonl"),
         points,
         Duration::from_secs(60),
+        sig,
     );
     let o = child.wait_with_output().unwrap();
     assert_eq!(
         o.status.code(),
-        Some(130),
+        Some(code),
         "{}",
         String::from_utf8_lossy(&o.stderr)
     );
@@ -235,7 +243,7 @@ fn scheduler_of(dev: &str) -> String {
 }
 
 #[test]
-fn scheduler_study_switches_and_restores_even_after_sigint() {
+fn scheduler_study_switches_and_restores_even_after_sigint_or_sigterm() {
     let lo = LoopDev::prepared("32M");
     let before = scheduler_of(&lo.dev);
     let d = disk_dir();
@@ -286,6 +294,29 @@ fn scheduler_study_switches_and_restores_even_after_sigint() {
         scheduler_of(&lo.dev),
         before,
         "scheduler not restored after SIGINT"
+    );
+    // SIGTERM is handled the same way (issue 10 §3: it used to leave the scheduler changed).
+    let out = d.path().join("s3");
+    signal_study(
+        &[
+            "study",
+            "scheduler",
+            "--quick",
+            "--max-threads",
+            "2",
+            "--out",
+            out.to_str().unwrap(),
+            &lo.dev,
+        ],
+        &out,
+        2,
+        rustix::process::Signal::TERM,
+        143,
+    );
+    assert_eq!(
+        scheduler_of(&lo.dev),
+        before,
+        "scheduler not restored after SIGTERM"
     );
 }
 
@@ -367,6 +398,13 @@ fn a_study_that_reads_wrong_data_fails_and_says_where() {
     assert!(err.contains("run(s) failed"), "{err}");
     assert!(err.contains("verification mismatch(es)"), "{err}");
     assert!(!err.contains("panicked"), "{err}");
+    // Each point's warnings are printed, also when stderr is not a terminal (a 1 s point of 4 MiB
+    // reads cannot have the samples p99.9 needs).
+    assert!(
+        err.contains("readlab: warning: psync P 4M: only ")
+            && err.contains("too few samples for the tail"),
+        "{err}"
+    );
     // Every point is stored, and the report marks the failed ones with their offset.
     let docs = lines(&out.join("results.jsonl"));
     assert!(
@@ -381,4 +419,47 @@ fn a_study_that_reads_wrong_data_fails_and_says_where() {
         md.contains("FAILED") && md.contains(&format!("first mismatch at offset {bad}")),
         "{md}"
     );
+}
+
+#[test]
+fn study_repeat_stores_the_median_of_each_point_with_its_interval() {
+    let d = disk_dir();
+    let f = prepare(d.path(), "f", "1M");
+    let out = d.path().join("rep");
+    study(&[
+        "study",
+        "stream",
+        "--quick",
+        "--repeat",
+        "2",
+        "--out",
+        out.to_str().unwrap(),
+        f.to_str().unwrap(),
+    ]);
+    let docs = check_outputs(&out, "stream", 2);
+    for doc in &docs {
+        let rep = &doc["result"]["repeat"];
+        assert_eq!(rep["runs"], 2, "{rep}");
+        let i = &rep["iops"];
+        let (lo, m, hi) = (
+            i["lo"].as_f64().unwrap(),
+            i["median"].as_f64().unwrap(),
+            i["hi"].as_f64().unwrap(),
+        );
+        assert!(lo <= m && m <= hi, "{i}");
+        // Stored under the plan's own configuration, so --resume finds it.
+        assert_eq!(doc["config"]["seed"], 1, "{}", doc["config"]);
+    }
+    let o = study(&[
+        "study",
+        "stream",
+        "--quick",
+        "--repeat",
+        "2",
+        "--resume",
+        "--out",
+        out.to_str().unwrap(),
+        f.to_str().unwrap(),
+    ]);
+    assert!(stderr(&o).contains("0 points measured"), "{}", stderr(&o));
 }

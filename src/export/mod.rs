@@ -15,7 +15,7 @@ pub use html::HtmlExporter;
 pub use json::{JsonExporter, JsonLinesExporter, ReportJsonExporter};
 pub use markdown::MarkdownExporter;
 pub use monitor::{SecondCheck, monitor_summary, per_second, target_devices};
-pub use table::{TableExporter, run_report};
+pub use table::{TableExporter, percentile_cell, run_report};
 pub use targets::targets_report;
 
 use crate::error::Result;

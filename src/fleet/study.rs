@@ -68,6 +68,7 @@ pub fn run(
         quick: opts.quick,
         verify,
         max_threads: opts.max_threads,
+        repeat: 1,
         targets: &[],
         allow_device_changes: false,
     };
@@ -129,7 +130,7 @@ pub fn run(
                 Ok(o) => o,
                 // A point that cannot run on some rank's target is noted; the next one runs.
                 Err(e @ Error::Fleet { .. }) => {
-                    obs.note(&format!("{}: skipped: {e}", point.cfg.label()));
+                    obs.point_skipped(&point, &e);
                     continue;
                 }
                 Err(e) => return Err(e),

@@ -89,7 +89,10 @@ pub(super) fn every_read_failed(
         hint: crate::probe::explain_errno(first.errno, cfg)
             .map(|h| format!(". {h}"))
             .unwrap_or_default(),
-        first,
+        offset: first.offset,
+        len: first.len,
+        errno: first.errno,
+        message: first.message,
     })
 }
 
@@ -108,6 +111,8 @@ pub(super) fn after_run(errors: &ErrorSummary, ios: u64, warnings: &mut Vec<Stri
 pub(super) const OTHER_LOAD_PCT: f64 = 10.0;
 /// Hypervisor steal, as a share of one core, beyond which a result says so.
 pub(super) const STEAL_PCT: f64 = 5.0;
+/// A change of the CPUs' mean clock between the window's edges beyond this share is warned about.
+pub(super) const CLOCK_CHANGE: f64 = 0.10;
 /// A measured window shorter than this is too short for CPU shares and load warnings.
 pub(super) const SHORT_WINDOW_S: f64 = 0.2;
 
@@ -160,6 +165,17 @@ pub(super) fn trust_machine(r: &mut RunResult) {
             "the hypervisor took {:.0} % of a core from this machine during the run (steal \
              time): the figures may be disturbed",
             cpu.steal_pct_of_core
+        ));
+    }
+    if judge_load
+        && let Some([from, to]) = cpu.clock_mhz
+        && from > 0.0
+        && (to - from).abs() / from > CLOCK_CHANGE
+    {
+        r.warnings.push(format!(
+            "the CPU clock changed from {from:.0} MHz to {to:.0} MHz during the run (frequency \
+             scaling or power limits): the figures may not be comparable; fix the frequency \
+             (e.g. the performance governor) or compare runs with --repeat"
         ));
     }
 }

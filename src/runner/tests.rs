@@ -483,3 +483,27 @@ fn an_empty_or_tiny_window_is_marked_not_divided_by() {
         r.warnings
     );
 }
+
+/// A CPU clock that moved between the window's edges is said in the warnings (where the machine
+/// shows its clock); a steady one is not.
+#[test]
+fn a_changing_cpu_clock_is_warned_about() {
+    let f = prepared(64);
+    let mut cfg = config(&f, 1);
+    cfg.runtime = Duration::from_millis(300);
+    let mut r = run_script(&cfg, Script::new()).unwrap();
+    let range = crate::config::Range {
+        offset: 0,
+        len: r.bytes.max(BS),
+        blocks: 1,
+    };
+    let clock = |r: &RunResult| r.warnings.iter().any(|w| w.contains("CPU clock changed"));
+    r.cpu.clock_mhz = Some([2600.0, 2590.0]);
+    r.warnings.clear();
+    super::checks::trust(&cfg, &range, &mut r);
+    assert!(!clock(&r), "{:?}", r.warnings);
+    r.cpu.clock_mhz = Some([2600.0, 1200.0]);
+    r.warnings.clear();
+    super::checks::trust(&cfg, &range, &mut r);
+    assert!(clock(&r), "{:?}", r.warnings);
+}

@@ -81,8 +81,14 @@ pub fn open_read(path: &Path, direct: bool) -> Result<File> {
 
 /// Size in bytes of a file or block device.
 pub fn size_of(file: &File, path: &Path) -> Result<u64> {
-    rustix::fs::seek(file, rustix::fs::SeekFrom::End(0))
-        .map_err(|e| Error::io(path, "cannot find its size", e.into()))
+    rustix::fs::seek(file, rustix::fs::SeekFrom::End(0)).map_err(|e| {
+        // A file that cannot seek to its end (/proc, /sys) is no target: bad input.
+        Error::invalid(format!(
+            "{}: cannot find its size ({}); readlab reads regular files and block devices",
+            path.display(),
+            std::io::Error::from(e)
+        ))
+    })
 }
 
 impl Target {

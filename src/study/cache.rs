@@ -126,6 +126,12 @@ impl StudyObserver for Monitored<'_> {
     fn point_done(&self, doc: &Document) {
         self.0.point_done(doc)
     }
+    fn point_skipped(&self, point: &Point, why: &Error) {
+        self.0.point_skipped(point, why)
+    }
+    fn point_failed(&self, point: &Point, why: &Error) {
+        self.0.point_failed(point, why)
+    }
     fn note(&self, message: &str) {
         self.0.note(message)
     }
@@ -194,7 +200,13 @@ fn run_cache_study(ctx: &Context, store: &mut Store, obs: &dyn StudyObserver) ->
     };
     if ctx.target.direct_supported {
         let p = point(ctx, true, "direct".into());
-        if add(run_points(SPEC.study_name(), &[p], store, &obs)?) {
+        if add(run_points(
+            SPEC.study_name(),
+            &[p],
+            ctx.repeat,
+            store,
+            &obs,
+        )?) {
             return Ok(counts);
         }
     } else {
@@ -202,7 +214,13 @@ fn run_cache_study(ctx: &Context, store: &mut Store, obs: &dyn StudyObserver) ->
     }
     drop_cached(&ctx.target.path);
     let p = point(ctx, false, format!("buffered, {ra_now}"));
-    if add(run_points(SPEC.study_name(), &[p], store, &obs)?) {
+    if add(run_points(
+        SPEC.study_name(),
+        &[p],
+        ctx.repeat,
+        store,
+        &obs,
+    )?) {
         return Ok(counts);
     }
     match (&ra_path, ctx.allow_device_changes) {
@@ -221,7 +239,7 @@ fn run_cache_study(ctx: &Context, store: &mut Store, obs: &dyn StudyObserver) ->
             guard.set(0)?;
             drop_cached(&ctx.target.path);
             let p = point(ctx, false, "buffered, read_ahead_kb=0".into());
-            let c = run_points(SPEC.study_name(), &[p], store, &obs);
+            let c = run_points(SPEC.study_name(), &[p], ctx.repeat, store, &obs);
             drop(guard);
             add(c?);
         }

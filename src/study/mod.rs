@@ -200,6 +200,8 @@ pub struct StudyOptions {
     pub max_threads: Option<usize>,
     /// Verify every read (default: when the target was prepared by readlab).
     pub verify: Option<bool>,
+    /// Runs of every point (`--repeat`, at least 1).
+    pub repeat: usize,
     /// Every target with its name when several were given (the `devices` study); empty: just
     /// `target`.
     pub targets: Vec<crate::targets::TargetSpec>,
@@ -213,6 +215,14 @@ pub trait StudyObserver: Observer {
     fn study_start(&self, _name: StudyName, _total: usize, _skipped: usize) {}
     fn point_start(&self, _index: usize, _total: usize, _point: &Point) {}
     fn point_done(&self, _doc: &Document) {}
+    /// A point that could not run on this target (an engine or feature it lacks); the study goes on.
+    fn point_skipped(&self, point: &Point, why: &Error) {
+        self.note(&format!("{}: skipped: {why}", point.cfg.label()));
+    }
+    /// A point whose every read failed: a failure of the target, counted as one.
+    fn point_failed(&self, point: &Point, why: &Error) {
+        self.note(&format!("{}: failed: {why}", point.cfg.label()));
+    }
     fn note(&self, _message: &str) {}
 }
 
@@ -288,6 +298,7 @@ pub fn run(names: &[StudyName], opts: &StudyOptions, obs: &dyn StudyObserver) ->
         quick: opts.quick,
         verify,
         max_threads: opts.max_threads,
+        repeat: opts.repeat.max(1),
         targets,
         allow_device_changes: opts.allow_device_changes,
     });
@@ -312,7 +323,7 @@ pub fn run(names: &[StudyName], opts: &StudyOptions, obs: &dyn StudyObserver) ->
                     .into_iter()
                     .map(|cfg| Point::of(*name, cfg))
                     .collect();
-                run_points(*name, &points, &mut store, obs)?
+                run_points(*name, &points, ctx.repeat, &mut store, obs)?
             }
             (Exec::Custom(exec), Some(ctx)) => exec(ctx, &mut store, obs)?,
         };
@@ -340,6 +351,7 @@ pub fn run(names: &[StudyName], opts: &StudyOptions, obs: &dyn StudyObserver) ->
 pub fn run_points(
     name: StudyName,
     points: &[Point],
+    repeat: usize,
     store: &mut Store,
     obs: &dyn StudyObserver,
 ) -> Result<Counts> {
@@ -359,12 +371,16 @@ pub fn run_points(
             });
         }
         obs.point_start(skipped + i, points.len(), p);
-        let mut doc = match runner::run(&p.cfg, obs) {
+        let mut doc = match measure(&p.cfg, repeat, obs) {
             Ok(d) => d,
+            Err(e @ Error::ReadsFailed { .. }) => {
+                obs.point_failed(p, &e);
+                continue;
+            }
             // A point that cannot run on this target (an engine or feature it lacks) does not
             // end the study; it is noted and the next point runs.
             Err(e) => {
-                obs.note(&format!("{}: skipped: {e}", p.cfg.label()));
+                obs.point_skipped(p, &e);
                 continue;
             }
         };
@@ -391,4 +407,23 @@ pub fn run_points(
 /// The directory studies write to by default: `readlab-study-<target name>`.
 pub fn default_out(target: &Path) -> PathBuf {
     crate::outdir::for_target("study", target)
+}
+
+/// One point measured `repeat` times back to back (seeds seed, seed+1, …) and combined into its
+/// median run with an interval per figure; an interrupted repetition is returned as it is.
+fn measure(cfg: &RunConfig, repeat: usize, obs: &dyn StudyObserver) -> Result<Document> {
+    let mut docs = Vec::with_capacity(repeat.max(1));
+    for round in 0..repeat.max(1) {
+        let mut c = cfg.clone();
+        c.seed = c.seed.wrapping_add(round as u64);
+        let doc = runner::run(&c, obs)?;
+        if doc.result.ended_by == crate::result::EndedBy::Interrupted {
+            return Ok(doc);
+        }
+        docs.push(doc);
+    }
+    let mut doc = crate::repeat::combine(docs).expect("at least one run");
+    // The point is stored under the configuration the plan asked for.
+    doc.config.seed = cfg.seed;
+    Ok(doc)
 }

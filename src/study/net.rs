@@ -162,7 +162,7 @@ pub fn run_net_points(
                     Some(srv)
                 }
                 Err(e) => {
-                    obs.note(&format!("{}: skipped: {e}", point.cfg.label()));
+                    obs.point_skipped(&point, &e);
                     continue;
                 }
             },
@@ -173,8 +173,12 @@ pub fn run_net_points(
         let summary = server.map(ServerProcess::stop).transpose();
         let mut doc = match run {
             Ok(d) => d,
+            Err(e @ crate::error::Error::ReadsFailed { .. }) => {
+                obs.point_failed(&point, &e);
+                continue;
+            }
             Err(e) => {
-                obs.note(&format!("{}: skipped: {e}", point.cfg.label()));
+                obs.point_skipped(&point, &e);
                 continue;
             }
         };

@@ -37,6 +37,8 @@ pub struct Context<'a> {
     pub quick: bool,
     pub verify: bool,
     pub max_threads: Option<usize>,
+    /// Runs of every point (`--repeat`); the stored point is their median with an interval.
+    pub repeat: usize,
     /// Every target of the study (the `devices` study reads 1, 2 … of them at once).
     pub targets: &'a [crate::targets::TargetSpec],
     /// Device settings (readahead) may be changed for a point and are restored afterwards.

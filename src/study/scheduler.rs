@@ -123,7 +123,7 @@ fn run_scheduler_study(
         guard.set(&sched)?;
         obs.note(&format!("{}: scheduler {sched}", dev.name));
         let points = scheduler_points(ctx, &sched);
-        let c = run_points(SPEC.study_name(), &points, store, obs)?;
+        let c = run_points(SPEC.study_name(), &points, ctx.repeat, store, obs)?;
         counts.measured += c.measured;
         counts.skipped += c.skipped;
         if c.interrupted {

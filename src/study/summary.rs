@@ -3,6 +3,7 @@
 
 use super::{StudyName, Summary};
 use crate::config::Rw;
+use crate::export::percentile_cell;
 use crate::result::Document;
 use crate::size::{format_ns, format_size};
 use std::collections::BTreeMap;
@@ -115,9 +116,9 @@ impl Metric {
             Metric::Iops => format!("{:.0}", r.iops),
             Metric::Min => format_ns(l.min_ns as f64),
             Metric::Mean => format_ns(l.mean_ns),
-            Metric::P50 => format_ns(l.p50_ns as f64),
-            Metric::P99 => format_ns(l.p99_ns as f64),
-            Metric::P999 => format_ns(l.p999_ns as f64),
+            Metric::P50 => percentile_cell(l, 50.0, l.p50_ns),
+            Metric::P99 => percentile_cell(l, 99.0, l.p99_ns),
+            Metric::P999 => percentile_cell(l, 99.9, l.p999_ns),
             Metric::Max => format_ns(l.max_ns as f64),
             Metric::Cpu => format!("{:.0}", d.result.cpu.threads_pct_of_core()),
             Metric::SqPollCpu => format!("{:.0}", r.cpu.sqpoll.pct_of_core),
@@ -208,11 +209,14 @@ fn point_lines(docs: &[&Document]) -> String {
                 .unwrap_or_default(),
             r.mb_s,
             r.iops,
-            format_ns(r.latency.p50_ns as f64),
-            format_ns(r.latency.p99_ns as f64),
-            format_ns(r.latency.p999_ns as f64),
+            percentile_cell(&r.latency, 50.0, r.latency.p50_ns),
+            percentile_cell(&r.latency, 99.0, r.latency.p99_ns),
+            percentile_cell(&r.latency, 99.9, r.latency.p999_ns),
             d.result.cpu.threads_pct_of_core(),
-            r.ended_by
+            match r.failure_summary() {
+                Some(lines) => format!("{} — FAILED: {}", r.ended_by, lines.join("; ")),
+                None => r.ended_by.to_string(),
+            }
         );
     }
     s

@@ -87,6 +87,7 @@ mod tests {
             p50_ns: 300_000,
             cpu_cores: 0.5,
             spread: None,
+            requests: 0,
         };
         let rec = Recommendation {
             bs: 1 << 20,

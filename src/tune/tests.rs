@@ -11,6 +11,7 @@ fn cand(label: &str, iops: f64, p999: u64, cpu: f64) -> Candidate {
         p50_ns: p999 / 4,
         cpu_cores: cpu,
         spread: None,
+        requests: 0,
     }
 }
 

@@ -54,12 +54,23 @@ impl Recommendation {
                 },
                 format!("{:.1}", c.mb_s),
                 format!("{:.0}", c.iops),
-                format_ns(c.p999_ns as f64, Style::Table),
+                format!(
+                    "{}{}",
+                    if c.few_samples() { "~" } else { "" },
+                    format_ns(c.p999_ns as f64, Style::Table)
+                ),
                 format!("{:.2}", c.cpu_cores),
                 c.label.clone(),
             ]);
         }
         t
+    }
+}
+
+impl super::Candidate {
+    /// True when its p99.9 rests on fewer requests than the percentile needs (known counts only).
+    pub fn few_samples(&self) -> bool {
+        self.requests > 0 && !crate::stats::supported(self.requests, 99.9)
     }
 }
 
@@ -98,6 +109,14 @@ pub fn recommendation_text(rec: &Recommendation, opts: &TuneOptions) -> String {
         &rec.table(&crate::outdir::target_name(&opts.target))
             .markdown(),
     );
+    if rec.per_goal.iter().any(|(_, c)| c.few_samples()) {
+        let _ = writeln!(
+            s,
+            "\n~ p99.9 from fewer than {} requests: too few samples to trust it; give a larger \
+             --budget for longer points",
+            crate::stats::min_samples(99.9)
+        );
+    }
     match &rec.pick {
         Some(p) => {
             let _ = writeln!(s, "\nRecommended: {} ({} goal)", p.label, rec.goal.name());
@@ -167,6 +186,7 @@ mod tests {
             p50_ns: 0,
             cpu_cores: 0.0,
             spread: None,
+            requests: 0,
         }
     }
 
@@ -221,6 +241,21 @@ mod tests {
             fio_command(&pick.config)
         );
         assert_eq!(recommendation_text(&rec, &opts), want);
+    }
+
+    /// A p99.9 from too few requests is marked, with the reason under the table.
+    #[test]
+    fn a_tail_from_too_few_samples_is_marked() {
+        let (mut rec, opts) = setup();
+        rec.per_goal[0].1.requests = 500;
+        rec.per_goal[1].1.requests = 1_000_000;
+        let text = recommendation_text(&rec, &opts);
+        assert!(text.contains("| ~1.22ms |"), "{text}");
+        assert!(text.contains("| 100.0us |"), "{text}");
+        assert!(
+            text.contains("~ p99.9 from fewer than 10000 requests: too few samples"),
+            "{text}"
+        );
     }
 
     #[test]

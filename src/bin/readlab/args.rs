@@ -230,6 +230,10 @@ pub struct StudyArgs {
     /// Attach the monitor to every run: devices, machine and threads stored with each point.
     #[arg(long)]
     pub monitor: bool,
+    /// Measure every point N times (seeds seed, seed+1, …, back to back) and store the median run
+    /// with a confidence interval per figure.
+    #[arg(long, default_value = "1", value_parser = count)]
+    pub repeat: usize,
 }
 
 impl StudyArgs {
@@ -259,6 +263,7 @@ impl StudyArgs {
             verify: self.no_verify.then_some(false),
             targets,
             allow_device_changes: self.allow_device_changes,
+            repeat: self.repeat,
         };
         Ok((names, opts))
     }

@@ -356,10 +356,23 @@ impl StudyObserver for StudyProgress {
         }
     }
 
+    fn point_skipped(&self, point: &Point, why: &readlab::error::Error) {
+        self.not_run.fetch_add(1, Ordering::Relaxed);
+        self.note(&format!("{}: skipped: {why}", point.cfg.label()));
+    }
+
+    fn point_failed(&self, point: &Point, why: &readlab::error::Error) {
+        let what = format!(
+            "{} {} {}",
+            point.cfg.engine.name(),
+            point.cfg.label(),
+            bytes(point.cfg.bs)
+        );
+        self.failures.lock().unwrap().add_error(&what, why);
+        self.note(&format!("{what}: {why}"));
+    }
+
     fn note(&self, message: &str) {
-        if message.contains(": skipped: ") {
-            self.not_run.fetch_add(1, Ordering::Relaxed);
-        }
         self.println(&format!("readlab: {message}"));
     }
 }

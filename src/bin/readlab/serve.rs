@@ -157,7 +157,7 @@ pub fn run(a: &ServeArgs) -> anyhow::Result<ExitCode> {
     let e = server.export();
     let bs = e.block_sizes.expect("readlab serve advertises block sizes");
     println!(
-        "readlab serve: listening on {} — export '{}', {} B, read-only, multi-conn, block sizes {}/{}/{} B, model {}{}",
+        "readlab serve: listening on {} — export '{}', {} B, read-only, multi-conn, block sizes {}/{}/{} B, model {}, {}{}",
         server.address(),
         e.name,
         e.size,
@@ -172,6 +172,7 @@ pub fn run(a: &ServeArgs) -> anyhow::Result<ExitCode> {
             ),
             Model::Uring => format!("uring ({} thread(s))", cfg.threads),
         },
+        storage(&cfg),
         if cfg.delay.is_zero() {
             String::new()
         } else {
@@ -206,4 +207,17 @@ pub fn run(a: &ServeArgs) -> anyhow::Result<ExitCode> {
     }
     // A signal is how a server is meant to end: exit 0.
     Ok(ExitCode::SUCCESS)
+}
+
+/// How the target is read, said on the first line: O_DIRECT reads go to the device while
+/// nbdkit's `file` plugin and qemu-nbd read through the page cache, so a client comparing
+/// servers over the same file must know which one it measures.
+fn storage(cfg: &ServeConfig) -> &'static str {
+    match (&cfg.backend, cfg.direct) {
+        (Backend::Null(_), _) => "no storage (zeros)",
+        (Backend::Target(_), true) => {
+            "reads with O_DIRECT (from the device, not the page cache; --buffered reads through it as nbdkit's file plugin does)"
+        }
+        (Backend::Target(_), false) => "reads through the page cache (--buffered)",
+    }
 }

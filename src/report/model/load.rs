@@ -79,9 +79,27 @@ fn load_results(path: &Path, report: &mut Report) -> Result<()> {
                     crate::units::format_bytes(p.bs as f64, crate::units::Style::Table)
                 ));
             }
+            // A run (or a target) that measured nothing has no figure to draw (never 0 ns,
+            // never 0 IOPS).
+            if p.ios == 0 && p.latency.count == 0 {
+                report.notes.push(format!(
+                    "{origin}: {}{} ({} {}): no request measured; left out",
+                    p.multi
+                        .as_ref()
+                        .and_then(|m| m.name.as_ref())
+                        .map(|n| format!("{n} "))
+                        .unwrap_or_default(),
+                    p.label,
+                    p.engine,
+                    crate::units::format_bytes(p.bs as f64, crate::units::Style::Table)
+                ));
+                continue;
+            }
             report.points.push(p);
         }
-        if let Some(f) = super::fleet::FleetRun::from_document(d, first) {
+        if d.result.requests > 0
+            && let Some(f) = super::fleet::FleetRun::from_document(d, first)
+        {
             report.fleet.push(f);
         }
     }

@@ -262,6 +262,21 @@ fn run_note(r: &crate::result::RunResult) -> Option<String> {
     if let Some(lines) = r.failure_summary() {
         parts.push(format!("FAILED: {}", lines.join("; ")));
     }
+    if let Some(rep) = &r.repeat {
+        // The figures are the median run's; how far the repetitions spread is part of them.
+        let ns = |v: f64| crate::units::format_ns(v, crate::units::Style::Table);
+        parts.push(format!(
+            "median of {} runs; {:.0} % intervals: IOPS {:.0}–{:.0}, p99 {}–{}, p99.9 {}–{}",
+            rep.runs,
+            rep.confidence * 100.0,
+            rep.iops.lo,
+            rep.iops.hi,
+            ns(rep.p99_ns.lo),
+            ns(rep.p99_ns.hi),
+            ns(rep.p999_ns.lo),
+            ns(rep.p999_ns.hi)
+        ));
+    }
     parts.extend(r.warnings.iter().cloned());
     (!parts.is_empty()).then(|| parts.join("; "))
 }
@@ -307,6 +322,23 @@ mod tests {
         assert!(note.contains("first error at offset 8192"), "{note}");
         assert!(
             note.ends_with("other processes used 90 % of a core"),
+            "{note}"
+        );
+    }
+
+    /// A run measured with --repeat carries its intervals into the report.
+    #[test]
+    fn repetitions_show_their_intervals() {
+        let text = include_str!("../../../tests/fixtures/results-small.jsonl");
+        let docs: Vec<Document> = text
+            .lines()
+            .take(3)
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        let d = crate::repeat::combine(docs).unwrap();
+        let note = Point::from_document(&d, "x").note.unwrap();
+        assert!(
+            note.contains("median of 3 runs; 75 % intervals: IOPS "),
             "{note}"
         );
     }
