@@ -678,7 +678,9 @@ fn s(p: &Path) -> String {
 #[test]
 fn every_flag_a_message_names_exists() {
     let mut flags = std::collections::BTreeSet::new();
-    for cmd in ["run", "prepare", "info", "study", "tune", "report", "quick"] {
+    for cmd in [
+        "run", "prepare", "info", "study", "tune", "report", "quick", "monitor", "serve",
+    ] {
         let o = run(&[cmd, "--help"]);
         assert!(o.status.success(), "{cmd} --help: {}", stderr(&o));
         flags.extend(flag_names(&stdout(&o)));
@@ -702,6 +704,11 @@ fn every_flag_a_message_names_exists() {
         "sqthread",
         "time",
         "version",
+        // cargo's and the MPI launchers' (mpirun, srun), in the fleet's messages.
+        "release",
+        "features",
+        "bind-to",
+        "cpu-bind",
     ];
     let mut unknown = Vec::new();
     let mut todo = vec![PathBuf::from("src")];
