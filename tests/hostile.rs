@@ -678,9 +678,19 @@ fn s(p: &Path) -> String {
 #[test]
 fn every_flag_a_message_names_exists() {
     let mut flags = std::collections::BTreeSet::new();
-    for cmd in [
-        "run", "prepare", "info", "study", "tune", "report", "quick", "monitor", "serve",
-    ] {
+    // Every command the top-level help lists.
+    let top = stdout(&run(&["--help"]));
+    let commands: Vec<String> = top
+        .lines()
+        .skip_while(|l| !l.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|l| !l.trim().is_empty())
+        .filter(|l| l.starts_with("  ") && !l.starts_with("   "))
+        .filter_map(|l| l.split_whitespace().next().map(str::to_string))
+        .filter(|c| c != "help")
+        .collect();
+    assert!(commands.len() >= 7, "{top}");
+    for cmd in commands.iter().map(String::as_str) {
         let o = run(&[cmd, "--help"]);
         assert!(o.status.success(), "{cmd} --help: {}", stderr(&o));
         flags.extend(flag_names(&stdout(&o)));
@@ -704,7 +714,7 @@ fn every_flag_a_message_names_exists() {
         "sqthread",
         "time",
         "version",
-        // cargo's and the MPI launchers' (mpirun, srun), in the fleet's messages.
+        // cargo's, mpirun's and srun's, in the hints about building and launching under MPI.
         "release",
         "features",
         "bind-to",

@@ -126,10 +126,10 @@ impl StudyObserver for Monitored<'_> {
     fn point_done(&self, doc: &Document) {
         self.0.point_done(doc)
     }
-    fn point_skipped(&self, point: &Point, why: &Error) {
+    fn point_skipped(&self, point: &Point, why: &crate::error::Error) {
         self.0.point_skipped(point, why)
     }
-    fn point_failed(&self, point: &Point, why: &Error) {
+    fn point_failed(&self, point: &Point, why: &crate::error::Error) {
         self.0.point_failed(point, why)
     }
     fn note(&self, message: &str) {

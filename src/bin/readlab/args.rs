@@ -227,13 +227,13 @@ pub struct StudyArgs {
     /// Do not verify the data read (verification is on when readlab prepared the target).
     #[arg(long)]
     pub no_verify: bool,
-    /// Attach the monitor to every run: devices, machine and threads stored with each point.
-    #[arg(long)]
-    pub monitor: bool,
     /// Measure every point N times (seeds seed, seed+1, …, back to back) and store the median run
     /// with a confidence interval per figure.
     #[arg(long, default_value = "1", value_parser = count)]
     pub repeat: usize,
+    /// Attach the monitor to every run: devices, machine and threads stored with each point.
+    #[arg(long)]
+    pub monitor: bool,
 }
 
 impl StudyArgs {
@@ -261,9 +261,9 @@ impl StudyArgs {
             resume: self.resume,
             max_threads: self.max_threads,
             verify: self.no_verify.then_some(false),
+            repeat: self.repeat,
             targets,
             allow_device_changes: self.allow_device_changes,
-            repeat: self.repeat,
         };
         Ok((names, opts))
     }

@@ -66,6 +66,16 @@ fn load_results(path: &Path, report: &mut Report) -> Result<()> {
                 crate::result::SCHEMA
             ));
         }
+        // A run that measured nothing has no figure to draw (never 0 ns, never 0 IOPS).
+        if d.result.requests == 0 {
+            report.notes.push(format!(
+                "{origin}: {} ({} {}): no request measured; left out",
+                d.result.label,
+                d.config.engine.name(),
+                crate::units::format_bytes(d.config.bs as f64, crate::units::Style::Table)
+            ));
+            continue;
+        }
         // The run's own point (a run on several targets: its aggregate) comes first.
         let first = report.points.len();
         for p in Point::from_run(d, &origin) {
@@ -79,27 +89,9 @@ fn load_results(path: &Path, report: &mut Report) -> Result<()> {
                     crate::units::format_bytes(p.bs as f64, crate::units::Style::Table)
                 ));
             }
-            // A run (or a target) that measured nothing has no figure to draw (never 0 ns,
-            // never 0 IOPS).
-            if p.ios == 0 && p.latency.count == 0 {
-                report.notes.push(format!(
-                    "{origin}: {}{} ({} {}): no request measured; left out",
-                    p.multi
-                        .as_ref()
-                        .and_then(|m| m.name.as_ref())
-                        .map(|n| format!("{n} "))
-                        .unwrap_or_default(),
-                    p.label,
-                    p.engine,
-                    crate::units::format_bytes(p.bs as f64, crate::units::Style::Table)
-                ));
-                continue;
-            }
             report.points.push(p);
         }
-        if d.result.requests > 0
-            && let Some(f) = super::fleet::FleetRun::from_document(d, first)
-        {
+        if let Some(f) = super::fleet::FleetRun::from_document(d, first) {
             report.fleet.push(f);
         }
     }
