@@ -7,7 +7,7 @@ use super::plan::*;
 use super::{Counts, Exec, StudyObserver, StudySpec, Summary};
 use crate::config::Rw;
 use crate::engine::EngineKind;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::result::{Document, EndedBy, StudyTag};
 use crate::size::format_size;
 use crate::store::Store;
@@ -53,6 +53,11 @@ fn run_devices_study(ctx: &Context, store: &mut Store, obs: &dyn StudyObserver) 
             points.push((n, Point { tag, cfg: c }));
         }
     }
+    if ctx.repeat > 1 {
+        obs.note(
+            "devices: --repeat is not applied to runs on several targets; each point runs once",
+        );
+    }
     let todo: Vec<&(usize, Point)> = points
         .iter()
         .filter(|(_, p)| !store.contains(Some(&p.tag), &p.cfg))
@@ -71,8 +76,12 @@ fn run_devices_study(ctx: &Context, store: &mut Store, obs: &dyn StudyObserver) 
         obs.point_start(skipped + i, points.len(), p);
         let mut doc = match crate::runner::run_targets(&p.cfg, &targets[..*n], obs) {
             Ok(d) => d,
+            Err(e @ Error::ReadsFailed { .. }) => {
+                obs.point_failed(p, &e);
+                continue;
+            }
             Err(e) => {
-                obs.note(&format!("{} on {n} target(s): skipped: {e}", p.cfg.label()));
+                obs.point_skipped(p, &e);
                 continue;
             }
         };
