@@ -247,6 +247,8 @@ fn tune_study_report_and_a_regression_check() {
         assert!(selected.contains(s), "{s} in the selected parameters");
     }
     assert!(selected.contains("<svg id=\"chart-selected-throughput\""));
+    // The tuner's own section draws what it measured.
+    assert!(html.contains("<svg id=\"chart-tune-search\""));
 
     // The profile replayed on the same target passes; throttled to 300 IOPS it fails (exit 3).
     let same = ok(&[

@@ -11,5 +11,5 @@ pub static SPEC: StudySpec = StudySpec {
     exec: Exec::External,
     summary: Summary::None,
     fio_fits: |_| false,
-    charts: |_| Vec::new(),
+    charts: crate::report::charts::figures::tune_search,
 };

@@ -327,24 +327,53 @@ pub fn scheduler(c: &Ctx) -> Vec<Chart> {
     out
 }
 
-/// Bandwidth against offset from a point's samples every N bytes (or, for results without them,
-/// its per-second timeline): (offset in bytes, MB/s).
-pub fn bandwidth_by_offset(p: &Point) -> Vec<(f64, f64)> {
-    if !p.offset_samples.is_empty() {
-        return p
-            .offset_samples
-            .iter()
-            .map(|s| (s.offset as f64, s.mb_s))
-            .collect();
+/// The tuner's search: every configuration it measured, IOPS against the tail latency, one line
+/// per engine and block size through its points by throughput, each point labelled.
+pub fn tune_search(c: &Ctx) -> Vec<Chart> {
+    let pts = &c.pts;
+    let tail = crate::verdict::Tail::of(pts);
+    let mut groups: Vec<((String, u64), Vec<&Point>)> = Vec::new();
+    for p in pts {
+        let key = (p.engine.clone(), p.bs);
+        match groups.iter_mut().find(|(k, _)| *k == key) {
+            Some(g) => g.1.push(p),
+            None => groups.push((key, vec![p])),
+        }
     }
-    let mut offset = p.offset as f64;
-    p.timeline
-        .iter()
-        .map(|t| {
-            offset += t.ios as f64 * p.bs as f64;
-            (offset, t.mib_s * 1.048_576)
+    let series = groups
+        .into_iter()
+        .enumerate()
+        .map(|(k, ((e, bs), mut mine))| {
+            mine.sort_by(|a, b| a.iops.total_cmp(&b.iops));
+            LineSeries {
+                name: c.namer.name(mine[0], &format!("{e} {}", format_size(bs))),
+                points: mine.iter().map(|p| (p.iops, tail.ns(p))).collect(),
+                color: k,
+                dashed: false,
+                marker: Some(SHAPES[k % SHAPES.len()]),
+                fio: false,
+                step: false,
+                labels: mine.iter().map(|p| p.label.clone()).collect(),
+            }
         })
-        .collect()
+        .collect();
+    let mut x = Axis::linear("IOPS", Unit::Count);
+    x.from_zero = true;
+    let mut ch = chart(
+        c.id("search"),
+        format!(
+            "What the tuner measured: IOPS against {} latency of every configuration it tried, by engine",
+            tail.name()
+        ),
+        pts,
+        Kind::Lines(Lines {
+            x: XAxis::Numeric(x),
+            y: Axis::log(&format!("{} latency (log scale)", tail.name()), Unit::Ns),
+            series,
+        }),
+    );
+    ch.height = 460;
+    vec![ch]
 }
 
 /// The stream study: sequential and random per block size (its sequential and random points,
@@ -392,7 +421,7 @@ pub fn stream(c: &Ctx) -> Vec<Chart> {
                     if p.direct { "direct" } else { "buffered" }
                 ),
             ),
-            points: thin(&bandwidth_by_offset(p), MAX_LINE_POINTS),
+            points: thin(&studies::bandwidth_by_offset(p), MAX_LINE_POINTS),
             color: k,
             dashed: !p.direct,
             marker: None,

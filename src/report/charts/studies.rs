@@ -25,6 +25,26 @@ pub fn latency(c: &Ctx) -> Vec<Chart> {
     out
 }
 
+/// Bandwidth against offset from a point's samples every N bytes (or, for results without them,
+/// its per-second timeline): (offset in bytes, MB/s).
+pub fn bandwidth_by_offset(p: &Point) -> Vec<(f64, f64)> {
+    if !p.offset_samples.is_empty() {
+        return p
+            .offset_samples
+            .iter()
+            .map(|s| (s.offset as f64, s.mb_s))
+            .collect();
+    }
+    let mut offset = p.offset as f64;
+    p.timeline
+        .iter()
+        .map(|t| {
+            offset += t.ios as f64 * p.bs as f64;
+            (offset, t.mib_s * 1.048_576)
+        })
+        .collect()
+}
+
 /// The charts of Scan.
 pub fn scan(c: &Ctx) -> Vec<Chart> {
     let (pts, namer) = (c.pts.clone(), &c.namer);
@@ -32,7 +52,7 @@ pub fn scan(c: &Ctx) -> Vec<Chart> {
     let mut out = Vec::new();
     let mut series = Vec::new();
     for p in &pts {
-        let points = thin(&super::figures::bandwidth_by_offset(p), MAX_LINE_POINTS);
+        let points = thin(&bandwidth_by_offset(p), MAX_LINE_POINTS);
         let n = series.len();
         series.push(LineSeries {
             name: namer.name(p, if p.direct { "direct" } else { "buffered" }),
