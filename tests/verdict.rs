@@ -250,7 +250,8 @@ fn tune_study_report_and_a_regression_check() {
     // The tuner's own section draws what it measured.
     assert!(html.contains("<svg id=\"chart-tune-search\""));
 
-    // The profile replayed on the same target passes; throttled to 300 IOPS it fails (exit 3).
+    // The profile replayed on the same target passes (the median of three runs, so one noisy
+    // second on this shared machine does not decide); throttled to 300 IOPS it fails (exit 3).
     let same = ok(&[
         "run",
         "--profile",
@@ -259,7 +260,9 @@ fn tune_study_report_and_a_regression_check() {
         "--tolerance",
         "90%",
         "--runtime",
-        "2s",
+        "1s",
+        "--repeat",
+        "3",
         "-q",
     ]);
     assert!(stderr(&same).contains("check passed"), "{}", stderr(&same));
