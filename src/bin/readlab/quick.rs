@@ -3,7 +3,6 @@
 use crate::args::QuickArgs;
 use crate::progress::{Progress, print_warnings};
 use readlab::error::Error;
-use readlab::export::{Exporter, TableExporter};
 use std::process::ExitCode;
 
 pub fn run(a: &QuickArgs) -> anyhow::Result<ExitCode> {
@@ -21,7 +20,7 @@ pub fn run(a: &QuickArgs) -> anyhow::Result<ExitCode> {
         return Ok(exit(&docs));
     }
     println!();
-    print!("{}", TableExporter.render(&docs)?);
+    print!("{}", crate::run::runs_table(&docs)?);
     println!();
     let verdict = readlab::verdict::text_for(&docs);
     if !verdict.is_empty() {

@@ -68,7 +68,7 @@ pub fn run(a: &RunArgs) -> anyhow::Result<ExitCode> {
         OutputArg::Json => print!("{}", JsonExporter.render(&docs)?),
         OutputArg::Table if docs.len() == 1 => print_one(&docs[0]),
         OutputArg::Table => {
-            print!("{}", TableExporter.render(&docs)?);
+            print!("{}", runs_table(&docs)?);
             let verdict = readlab::verdict::text_for(&docs);
             if !verdict.is_empty() {
                 println!("\n{verdict}");
@@ -140,4 +140,27 @@ pub fn report_failures(doc: &Document) -> bool {
         failed = true;
     }
     failed
+}
+
+/// The table of several runs, readlab's measurements of itself (engines that read nothing, such
+/// as `null`) apart below the reads, so they are never read as a ranking.
+pub fn runs_table(docs: &[readlab::result::Document]) -> anyhow::Result<String> {
+    let (reads, own): (Vec<_>, Vec<_>) = docs
+        .iter()
+        .cloned()
+        .partition(|d| d.config.engine.capabilities().does_io);
+    let mut s = if reads.is_empty() {
+        String::new()
+    } else {
+        TableExporter.render(&reads)?
+    };
+    if !own.is_empty() {
+        s.push_str(
+            "
+readlab measuring itself (no I/O; its own cost per I/O, not ranked):
+",
+        );
+        s.push_str(&TableExporter.render(&own)?);
+    }
+    Ok(s)
 }
