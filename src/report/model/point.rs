@@ -215,6 +215,10 @@ impl Point {
         }
         let run = d.config.target.display().to_string();
         let n = d.targets.len();
+        // The aggregate is a target of its own (`a+b`), each share goes by the name the run
+        // gave its target (`--name`, `NAME:PATH`, else its device or file name): the charts,
+        // legends and verdicts keep them apart by these names.
+        whole.name = run.clone();
         whole.multi = Some(Multi {
             run: run.clone(),
             name: None,
@@ -235,6 +239,7 @@ impl Point {
             };
             let mut p = Point::from_document(&one, origin);
             p.env.target = t.name.clone();
+            p.name = t.name.clone();
             p.multi = Some(Multi {
                 run: run.clone(),
                 name: Some(t.name.clone()),
