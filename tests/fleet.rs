@@ -7,6 +7,8 @@
 //! Needs root (loop devices, mpirun --allow-run-as-root) and Open MPI (scripts/test-deps).
 
 mod common;
+#[cfg(feature = "mpi")]
+mod nbd_common;
 
 #[cfg(feature = "mpi")]
 mod mpi {
@@ -196,6 +198,59 @@ mod mpi {
             );
             assert_eq!(m["clock_offset_ns"], 0, "same host: rank 0's own clock");
         }
+    }
+
+    /// Three ranks, each one NBD client, reading one `readlab serve` on 127.0.0.1: the networked
+    /// document's clients on separate hosts, measured as one.
+    #[test]
+    fn three_ranks_read_one_readlab_serve_as_one_fleet() {
+        let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+        let dir = super::common::disk_dir();
+        let f = super::common::prepare(dir.path(), "served.dat", "32M");
+        let server = super::nbd_common::readlab_serve(&[f.to_str().unwrap(), "--buffered"]);
+        let out = dir.path().join("fleet.json");
+        let o = run_within(
+            3,
+            &[
+                "run",
+                "--engine",
+                "nbd",
+                "--runtime",
+                "1s",
+                "--verify",
+                "--json",
+                out.to_str().unwrap(),
+                &server.url,
+            ],
+            Duration::from_secs(90),
+        );
+        assert!(o.status.success(), "{}", stderr(&o));
+        let doc: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+        let doc = doc.as_array().map_or(&doc, |a| &a[0]);
+        let members = doc["fleet"]["members"].as_array().unwrap();
+        assert_eq!(members.len(), 3);
+        for m in members {
+            assert!(m["result"]["ios"].as_u64().unwrap() > 0, "{m}");
+            assert_eq!(m["result"]["verify"]["mismatches"], 0);
+            assert_eq!(m["target"], server.url.as_str());
+        }
+        let counts: u64 = members
+            .iter()
+            .map(|m| m["result"]["latency"]["count"].as_u64().unwrap())
+            .sum();
+        assert_eq!(doc["result"]["latency"]["count"].as_u64().unwrap(), counts);
+        assert_eq!(
+            histogram_len(doc["result"]["histogram"].as_str().unwrap()),
+            counts
+        );
+        let iops: f64 = members
+            .iter()
+            .map(|m| m["result"]["iops"].as_f64().unwrap())
+            .sum();
+        let agg = doc["result"]["iops"].as_f64().unwrap();
+        assert!((agg - iops).abs() <= 1e-6 * iops, "{agg} vs {iops}");
+        assert_eq!(server.terminate(), Some(0), "the server stops cleanly");
     }
 
     #[test]
