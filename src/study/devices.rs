@@ -7,8 +7,8 @@ use super::plan::*;
 use super::{Counts, Exec, StudyObserver, StudySpec, Summary};
 use crate::config::Rw;
 use crate::engine::EngineKind;
-use crate::error::{Error, Result};
-use crate::result::{Document, EndedBy, StudyTag};
+use crate::error::Result;
+use crate::result::{Document, StudyTag};
 use crate::size::format_size;
 use crate::store::Store;
 use std::collections::BTreeMap;
@@ -58,50 +58,14 @@ fn run_devices_study(ctx: &Context, store: &mut Store, obs: &dyn StudyObserver) 
             "devices: --repeat is not applied to runs on several targets; each point runs once",
         );
     }
-    let todo: Vec<&(usize, Point)> = points
-        .iter()
-        .filter(|(_, p)| !store.contains(Some(&p.tag), &p.cfg))
-        .collect();
-    let skipped = points.len() - todo.len();
-    obs.study_start(SPEC.study_name(), points.len(), skipped);
-    let mut measured = 0;
-    for (i, (n, p)) in todo.iter().enumerate() {
-        if obs.cancelled() {
-            return Ok(Counts {
-                measured,
-                skipped,
-                interrupted: true,
-            });
-        }
-        obs.point_start(skipped + i, points.len(), p);
-        let mut doc = match crate::runner::run_targets(&p.cfg, &targets[..*n], obs) {
-            Ok(d) => d,
-            Err(e @ Error::ReadsFailed { .. }) => {
-                obs.point_failed(p, &e);
-                continue;
-            }
-            Err(e) => {
-                obs.point_skipped(p, &e);
-                continue;
-            }
-        };
-        if doc.result.ended_by == EndedBy::Interrupted {
-            return Ok(Counts {
-                measured,
-                skipped,
-                interrupted: true,
-            });
-        }
-        doc.study = Some(p.tag.clone());
-        obs.point_done(&doc);
-        store.append(doc)?;
-        measured += 1;
-    }
-    Ok(Counts {
-        measured,
-        skipped,
-        interrupted: false,
-    })
+    super::run_each(
+        SPEC.study_name(),
+        &points,
+        |(_, p)| p,
+        |(n, p)| crate::runner::run_targets(&p.cfg, &targets[..*n], obs),
+        store,
+        obs,
+    )
 }
 
 /// One block size's runs by number of targets: (targets, aggregate MB/s, CPU µs per I/O,

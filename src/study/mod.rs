@@ -367,14 +367,37 @@ pub fn run_points(
     store: &mut Store,
     obs: &dyn StudyObserver,
 ) -> Result<Counts> {
-    let todo: Vec<&Point> = points
+    run_each(
+        name,
+        points,
+        |p| p,
+        |p| measure(&p.cfg, repeat, obs),
+        store,
+        obs,
+    )
+}
+
+/// Run the items not yet stored, each measured by `run` (its point is `point(item)`), appending
+/// each as it finishes: the executor every study shares.
+pub fn run_each<T>(
+    name: StudyName,
+    items: &[T],
+    point: impl Fn(&T) -> &Point,
+    run: impl Fn(&T) -> Result<Document>,
+    store: &mut Store,
+    obs: &dyn StudyObserver,
+) -> Result<Counts> {
+    let todo: Vec<&T> = items
         .iter()
-        .filter(|p| !store.contains(Some(&p.tag), &p.cfg))
+        .filter(|i| {
+            let p = point(i);
+            !store.contains(Some(&p.tag), &p.cfg)
+        })
         .collect();
-    let skipped = points.len() - todo.len();
-    obs.study_start(name, points.len(), skipped);
+    let skipped = items.len() - todo.len();
+    obs.study_start(name, items.len(), skipped);
     let mut measured = 0;
-    for (i, p) in todo.iter().enumerate() {
+    for (i, item) in todo.iter().enumerate() {
         if obs.cancelled() {
             return Ok(Counts {
                 measured,
@@ -382,8 +405,9 @@ pub fn run_points(
                 interrupted: true,
             });
         }
-        obs.point_start(skipped + i, points.len(), p);
-        let mut doc = match measure(&p.cfg, repeat, obs) {
+        let p = point(item);
+        obs.point_start(skipped + i, items.len(), p);
+        let mut doc = match run(item) {
             Ok(d) => d,
             Err(e @ Error::ReadsFailed { .. }) => {
                 obs.point_failed(p, &e);

@@ -134,11 +134,13 @@ pub(super) fn draw_legend<DB: DrawingBackend>(
         };
         let mut text = e.text.clone();
         let room = w.saturating_sub(x as u32 + 4);
+        // Shorten a character at a time, keeping one ellipsis at the end (drop the previous
+        // ellipsis first, or the loop would only ever remove what it just added).
         while text.chars().count() > 4 && text_width(area, &text, LEGEND) > room {
-            text.pop();
             while text.ends_with('…') {
                 text.pop();
             }
+            text.pop();
             text.push('…');
         }
         let style = if matches!(e.swatch, Swatch::Heading) {
