@@ -205,6 +205,10 @@ pub struct NetTag {
     /// Service time injected into every read by the server, µs.
     #[serde(default)]
     pub delay_us: u64,
+    /// Client and server spun on their sockets for up to this many µs before sleeping (0: they
+    /// slept at once, the usual way).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub busy_poll_us: u32,
     /// The server's CPU during the point (remote points only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server: Option<ServerCpu>,
@@ -223,6 +227,10 @@ pub struct ServerCpu {
     pub reads: u64,
 }
 
+fn is_zero(v: &u32) -> bool {
+    *v == 0
+}
+
 impl NetTag {
     /// Everything but the measured server CPU: what makes two points the same point.
     pub fn same_point(&self, o: &NetTag) -> bool {
@@ -232,7 +240,15 @@ impl NetTag {
             &self.model,
             &self.backend,
             self.delay_us,
-        ) == (&o.side, &o.network, &o.model, &o.backend, o.delay_us)
+            self.busy_poll_us,
+        ) == (
+            &o.side,
+            &o.network,
+            &o.model,
+            &o.backend,
+            o.delay_us,
+            o.busy_poll_us,
+        )
     }
 }
 

@@ -323,8 +323,11 @@ pub struct EngineOptions {
     pub uring: uring::UringOptions,
     #[serde(flatten)]
     pub pool: pool::PoolOptions,
+    #[serde(flatten)]
+    pub nbd: nbd::NbdOptions,
 }
 
+pub use nbd::NbdOptions;
 pub use pool::PoolOptions;
 pub use pvsync2::Pvsync2Options;
 pub use uring::UringOptions;

@@ -181,6 +181,32 @@ impl Stream {
         }
     }
 
+    /// Receive what has arrived without blocking: `WouldBlock` when nothing has.
+    pub fn recv_nowait(&self, buf: &mut [u8]) -> io::Result<usize> {
+        rustix::net::recv(self, buf, rustix::net::RecvFlags::DONTWAIT)
+            .map(|(n, _)| n)
+            .map_err(io::Error::from)
+    }
+
+    /// Receive by busy polling for up to `budget`: the thread spins on the socket instead of
+    /// sleeping in the kernel, so neither the sleep nor the wake-up of an idle CPU is in the
+    /// latency of an answer that comes within the budget; past it, the thread blocks as usual
+    /// (a crowded machine, or a peer with nothing to say, does not get a spinning core).
+    pub fn recv_spinning(&self, buf: &mut [u8], budget: std::time::Duration) -> io::Result<usize> {
+        let start = std::time::Instant::now();
+        loop {
+            match self.recv_nowait(buf) {
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    if start.elapsed() >= budget {
+                        return (&*self).read(buf);
+                    }
+                    std::hint::spin_loop()
+                }
+                r => return r,
+            }
+        }
+    }
+
     /// TCP_NODELAY (nothing to do on a Unix socket).
     pub fn set_nodelay(&self) -> io::Result<()> {
         match self {

@@ -74,6 +74,8 @@ pub struct ServeConfig {
     pub options: EngineOptions,
     /// Added to every read's service time.
     pub delay: Duration,
+    /// Spin on the sockets for a request for up to this long before sleeping for it.
+    pub busy_poll: Duration,
     pub max_clients: usize,
     pub export_name: String,
 }
@@ -90,6 +92,7 @@ impl ServeConfig {
             direct: true,
             options: EngineOptions::default(),
             delay: Duration::ZERO,
+            busy_poll: Duration::ZERO,
             max_clients: 256,
             export_name: String::new(),
         }

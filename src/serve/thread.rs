@@ -3,7 +3,8 @@
 //! reads them through its own readlab engine (`--engine`, `--iodepth` reads in flight) or the null
 //! back end, waits out the injected delay, and answers each with its header and payload in one
 //! `writev`. Requests larger than a buffer slot are read in slot-sized pieces, so memory per
-//! connection is bounded by `iodepth` slots.
+//! connection is bounded by `iodepth` slots. With `--busy-poll` the thread spins on its socket
+//! for the next request (up to a budget) before sleeping in the kernel.
 
 use super::delay;
 use super::request::{Action, classify, reply};
@@ -152,7 +153,12 @@ impl<'a> Conn<'a> {
         }
         while self.rend - self.rpos < n {
             let mut s = self.s;
-            match s.read(&mut self.rbuf[self.rend..]) {
+            let got = if !self.ctx.cfg.busy_poll.is_zero() {
+                s.recv_spinning(&mut self.rbuf[self.rend..], self.ctx.cfg.busy_poll)
+            } else {
+                s.read(&mut self.rbuf[self.rend..])
+            };
+            match got {
                 Ok(0) if self.rend == self.rpos => return Ok(false),
                 Ok(0) => return Err("the client left in the middle of a request".into()),
                 Ok(k) => self.rend += k,
@@ -307,7 +313,8 @@ impl<'a> Conn<'a> {
             if wave_end > p {
                 self.read_wave(p, wave_end)?;
                 if !delay.is_zero() {
-                    delay::wait_until(Instant::now() + delay);
+                    let polling = !self.ctx.cfg.busy_poll.is_zero();
+                    delay::wait_until(Instant::now() + delay, polling);
                 }
             }
             headers.clear();

@@ -194,6 +194,9 @@ struct Loop<'a> {
     spare: HashMap<usize, Vec<AlignedBuf>>,
     /// Connections with something to do after the completions just reaped.
     touched: Vec<usize>,
+    /// When the last completion came: with `--busy-poll`, the loop spins until this is older
+    /// than the budget.
+    active: Instant,
 }
 
 impl<'a> Loop<'a> {
@@ -220,6 +223,7 @@ impl<'a> Loop<'a> {
             delayed: BinaryHeap::new(),
             spare: HashMap::new(),
             touched: Vec::new(),
+            active: Instant::now(),
         }
     }
 
@@ -278,7 +282,8 @@ impl<'a> Loop<'a> {
             Some(Reverse((due, _, _))) => due.saturating_duration_since(now),
             None => Duration::from_millis(100),
         };
-        if limit <= delay::SPIN {
+        let polling = self.active.elapsed() < self.ctx.cfg.busy_poll;
+        if limit <= delay::SPIN || polling {
             let _ = self.ring.submit();
             return; // spin: come back at once
         }
@@ -301,6 +306,9 @@ impl<'a> Loop<'a> {
             .completion()
             .map(|c| (c.user_data(), c.result()))
             .collect();
+        if !cqes.is_empty() {
+            self.active = Instant::now();
+        }
         for (data, res) in cqes {
             let (conn, kind, req) = (
                 (data >> 32) as usize,

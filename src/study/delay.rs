@@ -1,12 +1,25 @@
 //! The `delay` study (the networked-flash document's Figure 4): 1 … 64 NBD clients with one read
 //! in flight each against `readlab serve --null` (no storage) with 0, 10 and 100 µs injected per
 //! read; the server's CPU per point gives IOPS per server core. Needs no target.
+//!
+//! It also checks the injection itself: one client at QD1 with each delay, once as usual and
+//! once with client and server busy-polling their sockets, and says by how much each delay moved
+//! the median. The second pair is there because on a VM an idle CPU's wake-up costs tens of
+//! microseconds, and what it costs depends on how long the CPU slept, so a sleeping client and
+//! server measure the delay plus a change in their own wake-ups; spinning, they measure the delay.
 
 use super::net::{self, NetPoint, Served};
 use super::plan::*;
 use super::{Bare, Counts, Exec, StudyObserver, StudySpec, Summary};
+use crate::engine::NbdOptions;
 use crate::error::Result;
+use crate::result::Document;
+use crate::size::format_ns;
 use crate::store::Store;
+use std::fmt::Write as _;
+
+/// The injected delays, µs.
+const DELAYS: [u64; 3] = [0, 10, 100];
 
 pub static SPEC: StudySpec = StudySpec {
     name: "delay",
@@ -15,7 +28,7 @@ pub static SPEC: StudySpec = StudySpec {
                read; IOPS and IOPS per server core (no target needed)",
     in_all: false,
     exec: Exec::Standalone(run),
-    summary: Summary::Custom(net::summary),
+    summary: Summary::Custom(summary),
     fio_fits: |_| false,
     charts: crate::report::charts::net::delay,
 };
@@ -27,13 +40,14 @@ fn run(b: &Bare, store: &mut Store, obs: &dyn StudyObserver) -> Result<Counts> {
         powers_of_two(1, 64)
     };
     let mut points: Vec<NetPoint> = Vec::new();
-    for delay_us in [0, 10, 100] {
+    for delay_us in DELAYS {
         for &n in &clients {
             let served = Served {
                 target: None,
                 buffered: false,
                 model: "thread",
                 delay_us,
+                busy_poll_us: 0,
             };
             points.push(net::remote(
                 SPEC.study_name(),
@@ -45,5 +59,71 @@ fn run(b: &Bare, store: &mut Store, obs: &dyn StudyObserver) -> Result<Counts> {
             ));
         }
     }
+    for delay_us in DELAYS {
+        let served = Served {
+            target: None,
+            buffered: false,
+            model: "thread",
+            delay_us,
+            busy_poll_us: NbdOptions::BUSY_POLL_US,
+        };
+        points.push(net::remote(
+            SPEC.study_name(),
+            served,
+            4 * K,
+            1,
+            b.timing,
+            false,
+        ));
+    }
     net::run_net_points(SPEC.study_name(), &points, store, obs)
+}
+
+/// The networked summary, then what each injected delay added to the QD1 median.
+fn summary(docs: &[&Document]) -> String {
+    let mut s = net::summary(docs);
+    let p50 = |delay: u64, poll: bool| {
+        docs.iter().find_map(|d| {
+            let t = d.study.as_ref()?.net.as_ref()?;
+            (t.side == "remote"
+                && t.backend == "null"
+                && d.config.threads == 1
+                && t.delay_us == delay
+                && (t.busy_poll_us > 0) == poll)
+                .then_some(d.result.latency.p50_ns as f64)
+        })
+    };
+    let mut lines = Vec::new();
+    for (poll, how) in [
+        (false, "client and server sleeping for data"),
+        (true, "client and server busy-polling"),
+    ] {
+        let Some(base) = p50(0, poll) else { continue };
+        let added: Vec<String> = DELAYS[1..]
+            .iter()
+            .filter_map(|&d| {
+                p50(d, poll).map(|v| {
+                    let sign = if v < base { "−" } else { "+" };
+                    format!("{d} us → {sign}{}", format_ns((v - base).abs()))
+                })
+            })
+            .collect();
+        if !added.is_empty() {
+            lines.push(format!(
+                "- {how}: QD1 p50 {} with no delay; {}",
+                format_ns(base),
+                added.join(", ")
+            ));
+        }
+    }
+    if !lines.is_empty() {
+        let _ = writeln!(
+            s,
+            "\nInjected delay as one client sees it (QD1 median minus the no-delay median):\n{}\n\n\
+             Sleeping, the figures include a change in the cost of waking an idle CPU (tens of \
+             microseconds on a VM, more the longer it slept); busy-polling, they are the delay.",
+            lines.join("\n")
+        );
+    }
+    s
 }

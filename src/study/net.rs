@@ -35,6 +35,8 @@ pub struct Served {
     pub buffered: bool,
     pub model: &'static str,
     pub delay_us: u64,
+    /// Server and client spin on their sockets for up to this many µs before sleeping.
+    pub busy_poll_us: u32,
 }
 
 /// One point of a networked study: local (no server) or remote (a server started for it).
@@ -58,6 +60,7 @@ pub fn local(name: StudyName, cfg: RunConfig) -> NetPoint {
                     model: String::new(),
                     backend: "target".into(),
                     delay_us: 0,
+                    busy_poll_us: 0,
                     server: None,
                 }),
             },
@@ -87,6 +90,7 @@ pub fn remote(
     cfg.runtime = timing.runtime;
     cfg.ramp = timing.ramp;
     cfg.stop_when_stable = timing.stable;
+    cfg.options.nbd.busy_poll_us = served.busy_poll_us;
     NetPoint {
         point: Point {
             tag: StudyTag {
@@ -104,6 +108,7 @@ pub fn remote(
                     }
                     .into(),
                     delay_us: served.delay_us,
+                    busy_poll_us: served.busy_poll_us,
                     server: None,
                 }),
             },
@@ -255,6 +260,9 @@ impl ServerProcess {
             .arg(format!("{}us", s.delay_us))
             .arg("--json")
             .arg(&json);
+        if s.busy_poll_us > 0 {
+            cmd.arg(format!("--busy-poll={}us", s.busy_poll_us));
+        }
         if s.model == "uring" {
             cmd.arg("--threads").arg(crate::env::cpus().to_string());
         }
@@ -354,6 +362,9 @@ pub fn side_name(t: &NetTag) -> String {
     if t.delay_us > 0 {
         let _ = write!(s, " +{}us", t.delay_us);
     }
+    if t.busy_poll_us > 0 {
+        s.push_str(" busy-poll");
+    }
     s
 }
 
@@ -426,6 +437,7 @@ pub fn served_target(path: &Path, direct: bool, model: &'static str) -> Served {
         buffered: !direct,
         model,
         delay_us: 0,
+        busy_poll_us: 0,
     }
 }
 

@@ -5,7 +5,9 @@
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use readlab::config::{Arrivals, Fadvise, Rate, RunConfig, Rw};
-use readlab::engine::{EngineKind, EngineOptions, PoolOptions, Pvsync2Options, UringOptions};
+use readlab::engine::{
+    EngineKind, EngineOptions, NbdOptions, PoolOptions, Pvsync2Options, UringOptions,
+};
 use readlab::error::Error;
 use readlab::prepare::PrepareConfig;
 use readlab::stability::StopRule;
@@ -514,6 +516,10 @@ pub struct RunArgs {
     /// pvsync2: RWF_NOWAIT (EAGAIN instead of blocking; counted apart from errors).
     #[arg(long)]
     pub nowait: bool,
+    /// nbd: spin on the socket for a reply for up to this long (default 200us; `--busy-poll=300us`) before sleeping
+    /// for it: QD1 latency without the wake-up of an idle CPU, at the cost of a spinning core.
+    #[arg(long, value_parser = duration, num_args = 0..=1, require_equals = true, default_missing_value = "200us")]
+    pub busy_poll: Option<Duration>,
     /// Open loop: issue this many requests per second (all threads together); latency is measured
     /// from each request's intended issue time, and a backlog is reported when the target cannot keep up.
     #[arg(long, allow_hyphen_values = true)]
@@ -725,6 +731,11 @@ impl RunArgs {
             pool: PoolOptions {
                 pool_threads: self.pool_threads,
             },
+            nbd: NbdOptions {
+                busy_poll_us: self
+                    .busy_poll
+                    .map_or(0, |d| d.as_micros().min(u32::MAX as u128) as u32),
+            },
         };
         if self.engine.len() == 1 {
             return all;
@@ -745,6 +756,11 @@ impl RunArgs {
             },
             pool: if engine == EngineKind::Pool {
                 all.pool
+            } else {
+                Default::default()
+            },
+            nbd: if engine.name() == "nbd" {
+                all.nbd
             } else {
                 Default::default()
             },

@@ -34,6 +34,10 @@ pub struct ServeArgs {
     /// Fixed service time added to every read (e.g. 10us); slept and then spun to be accurate.
     #[arg(long, default_value = "0s", value_parser = duration)]
     pub delay: Duration,
+    /// Spin on the sockets for a request for up to this long (default 200us; `--busy-poll=300us`) before sleeping for
+    /// it: QD1 latency without the wake-up of an idle CPU, at the cost of a spinning core.
+    #[arg(long, value_parser = duration, num_args = 0..=1, require_equals = true, default_missing_value = "200us")]
+    pub busy_poll: Option<Duration>,
     /// thread: a thread per connection; uring: io_uring event loops driving sockets and reads.
     #[arg(long, value_enum, default_value = "thread")]
     pub model: ModelArg,
@@ -106,6 +110,7 @@ impl ServeArgs {
             ..EngineOptions::default()
         };
         cfg.delay = self.delay;
+        cfg.busy_poll = self.busy_poll.unwrap_or_default();
         cfg.max_clients = self.max_clients;
         cfg.export_name = self.export.clone();
         Ok(cfg)
@@ -157,7 +162,7 @@ pub fn run(a: &ServeArgs) -> anyhow::Result<ExitCode> {
     let e = server.export();
     let bs = e.block_sizes.expect("readlab serve advertises block sizes");
     println!(
-        "readlab serve: listening on {} — export '{}', {} B, read-only, multi-conn, block sizes {}/{}/{} B, model {}, {}{}",
+        "readlab serve: listening on {} — export '{}', {} B, read-only, multi-conn, block sizes {}/{}/{} B, model {}, {}{}{}",
         server.address(),
         e.name,
         e.size,
@@ -180,6 +185,14 @@ pub fn run(a: &ServeArgs) -> anyhow::Result<ExitCode> {
                 ", delay {} us per read ({})",
                 cfg.delay.as_secs_f64() * 1e6,
                 readlab::serve::DELAY_METHOD
+            )
+        },
+        if cfg.busy_poll.is_zero() {
+            String::new()
+        } else {
+            format!(
+                ", busy-polling its sockets for up to {} us before sleeping",
+                cfg.busy_poll.as_micros()
             )
         }
     );

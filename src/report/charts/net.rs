@@ -150,16 +150,19 @@ fn delay_name(p: &Point) -> String {
     net(p).map_or_else(|| p.label.clone(), |t| format!("+{} µs", t.delay_us))
 }
 
-/// The charts of `delay`.
+/// The charts of `delay`: the sweep (points that slept for data, as usual), then what each
+/// delay added to one client's QD1 median, sleeping and busy-polling.
 pub fn delay(c: &Ctx) -> Vec<Chart> {
     let id = |what: &str| c.id(what);
+    let polled = |p: &&Point| net(p).is_some_and(|t| t.busy_poll_us > 0);
+    let sweep: Vec<&Point> = c.pts.iter().copied().filter(|p| !polled(p)).collect();
     let mut out = vec![chart(
         id("iops"),
         "IOPS against clients on the null back end, per injected delay".into(),
-        &c.pts,
-        Kind::Lines(clients_lines(&c.pts, delay_name, iops_axis(), |p| p.iops)),
+        &sweep,
+        Kind::Lines(clients_lines(&sweep, delay_name, iops_axis(), |p| p.iops)),
     )];
-    let remote: Vec<&Point> = c.pts.iter().copied().filter(has_server).collect();
+    let remote: Vec<&Point> = sweep.iter().copied().filter(has_server).collect();
     if !remote.is_empty() {
         out.push(chart(
             id("per-core"),
@@ -171,6 +174,42 @@ pub fn delay(c: &Ctx) -> Vec<Chart> {
                 Axis::linear("IOPS per server core", Unit::Count),
                 per_core,
             )),
+        ));
+    }
+    let qd1 = |delay: u64, poll: bool| {
+        c.pts.iter().find(|p| {
+            p.threads == 1 && polled(p) == poll && net(p).is_some_and(|t| t.delay_us == delay)
+        })
+    };
+    let delays = [10u64, 100];
+    let series: Vec<BarSeries> = [(false, "sleeping for data"), (true, "busy-polling")]
+        .into_iter()
+        .filter_map(|(poll, name)| {
+            let base = qd1(0, poll)?.latency.p50_ns as f64;
+            Some(BarSeries {
+                name: name.into(),
+                fio: false,
+                values: delays
+                    .iter()
+                    .map(|&d| Some(vec![(qd1(d, poll)?.latency.p50_ns as f64 - base).max(0.0)]))
+                    .collect(),
+            })
+        })
+        .collect();
+    if series.iter().any(|s| s.values.iter().any(Option::is_some)) {
+        let pts: Vec<&Point> = c.pts.iter().copied().filter(|p| p.threads == 1).collect();
+        out.push(chart(
+            id("added"),
+            "What each injected delay added to one client's QD1 median (p50 − the no-delay p50)"
+                .into(),
+            &pts,
+            Kind::Bars(Bars {
+                x_desc: "injected delay".into(),
+                categories: delays.iter().map(|d| format!("{d} µs")).collect(),
+                y: Axis::linear("added latency", Unit::Ns),
+                layers: vec!["p50".into()],
+                series,
+            }),
         ));
     }
     out
