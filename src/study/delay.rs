@@ -45,5 +45,5 @@ fn run(b: &Bare, store: &mut Store, obs: &dyn StudyObserver) -> Result<Counts> {
             ));
         }
     }
-    net::run_net_points(SPEC.study_name(), &points, store, obs)
+    net::run_net_points(SPEC.study_name(), b.network, &points, store, obs)
 }
