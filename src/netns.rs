@@ -145,7 +145,9 @@ fn owner(name: &str) -> Option<u32> {
     let (pid, rest) = rest.split_once('_')?;
     let n = rest.strip_suffix('s').or_else(|| rest.strip_suffix('c'))?;
     let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
-    (digits(pid) && digits(n)).then(|| pid.parse().ok()).flatten()
+    (digits(pid) && digits(n))
+        .then(|| pid.parse().ok())
+        .flatten()
 }
 
 /// Delete the namespaces an earlier readlab left behind (it crashed or was killed): those named
@@ -225,7 +227,9 @@ mod tests {
     fn names() {
         assert_eq!(owner("rl123_0s"), Some(123));
         assert_eq!(owner("rl123_14c"), Some(123));
-        for bad in ["rl123_0", "rl_0s", "rl12x_0s", "rlabc_1c", "xrl1_0s", "rl1_s"] {
+        for bad in [
+            "rl123_0", "rl_0s", "rl12x_0s", "rlabc_1c", "xrl1_0s", "rl1_s",
+        ] {
             assert_eq!(owner(bad), None, "{bad}");
         }
         assert!(check_name("rl1_0c").is_ok());

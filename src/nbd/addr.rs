@@ -432,13 +432,25 @@ mod tests {
         let u = NbdUrl::parse("nbd+unix:///e?socket=/s&netns=c").unwrap();
         assert_eq!(u.netns.as_deref(), Some("c"));
         assert_eq!(u.to_string(), "nbd+unix:///e?socket=/s&netns=c");
-        let u = NbdUrl::parse("nbd://h:1/").unwrap().with_netns("n").unwrap();
+        let u = NbdUrl::parse("nbd://h:1/")
+            .unwrap()
+            .with_netns("n")
+            .unwrap();
         assert_eq!(u.to_string(), "nbd://h:1/?netns=n");
         assert_eq!(NbdUrl::parse(&u.to_string()).unwrap(), u);
-        for bad in ["nbd://h:1/?tls=on", "nbd://h:1/?netns=", "nbd://h:1/?netns=a/b"] {
+        for bad in [
+            "nbd://h:1/?tls=on",
+            "nbd://h:1/?netns=",
+            "nbd://h:1/?netns=a/b",
+        ] {
             assert!(NbdUrl::parse(bad).is_err(), "{bad}");
         }
-        assert!(NbdUrl::parse("nbd://h:1/").unwrap().with_netns("../x").is_err());
+        assert!(
+            NbdUrl::parse("nbd://h:1/")
+                .unwrap()
+                .with_netns("../x")
+                .is_err()
+        );
     }
 
     #[test]
