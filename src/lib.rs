@@ -21,6 +21,7 @@ pub mod label;
 pub mod memory;
 pub mod monitor;
 pub mod nbd;
+pub mod netns;
 pub mod outdir;
 pub mod outpath;
 pub mod pareto;

@@ -1,7 +1,10 @@
-//! End-to-end: the networked studies. `readlab study clients --quick TARGET` serves a prepared
-//! file with `readlab serve` (a child per remote point, on 127.0.0.1) beside the local line, and
-//! `readlab study delay --quick` (no target) serves zeros with injected delays; every point holds
-//! the server's CPU, every server is stopped, and `readlab report` draws both sections.
+//! End-to-end: the networked studies. `readlab study clients --quick --network loopback TARGET`
+//! serves a prepared file with `readlab serve` (a child per remote point, on 127.0.0.1) beside
+//! the local line, and `readlab study delay --quick --network veth` (no target) serves zeros with
+//! injected delays from a network namespace to clients in another, over a veth pair; every point
+//! holds the server's CPU and its network, every server and namespace is gone afterwards, and
+//! `readlab report` draws both sections. `readlab run --engine nbd --netns C` reads a server
+//! running in a namespace of the test's own from inside namespace C.
 
 mod common;
 use common::*;
@@ -53,16 +56,35 @@ fn docs(out: &Path) -> Vec<serde_json::Value> {
         .collect()
 }
 
-fn check_remote(d: &serde_json::Value) {
+/// The study's network namespaces are gone (`ip netns list` names none of `rl<pid>_…`).
+fn assert_no_namespace_left(study_pid: u32) {
+    let o = std::process::Command::new("ip")
+        .args(["netns", "list"])
+        .output()
+        .expect("ip (iproute2) runs");
+    assert!(o.status.success(), "ip netns list: {}", stderr(&o));
+    let list = stdout(&o);
+    let mark = format!("rl{study_pid}_");
+    assert!(
+        !list.lines().any(|l| l.starts_with(&mark)),
+        "the study left a namespace: {list}"
+    );
+}
+
+/// A remote point over `network` (`loopback` or `netns-veth`), with the server's figures.
+fn check_remote(d: &serde_json::Value, network: &str) {
     let net = &d["study"]["net"];
     assert_eq!(net["side"], "remote", "{net}");
-    assert_eq!(net["network"], "loopback");
-    assert!(
-        d["config"]["target"]
-            .as_str()
-            .unwrap()
-            .starts_with("nbd://127.0.0.1:")
-    );
+    assert_eq!(net["network"], network, "{net}");
+    let target = d["config"]["target"].as_str().unwrap();
+    if network == "loopback" {
+        assert!(target.starts_with("nbd://127.0.0.1:"), "{target}");
+    } else {
+        // The server's address inside its namespace, reached from inside the clients' one.
+        assert!(target.starts_with("nbd://10.213.0.1:"), "{target}");
+        assert!(target.contains("?netns=rl"), "{target}");
+    }
+    assert!(d["result"]["iops"].as_f64().unwrap() > 0.0, "{d}");
     assert_eq!(d["config"]["engine"], "nbd");
     assert_eq!(d["config"]["iodepth"], 1);
     let s = &net["server"];
@@ -87,6 +109,8 @@ fn clients_and_delay_quick_studies_run_and_are_drawn() {
             "study",
             "clients",
             "--quick",
+            "--network",
+            "loopback",
             f.to_str().unwrap(),
             "--out",
             cl.to_str().unwrap(),
@@ -107,7 +131,7 @@ fn clients_and_delay_quick_studies_run_and_are_drawn() {
     assert!(remote.len() >= 6, "{} remote points", remote.len());
     assert_eq!(remote.len(), local.len());
     for r in &remote {
-        check_remote(r);
+        check_remote(r, "loopback");
         assert_eq!(r["study"]["study"], "clients");
         // A prepared target: the remote reads are verified.
         assert_eq!(r["config"]["verify"], true);
@@ -124,14 +148,26 @@ fn clients_and_delay_quick_studies_run_and_are_drawn() {
     assert!(summary.contains("| remote thread | 16 |"), "{summary}");
 
     let (o, pid) = run_bounded(
-        &["study", "delay", "--quick", "--out", dl.to_str().unwrap()],
+        &[
+            "study",
+            "delay",
+            "--quick",
+            "--network",
+            "veth",
+            "--out",
+            dl.to_str().unwrap(),
+        ],
         Duration::from_secs(60),
     );
     assert!(o.status.success(), "delay: {}", stderr(&o));
+    assert!(stderr(&o).contains("over netns-veth"), "{}", stderr(&o));
     assert_no_server_left(pid);
+    assert_no_namespace_left(pid);
     let ds = docs(&dl);
     assert_eq!(ds.len(), 9);
-    ds.iter().for_each(check_remote);
+    ds.iter().for_each(|d| check_remote(d, "netns-veth"));
+    let summary = std::fs::read_to_string(dl.join("summary.md")).unwrap();
+    assert!(summary.contains("network: netns-veth"), "{summary}");
     let at = |delay: u64| {
         ds.iter()
             .find(|d| d["study"]["net"]["delay_us"] == delay && d["config"]["threads"] == 1)
@@ -171,6 +207,8 @@ fn clients_and_delay_quick_studies_run_and_are_drawn() {
         "local 4K (equivalent local)",
         "remote thread 4K",
         "+100 µs",
+        "— over loopback",
+        "— over veth between network namespaces",
     ] {
         assert!(page.contains(want), "the report lacks '{want}'");
     }
@@ -185,4 +223,99 @@ fn studies_reading_a_device_need_a_target() {
         assert_eq!(o.status.code(), Some(2), "{name}: {}", stderr(&o));
         assert!(stderr(&o).contains("TARGET"), "{}", stderr(&o));
     }
+}
+
+/// `ip ARGS`, which must succeed (root and iproute2 are test dependencies).
+fn ip(args: &[&str]) {
+    let o = std::process::Command::new("ip")
+        .args(args)
+        .output()
+        .expect("ip (iproute2) runs");
+    assert!(o.status.success(), "ip {args:?}: {}", stderr(&o));
+}
+
+/// Two namespaces of the test's own joined by a veth pair, deleted on drop.
+struct Namespaces(String, String);
+
+impl Namespaces {
+    fn new(tag: &str) -> Namespaces {
+        let ns = Namespaces(
+            format!("rltest{}{tag}s", std::process::id()),
+            format!("rltest{}{tag}c", std::process::id()),
+        );
+        let (s, c) = (ns.0.as_str(), ns.1.as_str());
+        ip(&["netns", "add", s]);
+        ip(&["netns", "add", c]);
+        ip(&[
+            "-n", s, "link", "add", "v", "type", "veth", "peer", "name", "v", "netns", c,
+        ]);
+        for (n, a) in [(s, "10.214.0.1/30"), (c, "10.214.0.2/30")] {
+            ip(&["-n", n, "addr", "add", a, "dev", "v"]);
+            ip(&["-n", n, "link", "set", "lo", "up"]);
+            ip(&["-n", n, "link", "set", "v", "up"]);
+        }
+        ns
+    }
+}
+
+impl Drop for Namespaces {
+    fn drop(&mut self) {
+        for n in [&self.0, &self.1] {
+            let _ = std::process::Command::new("ip")
+                .args(["netns", "del", n])
+                .status();
+        }
+    }
+}
+
+#[test]
+fn run_reads_a_server_in_another_namespace_with_netns() {
+    use std::io::BufRead;
+    let ns = Namespaces::new("run");
+    // readlab serve inside namespace S (ip netns exec execs it: the child's PID is the server's).
+    let mut server = std::process::Command::new("ip")
+        .args(["netns", "exec", &ns.0])
+        .arg(env!("CARGO_BIN_EXE_readlab"))
+        .args(["serve", "--null", "64M", "--listen", "10.214.0.1:0", "-q"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start readlab serve");
+    let mut line = String::new();
+    std::io::BufReader::new(server.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let addr = line
+        .split("listening on ")
+        .nth(1)
+        .and_then(|r| r.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no address printed: {line}"))
+        .to_string();
+    assert!(addr.starts_with("10.214.0.1:"), "{addr}");
+    // The client connects from inside namespace C (never from this, the root namespace).
+    let url = format!("nbd://{addr}/");
+    let o = run(&[
+        "run",
+        "--engine",
+        "nbd",
+        "--netns",
+        &ns.1,
+        &url,
+        "--runtime",
+        "1s",
+        "--output",
+        "json",
+        "-q",
+    ]);
+    let _ = server.kill();
+    let _ = server.wait();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let d = json(&o);
+    let d = if d.is_array() { d[0].clone() } else { d };
+    assert_eq!(d["config"]["target"], format!("{url}?netns={}", ns.1));
+    assert!(d["result"]["iops"].as_f64().unwrap() > 0.0, "{d}");
+    // --netns names a namespace of an NBD target only.
+    let o = run(&["run", "--netns", &ns.1, "/tmp/x"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--netns"), "{}", stderr(&o));
 }

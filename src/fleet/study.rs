@@ -71,6 +71,7 @@ pub fn run(
         repeat: 1,
         targets: &[],
         allow_device_changes: false,
+        network: None,
     };
     let (mut measured, mut skipped, mut interrupted) = (0, 0, false);
     for &name in names {

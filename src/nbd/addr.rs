@@ -62,18 +62,26 @@ impl Address {
     }
 }
 
-/// An NBD URL: `nbd://HOST[:PORT][/EXPORT]` or `nbd+unix:///EXPORT?socket=PATH`.
+/// An NBD URL: `nbd://HOST[:PORT][/EXPORT]` or `nbd+unix:///EXPORT?socket=PATH`, either with
+/// `netns=NAME` in its query (readlab's own key): connect from inside network namespace NAME
+/// (`ip netns`), e.g. to a server that runs in another namespace joined to it by a veth pair.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NbdUrl {
     pub address: Address,
     pub export: String,
+    pub netns: Option<String>,
 }
 
 impl std::fmt::Display for NbdUrl {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match &self.address {
-            Address::Tcp(a) => write!(f, "nbd://{a}/{}", self.export),
-            Address::Unix(p) => write!(f, "nbd+unix:///{}?socket={}", self.export, p.display()),
+            Address::Tcp(a) => write!(f, "nbd://{a}/{}", self.export)?,
+            Address::Unix(p) => write!(f, "nbd+unix:///{}?socket={}", self.export, p.display())?,
+        }
+        match (&self.netns, &self.address) {
+            (Some(n), Address::Tcp(_)) => write!(f, "?netns={n}"),
+            (Some(n), Address::Unix(_)) => write!(f, "&netns={n}"),
+            (None, _) => Ok(()),
         }
     }
 }
@@ -84,11 +92,35 @@ impl NbdUrl {
         s.starts_with("nbd://") || s.starts_with("nbd+unix://")
     }
 
+    /// Connect to the server (from inside the URL's network namespace, if it names one).
+    pub fn connect(&self) -> io::Result<Stream> {
+        match &self.netns {
+            Some(ns) => crate::netns::within(ns, || self.address.connect()),
+            None => self.address.connect(),
+        }
+    }
+
+    /// The same URL connecting from inside network namespace `netns`.
+    pub fn with_netns(mut self, netns: &str) -> Result<NbdUrl, String> {
+        crate::netns::check_name(netns)?;
+        self.netns = Some(netns.to_string());
+        Ok(self)
+    }
+
     pub fn parse(s: &str) -> Result<NbdUrl, String> {
         let bad = |why: &str| {
             format!(
-                "'{s}': {why}; write nbd://HOST[:PORT][/EXPORT] or nbd+unix:///EXPORT?socket=PATH"
+                "'{s}': {why}; write nbd://HOST[:PORT][/EXPORT] or nbd+unix:///EXPORT?socket=PATH \
+                 (either may end with netns=NAME in its query)"
             )
+        };
+        let netns_of = |query: &str| -> Result<Option<String>, String> {
+            match query.split('&').find_map(|kv| kv.strip_prefix("netns=")) {
+                Some(n) => crate::netns::check_name(n)
+                    .map(|()| Some(n.to_string()))
+                    .map_err(|m| bad(&m)),
+                None => Ok(None),
+            }
         };
         if let Some(rest) = s.strip_prefix("nbd+unix://") {
             let (path, query) = rest.split_once('?').ok_or_else(|| bad("no ?socket=PATH"))?;
@@ -107,14 +139,21 @@ impl NbdUrl {
             return Ok(NbdUrl {
                 address: Address::Unix(socket.into()),
                 export,
+                netns: netns_of(query)?,
             });
         }
         let rest = s
             .strip_prefix("nbd://")
             .ok_or_else(|| bad("not an NBD URL"))?;
-        if rest.contains('?') {
-            return Err(bad("nbd:// takes no query"));
-        }
+        let (rest, netns) = match rest.split_once('?') {
+            Some((r, q)) => {
+                if q.split('&').any(|kv| !kv.starts_with("netns=")) {
+                    return Err(bad("nbd:// takes no query but netns=NAME"));
+                }
+                (r, netns_of(q)?)
+            }
+            None => (rest, None),
+        };
         let (authority, export) = match rest.split_once('/') {
             Some((a, e)) => (a, e.to_string()),
             None => (rest, String::new()),
@@ -140,6 +179,7 @@ impl NbdUrl {
         Ok(NbdUrl {
             address: Address::Tcp(address),
             export,
+            netns,
         })
     }
 }
@@ -404,6 +444,39 @@ mod tests {
             assert!(NbdUrl::parse(bad).is_err(), "{bad}");
         }
         assert!(NbdUrl::is_url("nbd://x") && !NbdUrl::is_url("/tmp/nbd://x"));
+    }
+
+    #[test]
+    fn a_url_names_the_network_namespace_it_connects_from() {
+        let u = NbdUrl::parse("nbd://10.213.0.1:99/e?netns=rl1_0c").unwrap();
+        assert_eq!(u.address, Address::Tcp("10.213.0.1:99".into()));
+        assert_eq!(u.export, "e");
+        assert_eq!(u.netns.as_deref(), Some("rl1_0c"));
+        assert_eq!(u.to_string(), "nbd://10.213.0.1:99/e?netns=rl1_0c");
+        let u = NbdUrl::parse("nbd://h:1?netns=c").unwrap();
+        assert_eq!((u.export.as_str(), u.netns.as_deref()), ("", Some("c")));
+        let u = NbdUrl::parse("nbd+unix:///e?socket=/s&netns=c").unwrap();
+        assert_eq!(u.netns.as_deref(), Some("c"));
+        assert_eq!(u.to_string(), "nbd+unix:///e?socket=/s&netns=c");
+        let u = NbdUrl::parse("nbd://h:1/")
+            .unwrap()
+            .with_netns("n")
+            .unwrap();
+        assert_eq!(u.to_string(), "nbd://h:1/?netns=n");
+        assert_eq!(NbdUrl::parse(&u.to_string()).unwrap(), u);
+        for bad in [
+            "nbd://h:1/?tls=on",
+            "nbd://h:1/?netns=",
+            "nbd://h:1/?netns=a/b",
+        ] {
+            assert!(NbdUrl::parse(bad).is_err(), "{bad}");
+        }
+        assert!(
+            NbdUrl::parse("nbd://h:1/")
+                .unwrap()
+                .with_netns("../x")
+                .is_err()
+        );
     }
 
     #[test]

@@ -22,7 +22,7 @@ pub struct Connection {
 impl Connection {
     /// Connect to `url` and negotiate its export (listing the server's exports first when `list`).
     pub fn open(url: &NbdUrl, list: bool) -> io::Result<Connection> {
-        let mut stream = url.address.connect()?;
+        let mut stream = url.connect()?;
         stream.set_read_timeout(Some(HANDSHAKE_TIMEOUT))?;
         let advertised = client_handshake(&mut stream, &url.export, list)?;
         stream.set_read_timeout(None)?;

@@ -46,5 +46,5 @@ fn run(ctx: &Context, store: &mut Store, obs: &dyn StudyObserver) -> Result<Coun
             ));
         }
     }
-    net::run_net_points(SPEC.study_name(), &points, store, obs)
+    net::run_net_points(SPEC.study_name(), ctx.network, &points, store, obs)
 }

@@ -76,7 +76,7 @@ fn run(b: &Bare, store: &mut Store, obs: &dyn StudyObserver) -> Result<Counts> {
             false,
         ));
     }
-    net::run_net_points(SPEC.study_name(), &points, store, obs)
+    net::run_net_points(SPEC.study_name(), b.network, &points, store, obs)
 }
 
 /// The networked summary, then what each injected delay added to the QD1 median.

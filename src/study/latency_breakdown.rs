@@ -52,7 +52,7 @@ fn run(ctx: &Context, store: &mut Store, obs: &dyn StudyObserver) -> Result<Coun
             ctx.verify,
         ));
     }
-    net::run_net_points(name, &points, store, obs)
+    net::run_net_points(name, ctx.network, &points, store, obs)
 }
 
 /// Which part of the breakdown a point is.

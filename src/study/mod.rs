@@ -35,6 +35,7 @@ pub use tuned::SPEC as TUNE;
 
 use crate::config::RunConfig;
 use crate::error::{Error, Result};
+use crate::netns::Network;
 use crate::report::charts::ChartFn;
 use crate::report::model::point::Point as ReportPoint;
 use crate::result::Document;
@@ -84,6 +85,8 @@ pub enum Exec {
 pub struct Bare {
     pub timing: Timing,
     pub quick: bool,
+    /// How a networked study's clients reach its servers; None: veth when it can be made.
+    pub network: Option<Network>,
 }
 
 /// What a study prints in its summary besides one line per point.
@@ -211,6 +214,9 @@ pub struct StudyOptions {
     pub allow_device_changes: bool,
     /// Each point's measured time instead of the study's (its warm-up a fifth of it at most).
     pub runtime: Option<std::time::Duration>,
+    /// How the networked studies' clients reach their servers (`--network`); None: a veth pair
+    /// between two network namespaces when one can be made (root, iproute2), else loopback.
+    pub network: Option<Network>,
 }
 
 /// Progress of a study, for the CLI. The executor itself never prints.
@@ -313,10 +319,12 @@ pub fn run(names: &[StudyName], opts: &StudyOptions, obs: &dyn StudyObserver) ->
         repeat: opts.repeat.max(1),
         targets,
         allow_device_changes: opts.allow_device_changes,
+        network: opts.network,
     });
     let bare = Bare {
         timing,
         quick: opts.quick,
+        network: opts.network,
     };
     let mut counts = Counts::default();
     for name in names {

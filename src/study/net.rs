@@ -1,13 +1,15 @@
 //! What the networked studies (`clients`, `delay`, `latency-breakdown`, `server-model`) share:
 //! a `readlab serve` server started for each remote point as a child process of this executable
-//! (so its CPU is its own, not the client's), read by readlab's nbd engine over loopback, stopped
-//! by PID with SIGTERM, its JSON summary giving the server's CPU stored in the point's tag; local
+//! (so its CPU is its own, not the client's), read by readlab's nbd engine over the study's
+//! network (the server in one network namespace and the clients in another, joined by a veth
+//! pair, when root; else loopback), stopped by PID with SIGTERM, its JSON summary giving the server's CPU stored in the point's tag; local
 //! points read the same device directly at the same concurrency; a summary table of both.
 
 use super::{Counts, Point, StudyName, StudyObserver};
 use crate::config::{RunConfig, Rw, Timing};
 use crate::engine::EngineKind;
 use crate::error::{Error, Result};
+use crate::netns::{Network, VethPair};
 use crate::result::{Document, NetTag, ServerCpu, StudyTag};
 use crate::runner;
 use crate::serve::ServeSummary;
@@ -18,10 +20,6 @@ use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
-
-/// How clients reach the server. Only loopback is built: a client in another network namespace
-/// over a veth pair (the document's remote client) is not.
-pub const NETWORK: &str = "loopback";
 
 /// Size of the null back end's export.
 pub const NULL_SIZE: u64 = 1 << 30;
@@ -99,7 +97,8 @@ pub fn remote(
                 setting: None,
                 net: Some(NetTag {
                     side: "remote".into(),
-                    network: NETWORK.into(),
+                    // Set when the study's network is known (run_net_points).
+                    network: Network::Loopback.tag().into(),
                     model: served.model.into(),
                     backend: if served.target.is_some() {
                         "target"
@@ -133,23 +132,71 @@ fn done(store: &Store, p: &NetPoint) -> bool {
     })
 }
 
-/// Run the points not yet stored, a server started and stopped around each remote one.
+/// The study's network: the one asked for, or (None) a veth pair when one can be made, else
+/// loopback; with the pair, which lives as long as the study.
+fn network(asked: Option<Network>, obs: &dyn StudyObserver) -> Result<(Network, Option<VethPair>)> {
+    let cores = crate::env::cpus();
+    let veth = |p: VethPair| {
+        obs.note(&format!(
+            "remote points over netns-veth: readlab serve in network namespace {} at {}, its \
+             clients in {} at {}, joined by a veth pair on this machine, sharing its {cores} \
+             core(s)",
+            p.server,
+            crate::netns::SERVER_ADDR,
+            p.client,
+            crate::netns::CLIENT_ADDR
+        ));
+        (Network::Veth, Some(p))
+    };
+    let loopback = format!(
+        "remote points over loopback: readlab serve and its clients on 127.0.0.1 (no network \
+         namespace), sharing this machine's {cores} core(s)"
+    );
+    Ok(match asked {
+        Some(Network::Veth) => veth(VethPair::create()?),
+        Some(Network::Loopback) => {
+            obs.note(&format!("{loopback} (--network loopback)"));
+            (Network::Loopback, None)
+        }
+        None => match VethPair::create() {
+            Ok(p) => veth(p),
+            Err(e) => {
+                obs.note(&format!("{loopback}: no veth network ({e})"));
+                (Network::Loopback, None)
+            }
+        },
+    })
+}
+
+/// Run the points not yet stored over the network asked for (see [`network`]), a server started
+/// and stopped around each remote one.
 pub fn run_net_points(
     name: StudyName,
+    asked: Option<Network>,
     points: &[NetPoint],
     store: &mut Store,
     obs: &dyn StudyObserver,
 ) -> Result<Counts> {
+    let (net, pair) = if points.iter().any(|p| p.served.is_some()) {
+        network(asked, obs)?
+    } else {
+        (asked.unwrap_or(Network::Loopback), None)
+    };
+    let points: Vec<NetPoint> = points
+        .iter()
+        .cloned()
+        .map(|mut p| {
+            if let Some(t) = p.point.tag.net.as_mut()
+                && t.side == "remote"
+            {
+                t.network = net.tag().into();
+            }
+            p
+        })
+        .collect();
     let todo: Vec<&NetPoint> = points.iter().filter(|p| !done(store, p)).collect();
     let skipped = points.len() - todo.len();
     obs.study_start(name, points.len(), skipped);
-    if todo.iter().any(|p| p.served.is_some()) {
-        obs.note(&format!(
-            "remote points: readlab serve and its clients on this machine over {NETWORK} \
-             (no network namespace), sharing its {} core(s)",
-            crate::env::cpus()
-        ));
-    }
     let mut counts = Counts {
         skipped,
         ..Counts::default()
@@ -161,7 +208,7 @@ pub fn run_net_points(
         }
         let mut point = p.point.clone();
         let server = match &p.served {
-            Some(s) => match ServerProcess::start(s) {
+            Some(s) => match ServerProcess::start(s, pair.as_ref()) {
                 Ok(srv) => {
                     point.cfg.target = srv.url.clone().into();
                     Some(srv)
@@ -232,8 +279,10 @@ const START_TIMEOUT: Duration = Duration::from_secs(10);
 const STOP_TIMEOUT: Duration = Duration::from_secs(10);
 
 impl ServerProcess {
-    /// Start `readlab serve` on 127.0.0.1, port 0, and wait for the address it prints.
-    pub fn start(s: &Served) -> Result<ServerProcess> {
+    /// Start `readlab serve` on port 0 and wait for the address it prints: on 127.0.0.1, or
+    /// inside the pair's server namespace (`ip netns exec`), its URL then connecting from inside
+    /// the client namespace.
+    pub fn start(s: &Served, pair: Option<&VethPair>) -> Result<ServerProcess> {
         static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         let exe = std::env::current_exe()
             .map_err(|e| Error::invalid(format!("cannot find readlab's own executable: {e}")))?;
@@ -242,7 +291,19 @@ impl ServerProcess {
             std::process::id(),
             NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
         ));
-        let mut cmd = Command::new(&exe);
+        let mut cmd = match pair {
+            Some(p) => {
+                // `ip netns exec` execs readlab in place: the child's PID is the server's.
+                let mut c = Command::new("ip");
+                c.args(["netns", "exec", &p.server]).arg(&exe);
+                c
+            }
+            None => Command::new(&exe),
+        };
+        let listen = match pair {
+            Some(_) => format!("{}:0", crate::netns::SERVER_ADDR),
+            None => "127.0.0.1:0".into(),
+        };
         cmd.arg("serve");
         match &s.target {
             Some(t) => {
@@ -255,7 +316,7 @@ impl ServerProcess {
                 cmd.arg("--null").arg(NULL_SIZE.to_string());
             }
         }
-        cmd.args(["--listen", "127.0.0.1:0", "--model", s.model, "-q"])
+        cmd.args(["--listen", &listen, "--model", s.model, "-q"])
             .arg("--delay")
             .arg(format!("{}us", s.delay_us))
             .arg("--json")
@@ -290,7 +351,10 @@ impl ServerProcess {
         let line = rx.recv_timeout(START_TIMEOUT).unwrap_or_default();
         match address_of(&line) {
             Some(a) => {
-                srv.url = format!("nbd://{a}/");
+                srv.url = match pair {
+                    Some(p) => format!("nbd://{a}/?netns={}", p.client),
+                    None => format!("nbd://{a}/"),
+                };
                 Ok(srv)
             }
             None => {

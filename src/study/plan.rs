@@ -43,6 +43,8 @@ pub struct Context<'a> {
     pub targets: &'a [crate::targets::TargetSpec],
     /// Device settings (readahead) may be changed for a point and are restored afterwards.
     pub allow_device_changes: bool,
+    /// How a networked study's clients reach its servers; None: veth when it can be made.
+    pub network: Option<crate::netns::Network>,
 }
 
 impl Context<'_> {

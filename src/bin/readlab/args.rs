@@ -282,8 +282,19 @@ pub struct StudyArgs {
     /// stable); scans and their I/O limits are not shortened.
     #[arg(long, value_parser = duration)]
     pub runtime: Option<Duration>,
+    /// How the networked studies' (clients, delay, latency-breakdown, server-model) clients reach
+    /// their servers: veth (server and clients in two network namespaces joined by a veth pair;
+    /// root and iproute2) or loopback (127.0.0.1). Default: veth when it can be made, else loopback.
+    #[arg(long, value_enum)]
+    pub network: Option<NetworkArg>,
     #[command(flatten)]
     pub out_json: JsonOut,
+}
+
+#[derive(Copy, Clone, Debug, ValueEnum)]
+pub enum NetworkArg {
+    Veth,
+    Loopback,
 }
 
 impl StudyArgs {
@@ -315,6 +326,10 @@ impl StudyArgs {
             targets,
             allow_device_changes: self.allow_device_changes,
             runtime: self.runtime,
+            network: self.network.map(|n| match n {
+                NetworkArg::Veth => readlab::netns::Network::Veth,
+                NetworkArg::Loopback => readlab::netns::Network::Loopback,
+            }),
         };
         Ok((names, opts))
     }
@@ -498,6 +513,10 @@ pub struct RunArgs {
     /// Bytes of the target to read from --offset on (default: to the end).
     #[arg(long, allow_hyphen_values = true, value_parser = size)]
     pub size: Option<u64>,
+    /// nbd:// target: connect from inside this network namespace (`ip netns`, root), as
+    /// ?netns=NAME in the URL does.
+    #[arg(long)]
+    pub netns: Option<String>,
     /// First byte of the range to read.
     #[arg(long, default_value = "0", allow_hyphen_values = true, value_parser = size)]
     pub offset: u64,
@@ -620,15 +639,21 @@ impl RunArgs {
             if let Some(t) = &self.target {
                 cfg.target = t.clone();
             }
+            if let Some(ns) = &self.netns {
+                cfg.target = with_netns(&cfg.target, ns, !self.more_targets.is_empty())?;
+            }
             cfg.runtime = self.runtime;
             cfg.verify = self.verify;
             return Ok(vec![cfg]);
         }
-        let target = self.target.clone().ok_or_else(|| {
+        let mut target = self.target.clone().ok_or_else(|| {
             Error::InvalidArgument(
                 "give a TARGET to read (or --profile FILE from `readlab tune`)".into(),
             )
         })?;
+        if let Some(ns) = &self.netns {
+            target = with_netns(&target, ns, !self.more_targets.is_empty())?;
+        }
         if self.runtime.is_zero() {
             return Err(Error::InvalidArgument(
                 "--runtime must be positive, e.g. 5s".into(),
@@ -766,6 +791,25 @@ impl RunArgs {
             },
         }
     }
+}
+
+/// An nbd:// TARGET connecting from inside network namespace `ns` (`--netns`).
+fn with_netns(target: &std::path::Path, ns: &str, several: bool) -> Result<PathBuf, Error> {
+    let t = target.to_string_lossy();
+    if several || !readlab::nbd::NbdUrl::is_url(&t) {
+        return Err(Error::InvalidArgument(format!(
+            "--netns applies to one NBD target (nbd://HOST:PORT/EXPORT), not '{t}'{}",
+            if several {
+                " among several; write ?netns=NAME in each URL"
+            } else {
+                ""
+            }
+        )));
+    }
+    let url = readlab::nbd::NbdUrl::parse(&t)
+        .and_then(|u| u.with_netns(ns))
+        .map_err(Error::InvalidArgument)?;
+    Ok(url.to_string().into())
 }
 
 #[cfg(test)]

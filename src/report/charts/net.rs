@@ -5,14 +5,44 @@
 use super::*;
 use crate::result::NetTag;
 
-/// A chart whose caption names the servers once: every remote point has its own port.
+/// How a remote point's client reached its server, in words.
+fn network_words(network: &str) -> &str {
+    match network {
+        "loopback" => "loopback",
+        "netns-veth" => "veth between network namespaces",
+        other => other,
+    }
+}
+
+/// A chart whose title says over which network(s) its remote points ran, and whose caption names
+/// the servers once: every remote point has its own port.
 fn chart(id: String, title: String, pts: &[&Point], kind: Kind) -> Chart {
+    let mut networks: Vec<&str> = pts
+        .iter()
+        .filter_map(|p| net(p))
+        .filter(|t| t.side == "remote")
+        .map(|t| network_words(&t.network))
+        .collect();
+    networks.sort_unstable();
+    networks.dedup();
+    let title = if networks.is_empty() {
+        title
+    } else {
+        format!("{title} — over {}", networks.join(" and "))
+    };
     let shown: Vec<Point> = pts
         .iter()
         .map(|p| {
             let mut q = (*p).clone();
             if q.env.target.starts_with("nbd://") {
-                q.env.target = "readlab serve at nbd://127.0.0.1:* (a server per point)".into();
+                q.env.target = match net(p).map(|t| t.network.as_str()) {
+                    Some("netns-veth") => {
+                        "readlab serve in a network namespace, read from another \
+                                           over a veth pair (a server per point)"
+                            .into()
+                    }
+                    _ => "readlab serve at nbd://127.0.0.1:* (a server per point)".into(),
+                };
             }
             q
         })
