@@ -225,3 +225,53 @@ fn it_says_how_the_target_is_read_and_fio_gets_what_nbdkit_gives_from_the_page_c
         );
     }
 }
+
+/// `--busy-poll` on both sides: the server says so, the client's configuration and label say so,
+/// the injected delay is still served in full, and the flag belongs to the nbd engine only.
+#[test]
+fn busy_polling_client_and_server_still_serve_the_injected_delay() {
+    for model in MODELS {
+        let mut args = vec!["--null", "64m", "--delay", "100us", "--busy-poll"];
+        args.extend_from_slice(model);
+        let s = readlab_serve(&args);
+        assert!(
+            s.out[0].contains("busy-polling its sockets for up to 200 us"),
+            "{}",
+            s.out[0]
+        );
+        let o = common::run(&[
+            "run",
+            "--engine",
+            "nbd",
+            "--busy-poll",
+            "--runtime",
+            "1s",
+            "--output",
+            "json",
+            "-q",
+            &s.url,
+        ]);
+        assert!(o.status.success(), "{model:?}: {}", common::stderr(&o));
+        let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let doc = if doc.is_array() { &doc[0] } else { &doc };
+        assert_eq!(doc["config"]["options"]["busy_poll_us"], 200, "{model:?}");
+        assert_eq!(doc["result"]["label"], "R1B1P", "{model:?}");
+        let lat = &doc["result"]["latency"];
+        assert!(lat["count"].as_u64().unwrap() > 100, "{model:?}: {lat}");
+        assert!(
+            lat["min_ns"].as_u64().unwrap() >= 100_000,
+            "{model:?}: a read came back before its 100 us: {lat}"
+        );
+        assert_eq!(s.terminate(), Some(0));
+    }
+    let dir = common::disk_dir();
+    let f = dir.path().join("t.dat");
+    std::fs::write(&f, vec![0u8; 1 << 20]).unwrap();
+    let o = common::run(&["run", "--busy-poll", "--runtime", "1s", f.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", common::stderr(&o));
+    assert!(
+        common::stderr(&o).contains("--busy-poll needs --engine nbd"),
+        "{}",
+        common::stderr(&o)
+    );
+}

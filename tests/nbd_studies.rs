@@ -164,13 +164,32 @@ fn clients_and_delay_quick_studies_run_and_are_drawn() {
     assert_no_server_left(pid);
     assert_no_namespace_left(pid);
     let ds = docs(&dl);
-    assert_eq!(ds.len(), 9);
+    // 3 delays × 3 client counts, then one client per delay busy-polling.
+    assert_eq!(ds.len(), 12);
     ds.iter().for_each(|d| check_remote(d, "netns-veth"));
+    let polled: Vec<_> = ds
+        .iter()
+        .filter(|d| d["study"]["net"]["busy_poll_us"] == 200)
+        .collect();
+    assert_eq!(polled.len(), 3, "one busy-polled point per delay");
+    for d in &polled {
+        assert_eq!(d["config"]["threads"], 1);
+        assert_eq!(d["config"]["options"]["busy_poll_us"], 200, "the client polls too");
+    }
     let summary = std::fs::read_to_string(dl.join("summary.md")).unwrap();
     assert!(summary.contains("network: netns-veth"), "{summary}");
+    assert!(
+        summary.contains("Injected delay as one client sees it")
+            && summary.contains("- client and server busy-polling: QD1 p50"),
+        "{summary}"
+    );
     let at = |delay: u64| {
         ds.iter()
-            .find(|d| d["study"]["net"]["delay_us"] == delay && d["config"]["threads"] == 1)
+            .find(|d| {
+                d["study"]["net"]["delay_us"] == delay
+                    && d["config"]["threads"] == 1
+                    && d["study"]["net"].get("busy_poll_us").is_none()
+            })
             .map(p50)
             .unwrap_or_else(|| panic!("no point with {delay} us at 1 client"))
     };
@@ -204,6 +223,7 @@ fn clients_and_delay_quick_studies_run_and_are_drawn() {
         "chart-clients-server-cpu",
         "chart-delay-iops",
         "chart-delay-per-core",
+        "chart-delay-added",
         "local 4K (equivalent local)",
         "remote thread 4K",
         "+100 µs",

@@ -231,7 +231,8 @@ impl Stream {
     /// Receive by busy polling for up to `budget`: the thread spins on the socket instead of
     /// sleeping in the kernel, so neither the sleep nor the wake-up of an idle CPU is in the
     /// latency of an answer that comes within the budget; past it, the thread blocks as usual
-    /// (a crowded machine, or a peer with nothing to say, does not get a spinning core).
+    /// (a crowded machine, or a peer with nothing to say, does not get a spinning core); it
+    /// yields between polls, so a peer waiting for this core runs first.
     pub fn recv_spinning(&self, buf: &mut [u8], budget: std::time::Duration) -> io::Result<usize> {
         let start = std::time::Instant::now();
         loop {
@@ -240,7 +241,9 @@ impl Stream {
                     if start.elapsed() >= budget {
                         return (&*self).read(buf);
                     }
-                    std::hint::spin_loop()
+                    // Give the core to anything else runnable here (on a crowded machine, the
+                    // peer this thread waits for); on an idle one this returns at once.
+                    std::thread::yield_now()
                 }
                 r => return r,
             }
