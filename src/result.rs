@@ -200,14 +200,19 @@ pub struct NetTag {
     /// The server model (`thread`, `uring`); empty for local points.
     #[serde(default)]
     pub model: String,
-    /// `target` (the study's file or device) or `null` (zeros without storage).
+    /// `target` (the study's file or device), `null` (zeros without storage), or `export`: the
+    /// export of a server given by URL, which readlab neither started nor measures.
     pub backend: String,
     /// Service time injected into every read by the server, µs.
     #[serde(default)]
     pub delay_us: u64,
-    /// The server's CPU during the point (remote points only).
+    /// The server's CPU during the point (remote points of a server readlab started only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server: Option<ServerCpu>,
+    /// The clients were spread over this many MPI ranks (rank r ran N/R clients, one more when
+    /// r < N mod R); absent when every client ran in one process.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ranks: Option<usize>,
 }
 
 /// A server's CPU as measured by the server itself (its `--json` summary).
@@ -232,7 +237,10 @@ impl NetTag {
             &self.model,
             &self.backend,
             self.delay_us,
-        ) == (&o.side, &o.network, &o.model, &o.backend, o.delay_us)
+            self.ranks,
+        ) == (
+            &o.side, &o.network, &o.model, &o.backend, o.delay_us, o.ranks,
+        )
     }
 }
 

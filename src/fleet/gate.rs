@@ -68,6 +68,28 @@ impl<'a> Gate<'a> {
 
     /// Meet the others with this rank's set-up outcome; on success, start at the agreed instant.
     pub fn meet(&self, setup: Result<()>) -> Result<Instant> {
+        let (offset, measured, agreed) = self.agree(setup)?;
+        clock::wait_until(agreed + offset.ns, self.fleet.spare_cores());
+        let t0 = Instant::now();
+        let started_ns = clock::realtime_ns();
+        *self.started.borrow_mut() = Some(Started {
+            offset,
+            measured,
+            agreed_ns: agreed,
+            started_ns,
+        });
+        Ok(t0)
+    }
+
+    /// Take part in the meeting of a run this rank sits out (it has no share of the work): the
+    /// same collectives as [`Gate::meet`], without starting anything.
+    pub fn attend(&self) -> Result<()> {
+        self.agree(Ok(())).map(|_| ())
+    }
+
+    /// The meeting: every rank's set-up outcome, the clock exchanges, the instant rank 0 names.
+    /// Returns this rank's offset (as used and as measured) and the instant on rank 0's clock.
+    fn agree(&self, setup: Result<()>) -> Result<(Offset, Option<Offset>, i64)> {
         self.met.set(true);
         self.fleet.agree(setup, "set-up")?;
         let exchanges = self.fleet.comm.clock_exchanges(
@@ -89,16 +111,7 @@ impl<'a> Gate<'a> {
             .try_into()
             .map(i64::from_le_bytes)
             .map_err(|_| Error::Engine("fleet start: rank 0 sent a malformed instant".into()))?;
-        clock::wait_until(agreed + offset.ns, self.fleet.spare_cores());
-        let t0 = Instant::now();
-        let started_ns = clock::realtime_ns();
-        *self.started.borrow_mut() = Some(Started {
-            offset,
-            measured,
-            agreed_ns: agreed,
-            started_ns,
-        });
-        Ok(t0)
+        Ok((offset, measured, agreed))
     }
 }
 

@@ -288,6 +288,7 @@ pub fn assemble(
             common_window_s,
             aggregate: AGGREGATE.into(),
             members,
+            idle: Vec::new(),
         },
     ))
 }
@@ -348,6 +349,7 @@ mod tests {
                     host: if rank < 2 { "a" } else { "b" }.into(),
                     local_rank: rank % 2,
                     target: format!("/dev/t{rank}"),
+                    threads: Some(1),
                     clock_offset_ns: 0,
                     clock_uncertainty_ns: 0,
                     exchange_offset_ns: None,

@@ -296,6 +296,7 @@ mod tests {
                 host: if rank < 2 { "a" } else { "b" }.into(),
                 local_rank: rank % 2,
                 target: format!("/dev/t{rank}"),
+                threads: Some(1),
                 clock_offset_ns: 0,
                 clock_uncertainty_ns: 0,
                 exchange_offset_ns: None,
@@ -320,6 +321,7 @@ mod tests {
             common_window_s: 1.0,
             aggregate: String::new(),
             members,
+            idle: Vec::new(),
         }));
         d
     }
