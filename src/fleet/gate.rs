@@ -3,7 +3,9 @@
 //! rank 0 names an instant a little ahead and every rank starts at that instant on its own clock
 //! (corrected by its offset). Starting at an instant rather than on leaving a barrier means the
 //! skew is the clock error and a wake-up, not the barrier's release fanning out; and since every
-//! rank runs the same ramp and runtime, the measured windows coincide.
+//! rank runs the same ramp and runtime, the measured windows coincide. The wait runs at real-time
+//! priority where permitted: with more ranks than cores, a rank that started first keeps the
+//! cores busy, and an ordinary wake-up waits its turn for milliseconds.
 
 use super::Fleet;
 use super::clock::{self, Offset};
@@ -28,6 +30,8 @@ pub struct Started {
     pub agreed_ns: i64,
     /// When this rank really started, on its own clock.
     pub started_ns: i64,
+    /// Whether it waited for the instant at real-time priority.
+    pub realtime: bool,
 }
 
 impl Started {
@@ -69,14 +73,20 @@ impl<'a> Gate<'a> {
     /// Meet the others with this rank's set-up outcome; on success, start at the agreed instant.
     pub fn meet(&self, setup: Result<()>) -> Result<Instant> {
         let (offset, measured, agreed) = self.agree(setup)?;
+        // Real-time priority for the wait alone: the wake-up preempts a busy core, and the
+        // thread is back to its own policy before it starts the workers.
+        let urgent = clock::Urgent::raise();
         clock::wait_until(agreed + offset.ns, self.fleet.spare_cores());
         let t0 = Instant::now();
         let started_ns = clock::realtime_ns();
+        let realtime = urgent.raised();
+        drop(urgent);
         *self.started.borrow_mut() = Some(Started {
             offset,
             measured,
             agreed_ns: agreed,
             started_ns,
+            realtime,
         });
         Ok(t0)
     }

@@ -170,6 +170,7 @@ fn measure_mine(
                 exchange_uncertainty_ns: started.measured.map(|o| o.uncertainty_ns),
                 start_ns: 0,
                 late_ns: started.late_ns(),
+                realtime_wait: started.realtime,
                 environment: doc.environment.clone(),
                 result: doc.result.clone(),
             };

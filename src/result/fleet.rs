@@ -69,6 +69,10 @@ pub struct FleetMember {
     pub start_ns: u64,
     /// How late it started after the agreed instant.
     pub late_ns: u64,
+    /// Whether it waited for the instant at real-time priority (SCHED_FIFO), its wake-up
+    /// preempting other work; false where that is not permitted (no CAP_SYS_NICE, RLIMIT_RTPRIO).
+    #[serde(default)]
+    pub realtime_wait: bool,
     pub environment: Environment,
     pub result: RunResult,
 }

@@ -303,6 +303,7 @@ mod tests {
                 exchange_uncertainty_ns: None,
                 start_ns: 0,
                 late_ns: 0,
+                realtime_wait: true,
                 environment: docs[i].environment.clone(),
                 result: docs[i].result.clone(),
             })
