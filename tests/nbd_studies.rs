@@ -1,9 +1,11 @@
 //! End-to-end: the networked studies. `readlab study clients --quick TARGET` serves a prepared
 //! file with `readlab serve` (a child per remote point, on 127.0.0.1) beside the local line, and
 //! `readlab study delay --quick` (no target) serves zeros with injected delays; every point holds
-//! the server's CPU, every server is stopped, and `readlab report` draws both sections.
+//! the server's CPU, every server is stopped, and `readlab report` draws both sections; given a
+//! server's URL, the clients study reads that server (remote points only, no server CPU).
 
 mod common;
+mod nbd_common;
 use common::*;
 use std::path::Path;
 use std::process::{Output, Stdio};
@@ -185,4 +187,64 @@ fn studies_reading_a_device_need_a_target() {
         assert_eq!(o.status.code(), Some(2), "{name}: {}", stderr(&o));
         assert!(stderr(&o).contains("TARGET"), "{}", stderr(&o));
     }
+}
+
+/// Given a server's URL, the clients study reads that server: remote points only, without server
+/// CPU (the server is not readlab's) or a local line; it resumes; a study that reads a file or
+/// device refuses the URL.
+#[test]
+fn the_clients_study_reads_a_server_given_by_url() {
+    let dir = disk_dir();
+    let f = prepare(dir.path(), "served.dat", "32M");
+    let server = nbd_common::readlab_serve(&[f.to_str().unwrap(), "--buffered"]);
+    let out = dir.path().join("given");
+    let args = [
+        "study",
+        "clients",
+        "--quick",
+        "--runtime",
+        "200ms",
+        "--out",
+        out.to_str().unwrap(),
+        &server.url,
+    ];
+    let (o, _) = run_bounded(&args, Duration::from_secs(60));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("no server CPU is measured"),
+        "{}",
+        stderr(&o)
+    );
+    let ds = docs(&out);
+    assert_eq!(ds.len(), 9, "1, 4, 16 clients × 1K, 4K, 64K");
+    for d in &ds {
+        let net = &d["study"]["net"];
+        assert_eq!(net["side"], "remote", "{net}");
+        assert_eq!(net["backend"], "export", "{net}");
+        assert_eq!(net["network"], "loopback", "{net}");
+        assert!(
+            net.get("server").is_none() && net.get("ranks").is_none(),
+            "{net}"
+        );
+        assert_eq!(d["config"]["target"], server.url.as_str());
+        assert_eq!(d["result"]["verify"]["mismatches"], 0, "verified: {d}");
+        assert!(d["fleet"].is_null());
+    }
+    let mut resumed = args.to_vec();
+    resumed.insert(3, "--resume");
+    let (o, _) = run_bounded(&resumed, Duration::from_secs(30));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("0 points measured, 9 already done"),
+        "{}",
+        stderr(&o)
+    );
+    let o = run(&["study", "latency", "--quick", &server.url]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("the latency study reads a file or device, not an NBD server"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(server.terminate(), Some(0), "the server stops cleanly");
 }
