@@ -200,7 +200,8 @@ pub struct NetTag {
     /// The server model (`thread`, `uring`); empty for local points.
     #[serde(default)]
     pub model: String,
-    /// `target` (the study's file or device) or `null` (zeros without storage).
+    /// `target` (the study's file or device), `null` (zeros without storage), or `export`: the
+    /// export of a server given by URL, which readlab neither started nor measures.
     pub backend: String,
     /// Service time injected into every read by the server, µs.
     #[serde(default)]
@@ -209,9 +210,13 @@ pub struct NetTag {
     /// slept at once, the usual way).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub busy_poll_us: u32,
-    /// The server's CPU during the point (remote points only).
+    /// The server's CPU during the point (remote points of a server readlab started only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server: Option<ServerCpu>,
+    /// The clients were spread over this many MPI ranks (rank r ran N/R clients, one more when
+    /// r < N mod R); absent when every client ran in one process.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ranks: Option<usize>,
 }
 
 /// A server's CPU as measured by the server itself (its `--json` summary).
@@ -241,6 +246,7 @@ impl NetTag {
             &self.backend,
             self.delay_us,
             self.busy_poll_us,
+            self.ranks,
         ) == (
             &o.side,
             &o.network,
@@ -248,6 +254,7 @@ impl NetTag {
             &o.backend,
             o.delay_us,
             o.busy_poll_us,
+            o.ranks,
         )
     }
 }

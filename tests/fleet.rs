@@ -3,7 +3,9 @@
 //! every rank, the merged histogram holds every rank's reads, the aggregate IOPS is their sum,
 //! the ranks start together; a rank with a missing target fails the whole job with its message,
 //! and a rank killed mid-run ends the job, both within a bounded time; a study under mpirun keeps
-//! one results store, which resumes. Without the feature, readlab refuses to run under a launcher.
+//! one results store, which resumes; the clients study against one `readlab serve` spreads each
+//! point's clients over the ranks, and the report draws its curve. Without the feature, readlab
+//! refuses to run under a launcher.
 //! Needs root (loop devices, mpirun --allow-run-as-root) and Open MPI (scripts/test-deps).
 
 mod common;
@@ -251,6 +253,140 @@ mod mpi {
         let agg = doc["result"]["iops"].as_f64().unwrap();
         assert!((agg - iops).abs() <= 1e-6 * iops, "{agg} vs {iops}");
         assert_eq!(server.terminate(), Some(0), "the server stops cleanly");
+    }
+
+    /// The clients study against one `readlab serve` given by URL, under mpirun: each point's
+    /// clients spread over the three ranks (rank r runs N/3, one more when r < N mod 3; a rank
+    /// with none sits the point out), one point per client count in rank 0's store, and the
+    /// report draws the IOPS-against-clients curve.
+    #[test]
+    fn the_clients_study_spreads_clients_over_ranks_against_one_server() {
+        let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+        let dir = super::common::disk_dir();
+        let f = super::common::prepare(dir.path(), "served.dat", "32M");
+        let server = super::nbd_common::readlab_serve(&[f.to_str().unwrap(), "--buffered"]);
+        let out = dir.path().join("clients");
+        let args = [
+            "study",
+            "clients",
+            "--quick",
+            "--runtime",
+            "250ms",
+            "--out",
+            out.to_str().unwrap(),
+            &server.url,
+        ];
+        let start = Instant::now();
+        let o = run_within(3, &args, Duration::from_secs(60));
+        assert!(o.status.success(), "{}", stderr(&o));
+        eprintln!("the clients study over 3 ranks took {:?}", start.elapsed());
+        assert!(
+            stderr(&o).contains("no server CPU is measured"),
+            "{}",
+            stderr(&o)
+        );
+        let text = std::fs::read_to_string(out.join("results.jsonl")).unwrap();
+        let docs: Vec<serde_json::Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        // The quick study: 1, 4 and 16 clients at each of its block sizes.
+        let mut seen: Vec<(u64, u64)> = Vec::new();
+        for doc in &docs {
+            let n = doc["config"]["threads"].as_u64().unwrap();
+            let bs = doc["config"]["bs"].as_u64().unwrap();
+            seen.push((bs, n));
+            let net = &doc["study"]["net"];
+            assert_eq!(doc["study"]["study"], "clients");
+            assert_eq!(net["side"], "remote", "{net}");
+            assert_eq!(net["network"], "loopback", "{net}");
+            assert_eq!(net["backend"], "export", "{net}");
+            assert_eq!(net["ranks"], 3, "{net}");
+            assert!(net.get("server").is_none(), "no server CPU: {net}");
+            assert_eq!(doc["config"]["target"], server.url.as_str());
+            let fleet = &doc["fleet"];
+            let members = fleet["members"].as_array().unwrap();
+            let shares: Vec<u64> = members
+                .iter()
+                .map(|m| m["threads"].as_u64().unwrap())
+                .collect();
+            let want: Vec<u64> = (0..3)
+                .map(|r| n / 3 + u64::from(r < n % 3))
+                .filter(|&s| s > 0)
+                .collect();
+            assert_eq!(shares, want, "N = {n}: {fleet}");
+            assert_eq!(shares.iter().sum::<u64>(), n);
+            assert_eq!(fleet["ranks"].as_u64().unwrap(), want.len() as u64);
+            let idle: Vec<u64> = fleet["idle"]
+                .as_array()
+                .map(|a| a.iter().map(|r| r.as_u64().unwrap()).collect())
+                .unwrap_or_default();
+            let ranks: Vec<u64> = members
+                .iter()
+                .map(|m| m["rank"].as_u64().unwrap())
+                .collect();
+            assert_eq!(ranks.len() + idle.len(), 3, "every rank named: {fleet}");
+            // The aggregate: the ranks' reads in one merged histogram, IOPS summed.
+            let counts: u64 = members
+                .iter()
+                .map(|m| m["result"]["latency"]["count"].as_u64().unwrap())
+                .sum();
+            assert!(counts > 0);
+            assert_eq!(doc["result"]["latency"]["count"].as_u64().unwrap(), counts);
+            assert_eq!(
+                histogram_len(doc["result"]["histogram"].as_str().unwrap()),
+                counts
+            );
+            let iops: f64 = members
+                .iter()
+                .map(|m| m["result"]["iops"].as_f64().unwrap())
+                .sum();
+            let agg = doc["result"]["iops"].as_f64().unwrap();
+            assert!((agg - iops).abs() <= 1e-6 * iops, "{agg} vs {iops}");
+            for m in members {
+                assert_eq!(m["result"]["verify"]["mismatches"], 0, "{m}");
+            }
+        }
+        seen.sort();
+        let want: Vec<(u64, u64)> = [1024, 4096, 65536]
+            .iter()
+            .flat_map(|&bs| [1, 4, 16].map(|n| (bs, n)))
+            .collect();
+        assert_eq!(seen, want, "a point per block size and client count");
+        // Resumed, nothing is measured again.
+        let mut resumed: Vec<&str> = args.to_vec();
+        resumed.insert(3, "--resume");
+        let o = run_within(3, &resumed, Duration::from_secs(30));
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert!(
+            stderr(&o).contains("0 points measured by 3 ranks, 9 already done"),
+            "{}",
+            stderr(&o)
+        );
+        assert_eq!(
+            std::fs::read_to_string(out.join("results.jsonl")).unwrap(),
+            text
+        );
+        assert_eq!(server.terminate(), Some(0), "the server stops cleanly");
+        // The report draws the curve, saying how the clients ran.
+        let html = dir.path().join("report.html");
+        let o = super::common::bin()
+            .args([
+                "report",
+                out.to_str().unwrap(),
+                "-o",
+                html.to_str().unwrap(),
+            ])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        let page = std::fs::read_to_string(&html).unwrap();
+        assert!(page.contains("id=\"sec-clients\""), "no clients section");
+        assert!(page.contains("id=\"fig-clients-iops\""), "no IOPS curve");
+        assert!(
+            page.contains("IOPS against clients over NBD, the clients spread over 3 MPI ranks"),
+            "the curve does not say how the clients ran"
+        );
     }
 
     #[test]

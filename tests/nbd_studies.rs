@@ -5,8 +5,10 @@
 //! holds the server's CPU and its network, every server and namespace is gone afterwards, and
 //! `readlab report` draws both sections. `readlab run --engine nbd --netns C` reads a server
 //! running in a namespace of the test's own from inside namespace C.
+//! Given a server's URL, the clients study reads that server (remote points only, no server CPU).
 
 mod common;
+mod nbd_common;
 use common::*;
 use std::path::Path;
 use std::process::{Output, Stdio};
@@ -338,4 +340,64 @@ fn run_reads_a_server_in_another_namespace_with_netns() {
     let o = run(&["run", "--netns", &ns.1, "/tmp/x"]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("--netns"), "{}", stderr(&o));
+}
+
+/// Given a server's URL, the clients study reads that server: remote points only, without server
+/// CPU (the server is not readlab's) or a local line; it resumes; a study that reads a file or
+/// device refuses the URL.
+#[test]
+fn the_clients_study_reads_a_server_given_by_url() {
+    let dir = disk_dir();
+    let f = prepare(dir.path(), "served.dat", "32M");
+    let server = nbd_common::readlab_serve(&[f.to_str().unwrap(), "--buffered"]);
+    let out = dir.path().join("given");
+    let args = [
+        "study",
+        "clients",
+        "--quick",
+        "--runtime",
+        "200ms",
+        "--out",
+        out.to_str().unwrap(),
+        &server.url,
+    ];
+    let (o, _) = run_bounded(&args, Duration::from_secs(60));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("no server CPU is measured"),
+        "{}",
+        stderr(&o)
+    );
+    let ds = docs(&out);
+    assert_eq!(ds.len(), 9, "1, 4, 16 clients × 1K, 4K, 64K");
+    for d in &ds {
+        let net = &d["study"]["net"];
+        assert_eq!(net["side"], "remote", "{net}");
+        assert_eq!(net["backend"], "export", "{net}");
+        assert_eq!(net["network"], "loopback", "{net}");
+        assert!(
+            net.get("server").is_none() && net.get("ranks").is_none(),
+            "{net}"
+        );
+        assert_eq!(d["config"]["target"], server.url.as_str());
+        assert_eq!(d["result"]["verify"]["mismatches"], 0, "verified: {d}");
+        assert!(d["fleet"].is_null());
+    }
+    let mut resumed = args.to_vec();
+    resumed.insert(3, "--resume");
+    let (o, _) = run_bounded(&resumed, Duration::from_secs(30));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("0 points measured, 9 already done"),
+        "{}",
+        stderr(&o)
+    );
+    let o = run(&["study", "latency", "--quick", &server.url]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("the latency study reads a file or device, not an NBD server"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(server.terminate(), Some(0), "the server stops cleanly");
 }

@@ -1,7 +1,8 @@
 //! Time across ranks: the wall clock (CLOCK_REALTIME, the one clock hosts keep in step), the
 //! offset of a rank's clock from rank 0's estimated from ping-pong exchanges (the exchange with
 //! the shortest round trip bounds the error by half of it), and waiting for an agreed instant
-//! with a final spin, since a sleep alone overshoots by tens of microseconds.
+//! with a final spin, since a sleep alone overshoots by tens of microseconds, at real-time
+//! priority where permitted, since a wake-up on a busy core can otherwise wait milliseconds.
 
 use std::time::Duration;
 
@@ -66,6 +67,55 @@ pub fn wait_until(at_ns: i64, spin: bool) {
     }
 }
 
+/// The waiting thread raised to real-time priority (SCHED_FIFO, the lowest real-time level)
+/// while it lives, so that its wake-up at the instant preempts whatever holds the core — on a
+/// host with more ranks than cores, the workers of a rank that already started. Where that is
+/// not permitted (no CAP_SYS_NICE, RLIMIT_RTPRIO 0) the thread keeps its policy and
+/// [`Urgent::raised`] says so. Dropped, the thread gets its own policy back.
+pub struct Urgent {
+    old: Option<(libc::c_int, libc::sched_param)>,
+    /// Scheduling policy is the thread's own: an Urgent stays on the thread that made it.
+    _here: std::marker::PhantomData<*const ()>,
+}
+
+impl Urgent {
+    pub fn raise() -> Urgent {
+        let mut param = libc::sched_param { sched_priority: 0 };
+        // SAFETY: pid 0 is the calling thread; both calls only read or write `param`, a live
+        // `sched_param` owned by this frame.
+        let old = unsafe {
+            let policy = libc::sched_getscheduler(0);
+            if policy < 0 || libc::sched_getparam(0, &mut param) != 0 {
+                None
+            } else {
+                let rt = libc::sched_param { sched_priority: 1 };
+                (libc::sched_setscheduler(0, libc::SCHED_FIFO, &rt) == 0).then_some((policy, param))
+            }
+        };
+        Urgent {
+            old,
+            _here: std::marker::PhantomData,
+        }
+    }
+
+    /// Whether the thread runs at real-time priority now.
+    pub fn raised(&self) -> bool {
+        self.old.is_some()
+    }
+}
+
+impl Drop for Urgent {
+    fn drop(&mut self) {
+        if let Some((policy, param)) = self.old.take() {
+            // SAFETY: pid 0 is the calling thread, the one raised (an Urgent is not Send);
+            // `param` is a live `sched_param`.
+            unsafe {
+                libc::sched_setscheduler(0, policy, &param);
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -86,6 +136,23 @@ mod tests {
         let o = estimate(&[[0, -1_000 + 10, 100]]).unwrap();
         assert!((o.ns - 1_000).unsigned_abs() <= o.uncertainty_ns, "{o:?}");
         assert_eq!(estimate(&[]), None);
+    }
+
+    #[test]
+    fn a_raised_thread_gets_its_policy_back() {
+        // SAFETY: pid 0 is the calling thread; no memory is passed.
+        let policy = || unsafe { libc::sched_getscheduler(0) };
+        let before = policy();
+        {
+            let u = Urgent::raise();
+            if u.raised() {
+                assert_eq!(policy(), libc::SCHED_FIFO);
+            } else {
+                eprintln!("SCHED_FIFO not permitted here: the thread keeps its policy");
+                assert_eq!(policy(), before);
+            }
+        }
+        assert_eq!(policy(), before);
     }
 
     #[test]

@@ -3,7 +3,9 @@
 //! rank 0 names an instant a little ahead and every rank starts at that instant on its own clock
 //! (corrected by its offset). Starting at an instant rather than on leaving a barrier means the
 //! skew is the clock error and a wake-up, not the barrier's release fanning out; and since every
-//! rank runs the same ramp and runtime, the measured windows coincide.
+//! rank runs the same ramp and runtime, the measured windows coincide. The wait runs at real-time
+//! priority where permitted: with more ranks than cores, a rank that started first keeps the
+//! cores busy, and an ordinary wake-up waits its turn for milliseconds.
 
 use super::Fleet;
 use super::clock::{self, Offset};
@@ -28,6 +30,8 @@ pub struct Started {
     pub agreed_ns: i64,
     /// When this rank really started, on its own clock.
     pub started_ns: i64,
+    /// Whether it waited for the instant at real-time priority.
+    pub realtime: bool,
 }
 
 impl Started {
@@ -68,6 +72,34 @@ impl<'a> Gate<'a> {
 
     /// Meet the others with this rank's set-up outcome; on success, start at the agreed instant.
     pub fn meet(&self, setup: Result<()>) -> Result<Instant> {
+        let (offset, measured, agreed) = self.agree(setup)?;
+        // Real-time priority for the wait alone: the wake-up preempts a busy core, and the
+        // thread is back to its own policy before it starts the workers.
+        let urgent = clock::Urgent::raise();
+        clock::wait_until(agreed + offset.ns, self.fleet.spare_cores());
+        let t0 = Instant::now();
+        let started_ns = clock::realtime_ns();
+        let realtime = urgent.raised();
+        drop(urgent);
+        *self.started.borrow_mut() = Some(Started {
+            offset,
+            measured,
+            agreed_ns: agreed,
+            started_ns,
+            realtime,
+        });
+        Ok(t0)
+    }
+
+    /// Take part in the meeting of a run this rank sits out (it has no share of the work): the
+    /// same collectives as [`Gate::meet`], without starting anything.
+    pub fn attend(&self) -> Result<()> {
+        self.agree(Ok(())).map(|_| ())
+    }
+
+    /// The meeting: every rank's set-up outcome, the clock exchanges, the instant rank 0 names.
+    /// Returns this rank's offset (as used and as measured) and the instant on rank 0's clock.
+    fn agree(&self, setup: Result<()>) -> Result<(Offset, Option<Offset>, i64)> {
         self.met.set(true);
         self.fleet.agree(setup, "set-up")?;
         let exchanges = self.fleet.comm.clock_exchanges(
@@ -89,16 +121,7 @@ impl<'a> Gate<'a> {
             .try_into()
             .map(i64::from_le_bytes)
             .map_err(|_| Error::Engine("fleet start: rank 0 sent a malformed instant".into()))?;
-        clock::wait_until(agreed + offset.ns, self.fleet.spare_cores());
-        let t0 = Instant::now();
-        let started_ns = clock::realtime_ns();
-        *self.started.borrow_mut() = Some(Started {
-            offset,
-            measured,
-            agreed_ns: agreed,
-            started_ns,
-        });
-        Ok(t0)
+        Ok((offset, measured, agreed))
     }
 }
 

@@ -288,6 +288,7 @@ pub fn assemble(
             common_window_s,
             aggregate: AGGREGATE.into(),
             members,
+            idle: Vec::new(),
         },
     ))
 }
@@ -296,8 +297,22 @@ pub fn assemble(
 fn together(start: &FleetStart, common_s: f64, members: &[FleetMember]) -> Vec<String> {
     let mut w = Vec::new();
     if start.skew_ns > SKEW_GOAL.as_nanos() as u64 {
+        let ordinary: Vec<String> = members
+            .iter()
+            .filter(|m| !m.realtime_wait)
+            .map(|m| m.rank.to_string())
+            .collect();
+        let why = if ordinary.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "; rank{} {} waited at ordinary priority (real-time priority, SCHED_FIFO, is not permitted there: give it CAP_SYS_NICE or an RLIMIT_RTPRIO)",
+                if ordinary.len() > 1 { "s" } else { "" },
+                ordinary.join(", ")
+            )
+        };
         w.push(format!(
-            "the ranks started up to {} apart (readlab aims under {}): a rank woke late, the machines are loaded, or their clocks disagree",
+            "the ranks started up to {} apart (readlab aims under {}): a rank woke late, the machines are loaded, or their clocks disagree{why}",
             format_ns(start.skew_ns as f64, Style::Table),
             format_ns(SKEW_GOAL.as_nanos() as f64, Style::Table)
         ));
@@ -348,12 +363,14 @@ mod tests {
                     host: if rank < 2 { "a" } else { "b" }.into(),
                     local_rank: rank % 2,
                     target: format!("/dev/t{rank}"),
+                    threads: Some(1),
                     clock_offset_ns: 0,
                     clock_uncertainty_ns: 0,
                     exchange_offset_ns: None,
                     exchange_uncertainty_ns: None,
                     start_ns: 0,
                     late_ns: 0,
+                    realtime_wait: true,
                     environment: docs[i].environment.clone(),
                     result: docs[i].result.clone(),
                 },

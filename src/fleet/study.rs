@@ -2,16 +2,18 @@
 //! Rank 0 alone opens the results store (so resume works as always) and plans each study from
 //! what it holds; it tells the other ranks the points still to run, and every point is one fleet
 //! run whose document rank 0 appends. The scheduler study is left out: each rank would switch its
-//! own device's scheduler.
+//! own device's scheduler. Given a server's URL (`nbd://…`), the clients study reads that one
+//! server from every rank: each point's clients are spread over the ranks, and its document is
+//! the whole point (all its clients) with each rank's share in the fleet record.
 
 use super::{Fleet, MEET_WITHIN, run};
 use crate::config::RunConfig;
 use crate::error::{Error, Result};
 use crate::result::StudyTag;
-use crate::source::Target;
+use crate::source::TargetKind;
 use crate::store::Store;
 use crate::study::{
-    Context, Exec, Outcome, Point, StudyName, StudyObserver, StudyOptions, Timing, summarize,
+    Context, Exec, Outcome, Point, StudyName, StudyObserver, StudyOptions, summarize,
 };
 use serde::{Deserialize, Serialize};
 
@@ -37,7 +39,12 @@ pub fn run(
              (it may name {rank}, {local_rank}, {host})",
         ));
     };
-    let target = fleet.agree(Target::inspect(&fleet.expand(template)), "study set-up")?;
+    let target = fleet.agree(
+        crate::study::inspect(&fleet.expand(template), names),
+        "study set-up",
+    )?;
+    let server = target.kind == TargetKind::Nbd;
+    let timing = fleet.agree(crate::study::timing(opts), "study set-up")?;
     let said = fleet.broadcast(
         &[opts.verify.unwrap_or(target.prepared_id.is_some()) as u8],
         MEET_WITHIN,
@@ -60,11 +67,7 @@ pub fn run(
     let mut store = fleet.agree(opened, "results store")?;
     let ctx = Context {
         target: &target,
-        timing: if opts.quick {
-            Timing::quick()
-        } else {
-            Timing::full()
-        },
+        timing,
         quick: opts.quick,
         verify,
         max_threads: opts.max_threads,
@@ -75,25 +78,47 @@ pub fn run(
     };
     let (mut measured, mut skipped, mut interrupted) = (0, 0, false);
     for &name in names {
-        let Exec::Plan(plan) = name.spec().exec else {
-            // The scheduler study would switch each rank's own device's I/O scheduler; the
-            // networked studies start servers of their own.
+        if server {
             obs.note(&format!(
-                "{name} study skipped: it has its own executor, which does not run across MPI ranks; run it on one host without mpirun"
+                "{name} study against {}: the clients of each point spread over the {} ranks (rank r runs N/{}, one more when r < N mod {}); {}",
+                target.path.display(),
+                fleet.size(),
+                fleet.size(),
+                fleet.size(),
+                crate::study::GIVEN_SERVER
             ));
-            continue;
+        }
+        let plan = match name.spec().exec {
+            _ if server => None,
+            Exec::Plan(plan) => Some(plan),
+            _ => {
+                // The scheduler study would switch each rank's own device's I/O scheduler; the
+                // networked studies start servers of their own.
+                obs.note(&format!(
+                    "{name} study skipped: it has its own executor, which does not run across MPI ranks; run it on one host without mpirun"
+                ));
+                continue;
+            }
         };
         let planned: Result<Plan> = match &store {
             Some(s) => {
-                let points: Vec<Point> = plan(&ctx, s.docs())
-                    .into_iter()
-                    .map(|cfg| Point::of(name, cfg))
-                    .collect();
+                let points: Vec<Point> = match plan {
+                    Some(plan) => plan(&ctx, s.docs())
+                        .into_iter()
+                        .map(|cfg| Point::of(name, cfg))
+                        .collect(),
+                    None => crate::study::server_points(name, &ctx, Some(fleet.size()))
+                        .unwrap_or_default(),
+                };
                 let total = points.len();
                 let todo = points
                     .into_iter()
-                    .map(|p| (p.tag, fleet_config(p.cfg)))
-                    .filter(|(tag, cfg)| !s.contains(Some(tag), cfg))
+                    .map(|p| Point {
+                        tag: p.tag,
+                        cfg: fleet_config(p.cfg),
+                    })
+                    .filter(|p| !crate::study::is_stored(s, p))
+                    .map(|p| (p.tag, p.cfg))
                     .collect();
                 Ok(Plan { total, todo })
             }
@@ -127,7 +152,12 @@ pub fn run(
             obs.point_start(done + i, plan.total, &point);
             let mut each = cfg;
             each.target = template.clone();
-            let o = match run::once(fleet, &each, obs) {
+            let outcome = if server {
+                run::spread(fleet, &each, obs)
+            } else {
+                run::once(fleet, &each, obs)
+            };
+            let o = match outcome {
                 Ok(o) => o,
                 // A point that cannot run on some rank's target is noted; the next one runs.
                 Err(e @ Error::Fleet { .. }) => {

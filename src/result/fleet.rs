@@ -22,8 +22,12 @@ pub struct FleetRecord {
     pub common_window_s: f64,
     /// What each aggregate figure is (summed, merged, …), for whoever reads the document.
     pub aggregate: String,
-    /// Every rank, in rank order.
+    /// Every rank that measured, in rank order.
     pub members: Vec<FleetMember>,
+    /// Ranks of the launch that had no share of the work (fewer clients than ranks): they met
+    /// the others but measured nothing, and are in no figure.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub idle: Vec<usize>,
 }
 
 /// How together the ranks started.
@@ -48,6 +52,10 @@ pub struct FleetMember {
     pub local_rank: usize,
     /// The target this rank read.
     pub target: String,
+    /// The threads (NBD clients) this rank ran: the run's own where every rank runs the same
+    /// workload, its share where the ranks split one (the clients study over MPI).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threads: Option<usize>,
     /// This rank's clock minus rank 0's, as estimated over MPI (0 on rank 0's host).
     pub clock_offset_ns: i64,
     pub clock_uncertainty_ns: u64,
@@ -61,6 +69,10 @@ pub struct FleetMember {
     pub start_ns: u64,
     /// How late it started after the agreed instant.
     pub late_ns: u64,
+    /// Whether it waited for the instant at real-time priority (SCHED_FIFO), its wake-up
+    /// preempting other work; false where that is not permitted (no CAP_SYS_NICE, RLIMIT_RTPRIO).
+    #[serde(default)]
+    pub realtime_wait: bool,
     pub environment: Environment,
     pub result: RunResult,
 }

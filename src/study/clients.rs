@@ -2,6 +2,9 @@
 //! one request in flight, reading the target through `readlab serve` (1 KiB and 4 KiB for IOPS,
 //! 64 KiB for bandwidth), with the same device read locally by as many threads beside it (the
 //! "equivalent local performance" line) and the server's CPU stored with every remote point.
+//! Given a server's URL instead of a target, the clients read that server: remote points only,
+//! without server CPU (the server is not readlab's to measure); under MPI the clients of each
+//! point are spread over the ranks (`crate::fleet::study`).
 
 use super::net::{self, NetPoint};
 use super::plan::*;
@@ -9,13 +12,15 @@ use super::{Counts, Exec, StudyObserver, StudySpec, Summary};
 use crate::config::Rw;
 use crate::engine::EngineKind;
 use crate::error::Result;
+use crate::source::TargetKind;
 use crate::store::Store;
 
 pub static SPEC: StudySpec = StudySpec {
     name: "clients",
     title: "Networked flash: IOPS and bandwidth against clients (NBD, Figures 1–2)",
     describe: "1 … 64 NBD clients with one read in flight each against readlab serve, beside the \
-               device read locally at the same concurrency; server CPU per point",
+               device read locally at the same concurrency; server CPU per point (or against the \
+               server an nbd:// URL names, clients spread over the ranks under mpirun)",
     in_all: false,
     exec: Exec::Custom(run),
     summary: Summary::Custom(net::summary),
@@ -23,16 +28,41 @@ pub static SPEC: StudySpec = StudySpec {
     charts: crate::report::charts::net::clients,
 };
 
-fn run(ctx: &Context, store: &mut Store, obs: &dyn StudyObserver) -> Result<Counts> {
-    let clients = if ctx.quick {
+/// What is said when the study reads a server it was given.
+pub const GIVEN_SERVER: &str = "the server is not readlab's: no server CPU is measured, and with no \
+                                local target there is no equivalent local line";
+
+fn counts(ctx: &Context) -> Vec<usize> {
+    if ctx.quick {
         vec![1, 4, 16]
     } else {
         powers_of_two(1, 64)
-    };
+    }
+}
+
+fn sizes(ctx: &Context) -> Vec<u64> {
+    ctx.sizes(&[K, 4 * K, 64 * K], &[K, 4 * K, 64 * K])
+}
+
+fn run(ctx: &Context, store: &mut Store, obs: &dyn StudyObserver) -> Result<Counts> {
+    if ctx.target.kind == TargetKind::Nbd {
+        obs.note(&format!(
+            "clients study against {}: {GIVEN_SERVER}",
+            ctx.target.path.display()
+        ));
+        let points: Vec<NetPoint> = at_server(ctx, None)
+            .into_iter()
+            .map(|point| NetPoint {
+                point,
+                served: None,
+            })
+            .collect();
+        return net::run_net_points(SPEC.study_name(), None, &points, store, obs);
+    }
     let served = net::served_target(&ctx.target.path, ctx.target.direct_supported, "thread");
     let mut points: Vec<NetPoint> = Vec::new();
-    for bs in ctx.sizes(&[K, 4 * K, 64 * K], &[K, 4 * K, 64 * K]) {
-        for &n in &clients {
+    for bs in sizes(ctx) {
+        for n in counts(ctx) {
             let mut c = ctx.base(EngineKind::Psync, Rw::Randread, bs);
             c.threads = n;
             points.push(net::local(SPEC.study_name(), c));
@@ -47,4 +77,25 @@ fn run(ctx: &Context, store: &mut Store, obs: &dyn StudyObserver) -> Result<Coun
         }
     }
     net::run_net_points(SPEC.study_name(), ctx.network, &points, store, obs)
+}
+
+/// The points against the server `ctx.target` names (an NBD URL): every block size and client
+/// count of the study, remote only; `ranks` when the clients are spread over MPI ranks.
+pub fn at_server(ctx: &Context, ranks: Option<usize>) -> Vec<Point> {
+    let url = ctx.target.path.display().to_string();
+    let mut points = Vec::new();
+    for bs in sizes(ctx) {
+        for n in counts(ctx) {
+            points.push(net::at_server(
+                SPEC.study_name(),
+                &url,
+                bs,
+                n,
+                ctx.timing,
+                ctx.verify,
+                ranks,
+            ));
+        }
+    }
+    points
 }

@@ -27,6 +27,7 @@ mod tuned;
 mod uring_features;
 
 pub use crate::config::Timing;
+pub use clients::GIVEN_SERVER;
 pub use name::StudyName;
 pub use plan::{Context, Point};
 pub use scheduler::SchedulerGuard;
@@ -250,7 +251,7 @@ pub struct Outcome {
 /// Run studies `names` (see [`select`]) on the target, storing every point in `opts.out/results.jsonl`.
 pub fn run(names: &[StudyName], opts: &StudyOptions, obs: &dyn StudyObserver) -> Result<Outcome> {
     let target = match &opts.target {
-        Some(t) => Some(Target::inspect(t)?),
+        Some(t) => Some(inspect(t, names)?),
         None => {
             if let Some(n) = names
                 .iter()
@@ -271,20 +272,8 @@ pub fn run(names: &[StudyName], opts: &StudyOptions, obs: &dyn StudyObserver) ->
             "the {n} study reads one target; only the devices study reads several at once"
         )));
     }
+    let timing = timing(opts)?;
     let mut store = Store::open(&opts.out, opts.resume)?;
-    let mut timing = if opts.quick {
-        Timing::quick()
-    } else {
-        Timing::full()
-    };
-    if let Some(r) = opts.runtime {
-        if r.is_zero() {
-            return Err(Error::invalid("--runtime must be positive, e.g. 500ms"));
-        }
-        timing.runtime = r;
-        timing.ramp = timing.ramp.min(r / 5);
-        timing.stable = timing.stable.filter(|s| s.min_runtime < r);
-    }
     let prepared = target.as_ref().and_then(|t| t.prepared_id);
     let verify = opts.verify.unwrap_or(prepared.is_some());
     if let Some(t) = &target
@@ -365,6 +354,66 @@ pub fn run(names: &[StudyName], opts: &StudyOptions, obs: &dyn StudyObserver) ->
         measured: counts.measured,
         skipped: counts.skipped,
     })
+}
+
+/// Each point's timing: `--quick` or full, with `--runtime` instead of the study's own (its
+/// warm-up a fifth of it at most).
+pub fn timing(opts: &StudyOptions) -> Result<Timing> {
+    let mut timing = if opts.quick {
+        Timing::quick()
+    } else {
+        Timing::full()
+    };
+    if let Some(r) = opts.runtime {
+        if r.is_zero() {
+            return Err(Error::invalid("--runtime must be positive, e.g. 500ms"));
+        }
+        timing.runtime = r;
+        timing.ramp = timing.ramp.min(r / 5);
+        timing.stable = timing.stable.filter(|s| s.min_runtime < r);
+    }
+    Ok(timing)
+}
+
+/// Whether a study reads a server given by URL (`nbd://…`) instead of a file or device.
+pub fn reads_a_server(name: StudyName) -> bool {
+    name.name() == clients::SPEC.name
+}
+
+/// The points of study `name` against the server `ctx.target` names (an NBD URL), the clients
+/// spread over `ranks` MPI ranks when given; None for a study that reads no given server.
+pub fn server_points(name: StudyName, ctx: &Context, ranks: Option<usize>) -> Option<Vec<Point>> {
+    reads_a_server(name).then(|| clients::at_server(ctx, ranks))
+}
+
+/// What a study reads: a file or device, or the export of a server given by URL (`nbd://…`),
+/// which only studies that read a given server take.
+pub fn inspect(path: &Path, names: &[StudyName]) -> Result<Target> {
+    let Some(url) = path.to_str().filter(|s| crate::nbd::NbdUrl::is_url(s)) else {
+        return Target::inspect(path);
+    };
+    if let Some(n) = names.iter().find(|n| !reads_a_server(**n)) {
+        return Err(Error::invalid(format!(
+            "the {n} study reads a file or device, not an NBD server ({url}); of the studies, \
+             clients reads a server given by URL"
+        )));
+    }
+    Ok(crate::source::open(path)?.describe())
+}
+
+/// Whether the store already holds a point (a networked point is matched on what was asked,
+/// not on its server's URL).
+pub fn is_stored(store: &Store, p: &Point) -> bool {
+    if p.tag.net.is_some() {
+        net::stored(store, p)
+    } else {
+        store.contains(Some(&p.tag), &p.cfg)
+    }
+}
+
+/// Whether `path` names a server's export (`nbd://…`) rather than a file or device.
+pub fn is_server(path: &Path) -> bool {
+    path.to_str().is_some_and(crate::nbd::NbdUrl::is_url)
 }
 
 /// Run the points not yet stored.

@@ -60,6 +60,7 @@ pub fn local(name: StudyName, cfg: RunConfig) -> NetPoint {
                     delay_us: 0,
                     busy_poll_us: 0,
                     server: None,
+                    ranks: None,
                 }),
             },
             cfg,
@@ -109,6 +110,7 @@ pub fn remote(
                     delay_us: served.delay_us,
                     busy_poll_us: served.busy_poll_us,
                     server: None,
+                    ranks: None,
                 }),
             },
             cfg,
@@ -117,10 +119,59 @@ pub fn remote(
     }
 }
 
+/// A remote point against a server given by URL, which readlab neither starts nor measures (no
+/// server CPU): `clients` connections with one request in flight each, `bs` random reads, the
+/// clients spread over `ranks` MPI ranks when given.
+#[allow(clippy::too_many_arguments)]
+pub fn at_server(
+    name: StudyName,
+    url: &str,
+    bs: u64,
+    clients: usize,
+    timing: Timing,
+    verify: bool,
+    ranks: Option<usize>,
+) -> Point {
+    let served = Served {
+        target: None,
+        buffered: false,
+        model: "",
+        delay_us: 0,
+        busy_poll_us: 0,
+    };
+    let mut p = remote(name, served, bs, clients, timing, verify).point;
+    p.cfg.target = url.into();
+    p.cfg.verify = verify;
+    if let Some(t) = p.tag.net.as_mut() {
+        t.network = network_of(url).into();
+        t.backend = "export".into();
+        t.ranks = ranks;
+    }
+    p
+}
+
+/// How clients reach the server a URL names: `unix` (a Unix socket), `loopback` (this
+/// machine's own address), or `tcp` (another host, as far as the URL tells).
+pub fn network_of(url: &str) -> &'static str {
+    match crate::nbd::NbdUrl::parse(url).map(|u| u.address) {
+        Ok(crate::nbd::Address::Unix(_)) => "unix",
+        Ok(crate::nbd::Address::Tcp(a)) => {
+            let host = a.rsplit_once(':').map_or(a.as_str(), |(h, _)| h);
+            let host = host.trim_start_matches('[').trim_end_matches(']');
+            let loopback = host.eq_ignore_ascii_case("localhost")
+                || host
+                    .parse::<std::net::IpAddr>()
+                    .is_ok_and(|ip| ip.is_loopback());
+            if loopback { "loopback" } else { "tcp" }
+        }
+        Err(_) => "tcp",
+    }
+}
+
 /// Whether the store already holds this point (remote URLs differ run to run: the server's
 /// port is chosen when it starts, so points are matched on what was asked, not the URL).
-fn done(store: &Store, p: &NetPoint) -> bool {
-    let (tag, cfg) = (&p.point.tag, &p.point.cfg);
+pub fn stored(store: &Store, p: &Point) -> bool {
+    let (tag, cfg) = (&p.tag, &p.cfg);
     store.docs().iter().any(|d| {
         let (Some(t), c) = (&d.study, &d.config) else {
             return false;
@@ -186,15 +237,17 @@ pub fn run_net_points(
         .iter()
         .cloned()
         .map(|mut p| {
+            // A server given by URL keeps the network its URL names.
             if let Some(t) = p.point.tag.net.as_mut()
                 && t.side == "remote"
+                && p.served.is_some()
             {
                 t.network = net.tag().into();
             }
             p
         })
         .collect();
-    let todo: Vec<&NetPoint> = points.iter().filter(|p| !done(store, p)).collect();
+    let todo: Vec<&NetPoint> = points.iter().filter(|p| !stored(store, &p.point)).collect();
     let skipped = points.len() - todo.len();
     obs.study_start(name, points.len(), skipped);
     let mut counts = Counts {
@@ -429,6 +482,9 @@ pub fn side_name(t: &NetTag) -> String {
     if t.busy_poll_us > 0 {
         s.push_str(" busy-poll");
     }
+    if let Some(r) = t.ranks {
+        let _ = write!(s, ", clients over {r} ranks");
+    }
     s
 }
 
@@ -450,8 +506,21 @@ pub fn summary(docs: &[&Document]) -> String {
         .find(|n| n.side == "remote")
         .map(|n| n.network.clone())
         .unwrap_or_else(|| "none".into());
-    let mut s = format!(
-        "network: {network}\n\n| bs | side | clients | IOPS | MB/s | p50 | p99 | p99.9 | vs local | server CPU % | server µs/read | IOPS per server core |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n"
+    let given = rows
+        .iter()
+        .filter_map(|d| d.study.as_ref()?.net.as_ref())
+        .any(|n| n.backend == "export");
+    let mut s = format!("network: {network}\n\n");
+    if given {
+        let _ = writeln!(
+            s,
+            "Remote points read a server given by URL; {}.\n",
+            super::GIVEN_SERVER
+        );
+    }
+    let _ = write!(
+        s,
+        "| bs | side | clients | IOPS | MB/s | p50 | p99 | p99.9 | vs local | server CPU % | server µs/read | IOPS per server core |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n"
     );
     for d in &rows {
         let t = d.study.as_ref().and_then(|t| t.net.as_ref()).unwrap();
@@ -507,6 +576,17 @@ pub fn served_target(path: &Path, direct: bool, model: &'static str) -> Served {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_url_tells_the_network() {
+        use super::network_of;
+        assert_eq!(network_of("nbd://127.0.0.1:10809/"), "loopback");
+        assert_eq!(network_of("nbd://localhost/x"), "loopback");
+        assert_eq!(network_of("nbd://[::1]:5000/"), "loopback");
+        assert_eq!(network_of("nbd://10.0.0.7:10809/"), "tcp");
+        assert_eq!(network_of("nbd://storage1/"), "tcp");
+        assert_eq!(network_of("nbd+unix:///e?socket=/tmp/s"), "unix");
+    }
+
     #[test]
     fn finds_the_printed_address() {
         let l = "readlab serve: listening on 127.0.0.1:40123 — export '', 1 B, read-only\n";

@@ -246,7 +246,8 @@ pub struct StudyArgs {
     /// devices or all.
     pub name: String,
     /// File or block device to study (not needed by `delay`, which serves zeros; NAME:PATH names
-    /// it).
+    /// it), or for `clients` a server's export (nbd://HOST:PORT/EXPORT) to read instead of one
+    /// readlab serve per point (under mpirun the clients are spread over the ranks).
     pub target: Option<PathBuf>,
     /// More targets, for the devices study (1, 2 … N of them read at once).
     pub more_targets: Vec<PathBuf>,

@@ -19,7 +19,9 @@ pub fn run(a: &StudyArgs) -> anyhow::Result<ExitCode> {
         .collect();
     readlab::outpath::check_dir(&opts.out, &inputs, &[readlab::store::RESULTS, "summary.md"])?;
     a.out_json.check(&inputs)?;
-    if let (false, Some(path)) = (a.no_verify, &opts.target) {
+    if let (false, Some(path)) = (a.no_verify, &opts.target)
+        && !readlab::study::is_server(path)
+    {
         let target = readlab::source::Target::inspect(path)?;
         readlab::runner::check_prepared_throughout(&target, "--no-verify")?;
     }

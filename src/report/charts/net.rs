@@ -15,7 +15,8 @@ fn network_words(network: &str) -> &str {
 }
 
 /// A chart whose title says over which network(s) its remote points ran, and whose caption names
-/// the servers once: every remote point has its own port.
+/// the servers once: every remote point of a server readlab started has its own port (a server
+/// given by URL keeps its address).
 fn chart(id: String, title: String, pts: &[&Point], kind: Kind) -> Chart {
     let mut networks: Vec<&str> = pts
         .iter()
@@ -34,7 +35,7 @@ fn chart(id: String, title: String, pts: &[&Point], kind: Kind) -> Chart {
         .iter()
         .map(|p| {
             let mut q = (*p).clone();
-            if q.env.target.starts_with("nbd://") {
+            if q.env.target.starts_with("nbd://") && !given(p) {
                 q.env.target = match net(p).map(|t| t.network.as_str()) {
                     Some("netns-veth") => {
                         "readlab serve in a network namespace, read from another \
@@ -54,15 +55,39 @@ fn net(p: &Point) -> Option<&NetTag> {
     p.net.as_ref()
 }
 
+/// A point read from a server given by URL (not started, nor measured, by readlab).
+fn given(p: &Point) -> bool {
+    net(p).is_some_and(|t| t.backend == "export")
+}
+
+/// What a title says of how the points' clients ran: spread over MPI ranks, against a server
+/// given by URL (no server CPU, no local line); empty for the study's own servers.
+fn how_run(pts: &[&Point]) -> String {
+    let mut s = String::new();
+    if let Some(r) = pts.iter().filter_map(|p| net(p)?.ranks).max() {
+        s.push_str(&format!(", the clients spread over {r} MPI ranks"));
+    }
+    if pts.iter().any(|p| given(p)) {
+        s.push_str(" (a server given by URL: no server CPU measured)");
+    }
+    s
+}
+
+/// Whether the points hold the device read locally (the equivalent local line).
+fn with_local(pts: &[&Point]) -> bool {
+    pts.iter()
+        .any(|p| net(p).is_some_and(|t| t.side == "local"))
+}
+
 /// `remote 4 KiB`, `local 4 KiB (equivalent local)`, `remote uring`, `+10us` …
 fn side(p: &Point, with_bs: bool) -> String {
     let Some(t) = net(p) else {
         return p.label.clone();
     };
-    let mut s = if t.side == "local" {
-        "local".to_string()
+    let mut s = if t.side == "local" || t.model.is_empty() {
+        t.side.clone()
     } else {
-        format!("remote {}", t.model)
+        format!("{} {}", t.side, t.model)
     };
     if with_bs {
         s.push(' ');
@@ -70,6 +95,9 @@ fn side(p: &Point, with_bs: bool) -> String {
     }
     if t.side == "local" {
         s.push_str(" (equivalent local)");
+    }
+    if let Some(r) = t.ranks {
+        s.push_str(&format!(" (over {r} ranks)"));
     }
     s
 }
@@ -121,11 +149,16 @@ pub fn clients(c: &Ctx) -> Vec<Chart> {
     let mut out = Vec::new();
     let small: Vec<&Point> = c.pts.iter().copied().filter(|p| p.bs < 64 << 10).collect();
     let big: Vec<&Point> = c.pts.iter().copied().filter(|p| p.bs >= 64 << 10).collect();
+    let beside = if with_local(&c.pts) {
+        ", beside the device read locally at the same concurrency"
+    } else {
+        ""
+    };
+    let how = how_run(&c.pts);
     if !small.is_empty() {
         out.push(chart(
             id("iops"),
-            "IOPS against clients over NBD, beside the device read locally at the same concurrency"
-                .into(),
+            format!("IOPS against clients over NBD{beside}{how}"),
             &small,
             Kind::Lines(clients_lines(
                 &small,
@@ -138,7 +171,7 @@ pub fn clients(c: &Ctx) -> Vec<Chart> {
     if !big.is_empty() {
         out.push(chart(
             id("bandwidth"),
-            "Bandwidth against clients over NBD, beside the device read locally".into(),
+            format!("Bandwidth against clients over NBD{beside}{how}"),
             &big,
             Kind::Lines(clients_lines(
                 &big,
@@ -150,7 +183,11 @@ pub fn clients(c: &Ctx) -> Vec<Chart> {
     }
     out.push(chart(
         id("p99"),
-        "p99 latency against clients, remote and local".into(),
+        if with_local(&c.pts) {
+            "p99 latency against clients, remote and local".to_string()
+        } else {
+            format!("p99 latency against clients{how}")
+        },
         &c.pts,
         Kind::Lines(clients_lines(
             &c.pts,

@@ -296,12 +296,14 @@ mod tests {
                 host: if rank < 2 { "a" } else { "b" }.into(),
                 local_rank: rank % 2,
                 target: format!("/dev/t{rank}"),
+                threads: Some(1),
                 clock_offset_ns: 0,
                 clock_uncertainty_ns: 0,
                 exchange_offset_ns: None,
                 exchange_uncertainty_ns: None,
                 start_ns: 0,
                 late_ns: 0,
+                realtime_wait: true,
                 environment: docs[i].environment.clone(),
                 result: docs[i].result.clone(),
             })
@@ -320,6 +322,7 @@ mod tests {
             common_window_s: 1.0,
             aggregate: String::new(),
             members,
+            idle: Vec::new(),
         }));
         d
     }
