@@ -39,43 +39,24 @@ fn run(b: &Bare, store: &mut Store, obs: &dyn StudyObserver) -> Result<Counts> {
     } else {
         powers_of_two(1, 64)
     };
-    let mut points: Vec<NetPoint> = Vec::new();
-    for delay_us in DELAYS {
-        for &n in &clients {
+    // The sweep, sleeping for data as usual; then one client per delay, busy-polling.
+    let sweep = DELAYS
+        .iter()
+        .flat_map(|&d| clients.iter().map(move |&n| (d, n, 0)));
+    let polled = DELAYS.iter().map(|&d| (d, 1, NbdOptions::BUSY_POLL_US));
+    let points: Vec<NetPoint> = sweep
+        .chain(polled)
+        .map(|(delay_us, n, busy_poll_us)| {
             let served = Served {
                 target: None,
                 buffered: false,
                 model: "thread",
                 delay_us,
-                busy_poll_us: 0,
+                busy_poll_us,
             };
-            points.push(net::remote(
-                SPEC.study_name(),
-                served,
-                4 * K,
-                n,
-                b.timing,
-                false,
-            ));
-        }
-    }
-    for delay_us in DELAYS {
-        let served = Served {
-            target: None,
-            buffered: false,
-            model: "thread",
-            delay_us,
-            busy_poll_us: NbdOptions::BUSY_POLL_US,
-        };
-        points.push(net::remote(
-            SPEC.study_name(),
-            served,
-            4 * K,
-            1,
-            b.timing,
-            false,
-        ));
-    }
+            net::remote(SPEC.study_name(), served, 4 * K, n, b.timing, false)
+        })
+        .collect();
     net::run_net_points(SPEC.study_name(), b.network, &points, store, obs)
 }
 
