@@ -275,3 +275,33 @@ fn busy_polling_client_and_server_still_serve_the_injected_delay() {
         common::stderr(&o)
     );
 }
+
+/// A reader of its output that goes away (a closed pipe) does not stop or crash the server.
+#[test]
+fn a_closed_stdout_does_not_crash_it() {
+    use std::io::BufRead;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_readlab"))
+        .args([
+            "serve",
+            "--null",
+            "1m",
+            "--listen",
+            "127.0.0.1:0",
+            "--runtime",
+            "2s",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    assert!(first.contains("listening on"), "{first}");
+    // The pipe is closed here; the per-second lines and the summary find no reader.
+    let o = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{:?}: {err}", o.status);
+    assert!(!err.contains("panicked"), "{err}");
+}

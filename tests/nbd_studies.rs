@@ -176,7 +176,10 @@ fn clients_and_delay_quick_studies_run_and_are_drawn() {
     assert_eq!(polled.len(), 3, "one busy-polled point per delay");
     for d in &polled {
         assert_eq!(d["config"]["threads"], 1);
-        assert_eq!(d["config"]["options"]["busy_poll_us"], 200, "the client polls too");
+        assert_eq!(
+            d["config"]["options"]["busy_poll_us"], 200,
+            "the client polls too"
+        );
     }
     let summary = std::fs::read_to_string(dl.join("summary.md")).unwrap();
     assert!(summary.contains("network: netns-veth"), "{summary}");

@@ -14,6 +14,13 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
+/// A line on stdout; a reader that went away (a closed pipe) does not stop the server.
+macro_rules! say {
+    ($($t:tt)*) => {{
+        let _ = writeln!(std::io::stdout(), $($t)*);
+    }};
+}
+
 #[derive(Copy, Clone, Debug, ValueEnum)]
 pub enum ModelArg {
     Thread,
@@ -128,7 +135,7 @@ impl ServeObserver for Watch {
         if self.quiet {
             return;
         }
-        println!(
+        say!(
             "{:5.0}s {:9.0} IOPS {:9.1} MB/s  clients {:3}  cpu app {:5.1}% io-wrk {:4.1}% sqpoll {:4.1}% machine {:5.1}%",
             s.t,
             s.iops,
@@ -161,7 +168,7 @@ pub fn run(a: &ServeArgs) -> anyhow::Result<ExitCode> {
     let server = Server::bind(cfg.clone())?;
     let e = server.export();
     let bs = e.block_sizes.expect("readlab serve advertises block sizes");
-    println!(
+    say!(
         "readlab serve: listening on {} — export '{}', {} B, read-only, multi-conn, block sizes {}/{}/{} B, model {}, {}{}{}",
         server.address(),
         e.name,
@@ -202,7 +209,7 @@ pub fn run(a: &ServeArgs) -> anyhow::Result<ExitCode> {
         ..watch
     };
     let summary = server.run(&watch)?;
-    println!(
+    say!(
         "readlab serve: stopped after {:.1} s: {} reads ({:.0} IOPS, {:.1} MB/s), {} refused, {} clients ({} at most at once, {} rejected, {} closed on errors), {:.1} us CPU per read",
         summary.seconds,
         summary.reads,
