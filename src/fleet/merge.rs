@@ -59,6 +59,8 @@ pub fn aggregate(members: &[FleetMember]) -> Result<RunResult> {
     let depths: Vec<f64> = results.iter().filter_map(|r| r.achieved_depth).collect();
     let cpu = cpu(members);
     let total_cpu_s: f64 = results.iter().map(|r| r.cpu.process_total_s()).sum();
+    let mut warnings = member_warnings(members);
+    warnings.extend(shared_host_load(members));
     Ok(RunResult {
         offset_samples: Vec::new(),
         label: first.label.clone(),
@@ -98,7 +100,7 @@ pub fn aggregate(members: &[FleetMember]) -> Result<RunResult> {
                     .find(|e| *e != EndedBy::Runtime)
             })
             .unwrap_or(EndedBy::Runtime),
-        warnings: member_warnings(members),
+        warnings,
         repeat: None,
         histogram: stats::encode_histogram(&lat.hist),
     })
@@ -191,11 +193,51 @@ fn verify(results: &[&RunResult]) -> Option<VerifySummary> {
     out
 }
 
-/// The ranks' warnings, each once: said by every rank, or by the ranks named.
+/// Other load on each host that runs several ranks, not counting those ranks (each of them
+/// counted its siblings as other load): the least any of them saw beyond its siblings.
+fn shared_host_load(members: &[FleetMember]) -> Vec<String> {
+    let mut hosts: BTreeMap<&str, Vec<&FleetMember>> = BTreeMap::new();
+    for m in members {
+        hosts.entry(m.host.as_str()).or_default().push(m);
+    }
+    let mut out = Vec::new();
+    for (host, ms) in hosts.into_iter().filter(|(_, ms)| ms.len() > 1) {
+        let own: f64 = ms.iter().map(|m| m.result.cpu.process_pct_of_core).sum();
+        let mut cpu = ms[0].result.cpu.clone();
+        cpu.other_processes_pct_of_core = ms
+            .iter()
+            .map(|m| {
+                let c = &m.result.cpu;
+                (c.other_processes_pct_of_core - (own - c.process_pct_of_core)).max(0.0)
+            })
+            .fold(f64::INFINITY, f64::min);
+        // "readlab itself": the host's ranks together.
+        cpu.app.pct_of_core = ms.iter().map(|m| m.result.cpu.threads_pct_of_core()).sum();
+        cpu.sqpoll.pct_of_core = 0.0;
+        cpu.io_worker.pct_of_core = 0.0;
+        let seconds = ms.iter().map(|m| m.result.seconds).sum::<f64>() / ms.len() as f64;
+        if let Some(w) = crate::runner::other_load(&cpu, seconds) {
+            let ranks: Vec<String> = ms.iter().map(|m| m.rank.to_string()).collect();
+            out.push(format!(
+                "host {host} (ranks {}, not counting them): {w}",
+                ranks.join(", ")
+            ));
+        }
+    }
+    out
+}
+
+/// The ranks' warnings, each once: said by every rank, or by the ranks named. A rank that shares
+/// its host with other ranks counted them as other load: that warning is left to the aggregate,
+/// which does not.
 fn member_warnings(members: &[FleetMember]) -> Vec<String> {
     let mut by: Vec<(&str, Vec<usize>)> = Vec::new();
     for m in members {
+        let siblings = members.iter().filter(|o| o.host == m.host).count() > 1;
         for w in &m.result.warnings {
+            if siblings && w.starts_with(crate::runner::OTHER_LOAD) {
+                continue;
+            }
             match by.iter_mut().find(|(t, _)| *t == w.as_str()) {
                 Some((_, ranks)) => ranks.push(m.rank),
                 None => by.push((w, vec![m.rank])),
@@ -457,5 +499,36 @@ mod tests {
         a[1].member.result.warnings.push("only one".into());
         let agg = aggregate(&a.into_iter().map(|x| x.member).collect::<Vec<_>>()).unwrap();
         assert_eq!(agg.warnings, ["every rank: same", "rank 1: only one"]);
+    }
+
+    #[test]
+    fn ranks_sharing_a_host_are_not_each_others_other_load() {
+        let load = |other: f64, own: f64| {
+            let mut a = arrivals([0, 0, 0]);
+            for x in &mut a {
+                let r = &mut x.member.result;
+                r.seconds = 1.0;
+                r.cpu.other_processes_pct_of_core = other;
+                r.cpu.process_pct_of_core = own;
+                r.warnings = crate::runner::other_load(&r.cpu, 1.0).into_iter().collect();
+            }
+            aggregate(&a.into_iter().map(|x| x.member).collect::<Vec<_>>())
+                .unwrap()
+                .warnings
+                .join("\n")
+        };
+        // Ranks 0 and 1 share host a: each saw the other's 70 % as other load, and nothing else.
+        let w = load(75.0, 70.0);
+        assert!(!w.contains("rank 0") && !w.contains("rank 1"), "{w}");
+        assert!(w.contains("rank 2: other processes used 75 %"), "{w}");
+        assert_eq!(w.matches("other processes used").count(), 1, "{w}");
+        // Beyond the siblings, other load on host a is still said, once, for the host.
+        let w = load(150.0, 70.0);
+        assert!(w.contains("rank 2: other processes used 150 %"), "{w}");
+        assert!(
+            w.contains("host a (ranks 0, 1, not counting them): other processes used 80 %"),
+            "{w}"
+        );
+        assert_eq!(w.matches("other processes used").count(), 2, "{w}");
     }
 }

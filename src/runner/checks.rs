@@ -148,17 +148,28 @@ pub(super) fn trust_window(r: &mut RunResult) {
     }
 }
 
+/// The words that begin the warning about other load.
+pub(crate) const OTHER_LOAD: &str = "other processes used";
+
+/// The warning about other load on the machine, if it was beyond what leaves figures alone
+/// (a window too short to tell says nothing).
+pub(crate) fn other_load(cpu: &crate::cpu::CpuUsage, seconds: f64) -> Option<String> {
+    (seconds >= SHORT_WINDOW_S && cpu.other_processes_pct_of_core > OTHER_LOAD_PCT).then(|| {
+        format!(
+            "{OTHER_LOAD} {:.0} % of a core during the run (readlab itself {:.0} %): the \
+             figures may be disturbed; measure on a quiet machine, or compare runs with --repeat",
+            cpu.other_processes_pct_of_core,
+            cpu.threads_pct_of_core()
+        )
+    })
+}
+
 /// Other load and steal time during the run.
 pub(super) fn trust_machine(r: &mut RunResult) {
     let cpu = &r.cpu;
     let judge_load = r.seconds >= SHORT_WINDOW_S;
-    if judge_load && cpu.other_processes_pct_of_core > OTHER_LOAD_PCT {
-        r.warnings.push(format!(
-            "other processes used {:.0} % of a core during the run (readlab itself {:.0} %): the \
-             figures may be disturbed; measure on a quiet machine, or compare runs with --repeat",
-            cpu.other_processes_pct_of_core,
-            cpu.threads_pct_of_core()
-        ));
+    if let Some(w) = other_load(cpu, r.seconds) {
+        r.warnings.push(w);
     }
     if judge_load && cpu.steal_pct_of_core > STEAL_PCT {
         r.warnings.push(format!(

@@ -29,6 +29,7 @@ mod gate_tests;
 #[cfg(test)]
 mod tests;
 
+pub(crate) use checks::{OTHER_LOAD, other_load};
 pub use checks::{Prepared, check_prepared_throughout, prepare_run};
 pub use targets::{run_targets, run_targets_with};
 
