@@ -8,6 +8,7 @@
 
 mod server;
 
+use super::plan::{Context, powers_of_two};
 use super::{Counts, Point, StudyName, StudyObserver};
 use crate::config::{RunConfig, Rw, Timing};
 use crate::engine::EngineKind;
@@ -103,6 +104,30 @@ pub fn remote(
         },
         served: Some(served),
     }
+}
+
+/// The client counts of a networked sweep: 1 … 64 by powers of two (1, 4 and 16 with --quick).
+pub fn client_counts(ctx: &Context) -> Vec<usize> {
+    ctx.pick(&powers_of_two(1, 64), &[1, 4, 16])
+}
+
+/// A sweep of study `name` over [`client_counts`] at block size `bs`: per count `n`, the local
+/// point `local(n)` makes (when given), then a remote point of `n` clients against `served`.
+pub fn sweep(
+    name: StudyName,
+    ctx: &Context,
+    served: &Served,
+    bs: u64,
+    local_cfg: Option<&dyn Fn(usize) -> RunConfig>,
+) -> Vec<NetPoint> {
+    let mut points = Vec::new();
+    for n in client_counts(ctx) {
+        if let Some(cfg) = local_cfg {
+            points.push(local(name, cfg(n)));
+        }
+        points.push(remote(name, served.clone(), bs, n, ctx.timing, ctx.verify));
+    }
+    points
 }
 
 /// A remote point against a server given by URL, which readlab neither starts nor measures (no
