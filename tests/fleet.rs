@@ -108,6 +108,27 @@ mod mpi {
             .len()
     }
 
+    /// The fleet's aggregate in `doc` is its members' reads: latency counts summed and found in
+    /// the merged histogram, IOPS summed. Returns the reads counted.
+    fn aggregate_is_the_members_sum(doc: &serde_json::Value, members: &[serde_json::Value]) -> u64 {
+        let counts: u64 = members
+            .iter()
+            .map(|m| m["result"]["latency"]["count"].as_u64().unwrap())
+            .sum();
+        assert_eq!(doc["result"]["latency"]["count"].as_u64().unwrap(), counts);
+        assert_eq!(
+            histogram_len(doc["result"]["histogram"].as_str().unwrap()),
+            counts
+        );
+        let iops: f64 = members
+            .iter()
+            .map(|m| m["result"]["iops"].as_f64().unwrap())
+            .sum();
+        let agg = doc["result"]["iops"].as_f64().unwrap();
+        assert!((agg - iops).abs() <= 1e-6 * iops, "{agg} vs {iops}");
+        counts
+    }
+
     #[test]
     fn three_ranks_on_three_loop_devices_measure_as_one() {
         let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
@@ -150,23 +171,12 @@ mod mpi {
         assert_eq!(fleet["target"], d.template().as_str());
         // The aggregate: every rank's reads in one exactly merged histogram, IOPS summed.
         let result = &doc["result"];
-        let counts: u64 = members
-            .iter()
-            .map(|m| m["result"]["latency"]["count"].as_u64().unwrap())
-            .sum();
-        assert_eq!(result["latency"]["count"].as_u64().unwrap(), counts);
-        assert_eq!(histogram_len(result["histogram"].as_str().unwrap()), counts);
+        let counts = aggregate_is_the_members_sum(doc, members);
         let per_rank: u64 = members
             .iter()
             .map(|m| histogram_len(m["result"]["histogram"].as_str().unwrap()))
             .sum();
         assert_eq!(per_rank, counts);
-        let iops: f64 = members
-            .iter()
-            .map(|m| m["result"]["iops"].as_f64().unwrap())
-            .sum();
-        let agg = result["iops"].as_f64().unwrap();
-        assert!((agg - iops).abs() <= 1e-6 * iops, "{agg} vs {iops}");
         let ios: u64 = members
             .iter()
             .map(|m| m["result"]["ios"].as_u64().unwrap())
@@ -237,21 +247,7 @@ mod mpi {
             assert_eq!(m["result"]["verify"]["mismatches"], 0);
             assert_eq!(m["target"], server.url.as_str());
         }
-        let counts: u64 = members
-            .iter()
-            .map(|m| m["result"]["latency"]["count"].as_u64().unwrap())
-            .sum();
-        assert_eq!(doc["result"]["latency"]["count"].as_u64().unwrap(), counts);
-        assert_eq!(
-            histogram_len(doc["result"]["histogram"].as_str().unwrap()),
-            counts
-        );
-        let iops: f64 = members
-            .iter()
-            .map(|m| m["result"]["iops"].as_f64().unwrap())
-            .sum();
-        let agg = doc["result"]["iops"].as_f64().unwrap();
-        assert!((agg - iops).abs() <= 1e-6 * iops, "{agg} vs {iops}");
+        aggregate_is_the_members_sum(doc, members);
         assert_eq!(server.terminate(), Some(0), "the server stops cleanly");
     }
 
@@ -327,22 +323,7 @@ mod mpi {
                 .collect();
             assert_eq!(ranks.len() + idle.len(), 3, "every rank named: {fleet}");
             // The aggregate: the ranks' reads in one merged histogram, IOPS summed.
-            let counts: u64 = members
-                .iter()
-                .map(|m| m["result"]["latency"]["count"].as_u64().unwrap())
-                .sum();
-            assert!(counts > 0);
-            assert_eq!(doc["result"]["latency"]["count"].as_u64().unwrap(), counts);
-            assert_eq!(
-                histogram_len(doc["result"]["histogram"].as_str().unwrap()),
-                counts
-            );
-            let iops: f64 = members
-                .iter()
-                .map(|m| m["result"]["iops"].as_f64().unwrap())
-                .sum();
-            let agg = doc["result"]["iops"].as_f64().unwrap();
-            assert!((agg - iops).abs() <= 1e-6 * iops, "{agg} vs {iops}");
+            assert!(aggregate_is_the_members_sum(doc, members) > 0);
             for m in members {
                 assert_eq!(m["result"]["verify"]["mismatches"], 0, "{m}");
             }

@@ -3,7 +3,7 @@
 use super::Exporter;
 use crate::config::Rw;
 use crate::error::Result;
-use crate::result::Document;
+use crate::result::{Document, RunResult};
 use crate::stats::LatencySummary;
 use crate::table::{Column, Table};
 use crate::units::{Style, format_bytes, format_ns};
@@ -16,6 +16,34 @@ pub fn percentile_cell(l: &LatencySummary, q: f64, ns: u64) -> String {
     } else {
         "–".into()
     }
+}
+
+/// The columns of a run's headline figures, the same in every per-run table: IOPS, MiB/s, the
+/// achieved queue depth, p50, p99, p99.9 and max.
+pub fn figure_columns() -> [Column; 7] {
+    [
+        Column::right("IOPS").width(10),
+        Column::right("MiB/s").width(9),
+        Column::right("depth").width(6),
+        Column::right("p50").width(9),
+        Column::right("p99").width(9),
+        Column::right("p99.9").width(9),
+        Column::right("max").width(9),
+    ]
+}
+
+/// The cells of [`figure_columns`] but max (the tables differ on a run without reads).
+pub fn figure_cells(r: &RunResult) -> [String; 6] {
+    let l = &r.latency;
+    [
+        format!("{:.0}", r.iops),
+        format!("{:.1}", r.mib_s),
+        r.achieved_depth
+            .map_or_else(|| "–".into(), |d| format!("{d:.1}")),
+        percentile_cell(l, 50.0, l.p50_ns),
+        percentile_cell(l, 99.0, l.p99_ns),
+        percentile_cell(l, 99.9, l.p999_ns),
+    ]
 }
 
 /// One line per run: what ran and its headline figures.
@@ -37,32 +65,22 @@ fn workload(d: &Document) -> String {
 
 impl Exporter for TableExporter {
     fn render(&self, docs: &[Document]) -> Result<String> {
-        let mut t = Table::new(vec![
+        let mut columns = vec![
             Column::left("label").width(8),
             Column::left("workload").width(26),
-            Column::right("IOPS").width(10),
-            Column::right("MiB/s").width(9),
-            Column::right("depth").width(6),
-            Column::right("p50").width(9),
-            Column::right("p99").width(9),
-            Column::right("p99.9").width(9),
-            Column::right("max").width(9),
+        ];
+        columns.extend(figure_columns());
+        columns.extend([
             Column::right("CPU%").width(7),
             Column::right("us/IO").width(8),
         ]);
+        let mut t = Table::new(columns);
         for d in docs {
             let r = &d.result;
             let l = &r.latency;
-            t.push([
-                r.label.clone(),
-                workload(d),
-                format!("{:.0}", r.iops),
-                format!("{:.1}", r.mib_s),
-                r.achieved_depth
-                    .map_or_else(|| "–".into(), |d| format!("{d:.1}")),
-                percentile_cell(l, 50.0, l.p50_ns),
-                percentile_cell(l, 99.0, l.p99_ns),
-                percentile_cell(l, 99.9, l.p999_ns),
+            let mut cells = vec![r.label.clone(), workload(d)];
+            cells.extend(figure_cells(r));
+            cells.extend([
                 if l.count == 0 {
                     "–".into()
                 } else {
@@ -71,6 +89,7 @@ impl Exporter for TableExporter {
                 format!("{:.1}", r.cpu.threads_pct_of_core()),
                 format!("{:.2}", r.cpu_us_per_io),
             ]);
+            t.push(cells);
         }
         Ok(t.text())
     }

@@ -2,46 +2,34 @@
 //! aggregate's row, the merged histogram's count against the targets' sum, then the aggregate's
 //! details (latency, CPU once for the process, timer).
 
-use super::table::{percentile_cell, run_report};
+use super::table::{figure_cells, figure_columns, run_report};
 use crate::result::{Document, RunResult};
 use crate::table::{Column, Table};
 use crate::units::{Style, format_ns};
 use std::fmt::Write;
 
 fn row(name: &str, device: &str, r: &RunResult) -> Vec<String> {
-    let l = &r.latency;
-    vec![
-        name.to_string(),
-        device.to_string(),
-        format!("{:.0}", r.iops),
-        format!("{:.1}", r.mib_s),
-        r.achieved_depth
-            .map_or_else(|| "–".into(), |d| format!("{d:.1}")),
-        percentile_cell(l, 50.0, l.p50_ns),
-        percentile_cell(l, 99.0, l.p99_ns),
-        percentile_cell(l, 99.9, l.p999_ns),
-        format_ns(l.max_ns as f64, Style::Table),
+    let mut cells = vec![name.to_string(), device.to_string()];
+    cells.extend(figure_cells(r));
+    cells.extend([
+        format_ns(r.latency.max_ns as f64, Style::Table),
         format!(
             "{}",
             r.errors.count + r.verify.as_ref().map_or(0, |v| v.mismatches)
         ),
-    ]
+    ]);
+    cells
 }
 
 /// Per-target rows, the aggregate, and its details.
 pub fn targets_report(d: &Document) -> String {
-    let mut t = Table::new(vec![
+    let mut columns = vec![
         Column::left("target").width(10),
         Column::left("device").width(8),
-        Column::right("IOPS").width(10),
-        Column::right("MiB/s").width(9),
-        Column::right("depth").width(6),
-        Column::right("p50").width(9),
-        Column::right("p99").width(9),
-        Column::right("p99.9").width(9),
-        Column::right("max").width(9),
-        Column::right("errors").width(6),
-    ]);
+    ];
+    columns.extend(figure_columns());
+    columns.push(Column::right("errors").width(6));
+    let mut t = Table::new(columns);
     let mut failed = Vec::new();
     for tr in &d.targets {
         let dev = tr.environment.device.name.as_deref().unwrap_or("–");

@@ -387,35 +387,15 @@ fn together(start: &FleetStart, common_s: f64, members: &[FleetMember]) -> Vec<S
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::result::Document;
 
     /// Ranks 0, 1, 2 on two hosts, their results taken from real runs.
     fn arrivals(starts: [i64; 3]) -> Vec<Arrival> {
-        let docs: Vec<Document> = include_str!("../../tests/fixtures/results-small.jsonl")
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect();
-        [0usize, 1, 3]
-            .iter()
+        crate::result::fleet::sample_members()
+            .1
+            .into_iter()
             .zip(starts)
-            .enumerate()
-            .map(|(rank, (&i, start))| Arrival {
-                member: FleetMember {
-                    rank,
-                    host: if rank < 2 { "a" } else { "b" }.into(),
-                    local_rank: rank % 2,
-                    target: format!("/dev/t{rank}"),
-                    threads: Some(1),
-                    clock_offset_ns: 0,
-                    clock_uncertainty_ns: 0,
-                    exchange_offset_ns: None,
-                    exchange_uncertainty_ns: None,
-                    start_ns: 0,
-                    late_ns: 0,
-                    realtime_wait: true,
-                    environment: docs[i].environment.clone(),
-                    result: docs[i].result.clone(),
-                },
+            .map(|(member, start)| Arrival {
+                member,
                 started_root_ns: start,
             })
             .collect()

@@ -32,14 +32,6 @@ pub static SPEC: StudySpec = StudySpec {
 pub const GIVEN_SERVER: &str = "the server is not readlab's: no server CPU is measured, and with no \
                                 local target there is no equivalent local line";
 
-fn counts(ctx: &Context) -> Vec<usize> {
-    if ctx.quick {
-        vec![1, 4, 16]
-    } else {
-        powers_of_two(1, 64)
-    }
-}
-
 fn sizes(ctx: &Context) -> Vec<u64> {
     ctx.sizes(&[K, 4 * K, 64 * K], &[K, 4 * K, 64 * K])
 }
@@ -62,19 +54,18 @@ fn run(ctx: &Context, store: &mut Store, obs: &dyn StudyObserver) -> Result<Coun
     let served = net::served_target(&ctx.target.path, ctx.target.direct_supported, "thread");
     let mut points: Vec<NetPoint> = Vec::new();
     for bs in sizes(ctx) {
-        for n in counts(ctx) {
+        let local = |n| {
             let mut c = ctx.base(EngineKind::Psync, Rw::Randread, bs);
             c.threads = n;
-            points.push(net::local(SPEC.study_name(), c));
-            points.push(net::remote(
-                SPEC.study_name(),
-                served.clone(),
-                bs,
-                n,
-                ctx.timing,
-                ctx.verify,
-            ));
-        }
+            c
+        };
+        points.extend(net::sweep(
+            SPEC.study_name(),
+            ctx,
+            &served,
+            bs,
+            Some(&local),
+        ));
     }
     net::run_net_points(SPEC.study_name(), ctx.network, &points, store, obs)
 }
@@ -85,7 +76,7 @@ pub fn at_server(ctx: &Context, ranks: Option<usize>) -> Vec<Point> {
     let url = ctx.target.path.display().to_string();
     let mut points = Vec::new();
     for bs in sizes(ctx) {
-        for n in counts(ctx) {
+        for n in net::client_counts(ctx) {
             points.push(net::at_server(
                 SPEC.study_name(),
                 &url,

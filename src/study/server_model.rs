@@ -21,25 +21,11 @@ pub static SPEC: StudySpec = StudySpec {
 };
 
 fn run(ctx: &Context, store: &mut Store, obs: &dyn StudyObserver) -> Result<Counts> {
-    let clients = if ctx.quick {
-        vec![1, 4, 16]
-    } else {
-        powers_of_two(1, 64)
-    };
     let mut points: Vec<NetPoint> = Vec::new();
     for bs in ctx.sizes(&[4 * K], &[4 * K]) {
         for model in ["thread", "uring"] {
             let served = net::served_target(&ctx.target.path, ctx.target.direct_supported, model);
-            for &n in &clients {
-                points.push(net::remote(
-                    SPEC.study_name(),
-                    served.clone(),
-                    bs,
-                    n,
-                    ctx.timing,
-                    ctx.verify,
-                ));
-            }
+            points.extend(net::sweep(SPEC.study_name(), ctx, &served, bs, None));
         }
     }
     net::run_net_points(SPEC.study_name(), ctx.network, &points, store, obs)

@@ -1,10 +1,29 @@
 //! `readlab compare A B`: two sets of measurements configuration by configuration, on the terminal
 //! (or as JSON), optionally written as an HTML page, Markdown or JSON.
 
-use crate::args::CompareArgs;
+use crate::args::JsonOut;
+use clap::Args;
 use readlab::compare::{self, render};
 use readlab::error::Error;
+use std::path::PathBuf;
 use std::process::ExitCode;
+
+#[derive(Args, Debug)]
+pub struct CompareArgs {
+    /// The first (older, reference) measurements: a `readlab run --json` document, a study or tune
+    /// directory, a results.jsonl, or a report's JSON.
+    pub a: PathBuf,
+    /// The second measurements, compared with the first.
+    pub b: PathBuf,
+    /// Also write the comparison to this file (html, md or json by --format).
+    #[arg(short = 'o', long = "out")]
+    pub out: Option<PathBuf>,
+    /// The format of --out: html (with bars of both sides), md or json.
+    #[arg(long, default_value = "html")]
+    pub format: String,
+    #[command(flatten)]
+    pub out_json: JsonOut,
+}
 
 pub fn run(a: &CompareArgs) -> anyhow::Result<ExitCode> {
     let format = a.format.trim().to_ascii_lowercase();

@@ -3,8 +3,9 @@
 //! what failed; the other ranks stay quiet and exit with the same code. A rank stuck at a meeting
 //! point aborts the whole job rather than leaving it hanging.
 
-use crate::args::{OutputArg, RunArgs};
+use crate::args::OutputArg;
 use crate::progress::{Progress, StudyProgress, print_warnings};
+use crate::run::RunArgs;
 use readlab::export::{self, Exporter, JsonExporter};
 use readlab::fleet::Fleet;
 use readlab::runner::{Observer, Tick};

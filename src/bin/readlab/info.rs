@@ -1,8 +1,18 @@
 //! `readlab info`: probe a target and print its capability table (or JSON); for an NBD URL,
 //! what the server advertised.
 
-use crate::args::InfoArgs;
+use crate::args::JsonOut;
+use clap::Args;
+use std::path::PathBuf;
 use std::process::ExitCode;
+
+#[derive(Args, Debug)]
+pub struct InfoArgs {
+    /// File or block device to probe (one small read per interface).
+    pub target: PathBuf,
+    #[command(flatten)]
+    pub out_json: JsonOut,
+}
 
 pub fn run(a: &InfoArgs) -> anyhow::Result<ExitCode> {
     if let Some(url) = a

@@ -1,7 +1,8 @@
 //! The `readlab` binary: parse the command line, convert it into the library's config types,
-//! call the library, print. One file per command; `args` holds every flag and its conversion,
-//! `progress` the progress display and Ctrl-C. Exit codes: 0 ok, 1 a failed run, 2 bad input,
-//! 3 a regression found by `run --check`, 130 an interrupted study.
+//! call the library, print. One file per command, with its flags and their conversion; `args`
+//! holds the value parsers and flags they share, `progress` the progress display and Ctrl-C.
+//! Exit codes: 0 ok, 1 a failed run, 2 bad input, 3 a regression found by `run --check`, 130 an
+//! interrupted study.
 
 mod args;
 mod compare;
@@ -17,10 +18,57 @@ mod serve;
 mod study;
 mod tune;
 
-use args::{Cli, Command, QuickArgs};
-use clap::Parser;
 use clap::error::ErrorKind;
+use clap::{Parser, Subcommand};
+use compare::CompareArgs;
+use info::InfoArgs;
+use monitor::MonitorArgs;
+use prepare::PrepareArgs;
+use quick::QuickArgs;
+use report::ReportArgs;
+use run::RunArgs;
+use serve::ServeArgs;
 use std::process::ExitCode;
+use study::StudyArgs;
+use tune::TuneArgs;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "readlab",
+    version,
+    about = "What is the fastest way to read from this device, at what latency, and at what CPU cost?",
+    long_about = "readlab measures read interfaces (pread, preadv2, ...) on files and block devices: \
+                  throughput, IOPS, exact latency percentiles and CPU, verifying every byte it reads.\n\n\
+                  With no command it runs a short survey on a scratch file in the current directory."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Survey the engines on a scratch file in the current directory (the default job).
+    Quick(QuickArgs),
+    /// Write verifiable data to a file or block device.
+    Prepare(PrepareArgs),
+    /// Measure one read workload against a file or block device.
+    Run(Box<RunArgs>),
+    /// Show what a target is and which read interfaces and io_uring features work on it, and why not.
+    Info(InfoArgs),
+    /// Run one of the report's experiments (or all) on a target; resumable, with a summary table.
+    Study(StudyArgs),
+    /// Find the best interface, threads, queue size, batch and features for a target, within a budget.
+    Tune(TuneArgs),
+    /// Turn study results, run documents and fio JSON into one HTML page of charts (or CSV/Markdown/JSON tables).
+    Report(ReportArgs),
+    /// Watch devices, the machine and a process's threads, one line per second (dstat and psn in one).
+    Monitor(MonitorArgs),
+    /// Compare two sets of measurements (runs, study directories or reports' JSON), configuration by configuration.
+    Compare(CompareArgs),
+    /// Serve a file, a device or zeros read-only over NBD (the networked-flash experiments' server).
+    Serve(Box<ServeArgs>),
+}
 
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
@@ -101,4 +149,26 @@ fn clap_one_line(text: &str) -> String {
         })
         .collect();
     format!("{}; see --help", parts.join(" "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn cli_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn a_bad_count_is_one_line_naming_the_flag() {
+        let e = Cli::try_parse_from(["readlab", "run", "--iodepth", "0", "f"]).unwrap_err();
+        assert_eq!(e.kind(), clap::error::ErrorKind::ValueValidation);
+        let first = e.to_string().lines().next().unwrap().to_string();
+        assert!(
+            first.contains("--iodepth") && first.contains("at least 1"),
+            "{first}"
+        );
+    }
 }

@@ -2,15 +2,42 @@
 //! one line per interval fitted to the terminal, every sample in `--json`. Also the line printer
 //! that runs and studies with `--monitor` share.
 
-use crate::args::MonitorArgs;
+use crate::args::{count, duration};
 use crate::progress::Progress;
+use clap::Args;
 use readlab::monitor::line::Layout;
 use readlab::monitor::{Monitor, MonitorOptions, Sample, devices};
 use readlab::runner::Observer;
 use std::io::Write;
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
+
+#[derive(Args, Debug)]
+pub struct MonitorArgs {
+    /// Devices to watch: names (loop0), device nodes (/dev/loop0) or files (their filesystem's
+    /// device). Default: every disk with a size.
+    pub devices: Vec<String>,
+    /// Sample this process's threads many times a second (state, system call, kernel wait).
+    #[arg(long)]
+    pub pid: Option<u32>,
+    /// One line (one sample) per interval.
+    #[arg(long, default_value = "1s", value_parser = duration)]
+    pub interval: Duration,
+    /// Stop after this many samples (default: until Ctrl-C, or until the process ends).
+    #[arg(long, value_parser = count)]
+    pub count: Option<usize>,
+    /// Thread samples per second.
+    #[arg(long, default_value_t = readlab::monitor::DEFAULT_THREAD_HZ)]
+    pub thread_hz: u32,
+    /// Also write every sample to this JSON file.
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+    /// Line width (default: the terminal's, else 120).
+    #[arg(long, value_parser = count)]
+    pub width: Option<usize>,
+}
 
 /// Header again after this many lines, as dstat does.
 const HEADER_EVERY: usize = 25;

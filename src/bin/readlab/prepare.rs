@@ -1,9 +1,36 @@
 //! `readlab prepare`: fill a file or device with verifiable data and say how fast it went.
 
-use crate::args::PrepareArgs;
+use crate::args::{JsonOut, size};
 use crate::progress::Progress;
+use clap::Args;
+use readlab::prepare::PrepareConfig;
 use readlab::units::{Style, format_bytes};
+use std::path::PathBuf;
 use std::process::ExitCode;
+
+#[derive(Args, Debug)]
+pub struct PrepareArgs {
+    /// File or block device to fill.
+    pub path: PathBuf,
+    /// Bytes to write (e.g. 256M, 1G); default for a block device: all of it.
+    #[arg(long, allow_hyphen_values = true, value_parser = size)]
+    pub size: Option<u64>,
+    /// Destroy data readlab did not write (any block device, any foreign file).
+    #[arg(long)]
+    pub overwrite: bool,
+    #[command(flatten)]
+    pub out_json: JsonOut,
+}
+
+impl PrepareArgs {
+    pub fn to_config(&self) -> PrepareConfig {
+        PrepareConfig {
+            path: self.path.clone(),
+            size: self.size,
+            overwrite: self.overwrite,
+        }
+    }
+}
 
 pub fn run(a: &PrepareArgs) -> anyhow::Result<ExitCode> {
     a.out_json.check(&[&a.path])?;

@@ -1,9 +1,33 @@
 //! `readlab quick` (and `readlab` alone): survey the engines on a scratch file, print the table.
 
-use crate::args::QuickArgs;
+use crate::args::{JsonOut, duration};
 use crate::progress::{Progress, print_warnings};
+use clap::{Args, FromArgMatches};
 use readlab::error::Error;
+use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
+
+#[derive(Args, Debug)]
+pub struct QuickArgs {
+    /// Measured time per run.
+    #[arg(long, default_value = "4s", value_parser = duration)]
+    pub runtime: Duration,
+    /// Directory for the scratch file and results (`--out` is the same flag, as on study and tune).
+    #[arg(long, alias = "out", default_value = ".")]
+    pub dir: PathBuf,
+    #[command(flatten)]
+    pub out_json: JsonOut,
+}
+
+impl QuickArgs {
+    /// What `readlab` with no command runs: `readlab quick` with its defaults.
+    pub fn defaults() -> QuickArgs {
+        let matches =
+            QuickArgs::augment_args(clap::Command::new("quick")).get_matches_from(["quick"]);
+        QuickArgs::from_arg_matches(&matches).expect("`readlab quick` parses with its defaults")
+    }
+}
 
 pub fn run(a: &QuickArgs) -> anyhow::Result<ExitCode> {
     if a.runtime.is_zero() {
@@ -40,5 +64,17 @@ fn exit(docs: &[readlab::result::Document]) -> ExitCode {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quick_default_args_match_clap_defaults() {
+        let q = QuickArgs::defaults();
+        assert_eq!(q.runtime, Duration::from_secs(4));
+        assert_eq!(q.dir, PathBuf::from("."));
     }
 }

@@ -1,8 +1,34 @@
 //! `readlab report`: load results and fio output, write the page (or tables) and optional PNGs.
 
-use crate::args::ReportArgs;
+use crate::args::JsonOut;
+use clap::Args;
 use readlab::report::{self, ReportFormat};
+use std::path::PathBuf;
 use std::process::ExitCode;
+
+#[derive(Args, Debug)]
+pub struct ReportArgs {
+    /// Results directories (a study's --out), results.jsonl files or `readlab run --json` documents.
+    pub inputs: Vec<PathBuf>,
+    /// fio output (--output-format=json or json+) to put beside readlab's points; repeatable.
+    #[arg(long)]
+    pub fio: Vec<PathBuf>,
+    /// Output file, or - for standard output (default: report.<format>).
+    #[arg(short = 'o', long = "out")]
+    pub out: Option<PathBuf>,
+    /// html (self-contained page with charts), csv, md or json (the tables).
+    #[arg(long, default_value = "html")]
+    pub format: String,
+    /// Also write every chart as PNG into this directory.
+    #[arg(long)]
+    pub png: Option<PathBuf>,
+    /// Earlier measurements to hold the inputs against (repeatable): the report opens with the
+    /// change of every configuration measured in both.
+    #[arg(long)]
+    pub baseline: Vec<PathBuf>,
+    #[command(flatten)]
+    pub out_json: JsonOut,
+}
 
 pub fn run(a: &ReportArgs) -> anyhow::Result<ExitCode> {
     let format = ReportFormat::parse(&a.format)?;

@@ -3,12 +3,397 @@
 //! `--profile P --check`, hold the result against the profile's and exit 3 on a regression. Exit 1
 //! if a run (or any of its targets) failed.
 
-use crate::args::{OutputArg, RunArgs};
+use crate::args::{OutputArg, count, duration, fraction, size};
 use crate::progress::{Progress, print_warnings};
+use clap::{Args, ValueEnum};
+use readlab::config::{Arrivals, Fadvise, Rate, RunConfig, Rw};
+use readlab::engine::{
+    EngineKind, EngineOptions, NbdOptions, PoolOptions, Pvsync2Options, UringOptions,
+};
+use readlab::error::Error;
 use readlab::export::{self, Exporter, JsonExporter, TableExporter};
 use readlab::result::Document;
+use readlab::stability::StopRule;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
+
+#[derive(Copy, Clone, Debug, ValueEnum)]
+pub enum RwArg {
+    Read,
+    Randread,
+}
+
+#[derive(Copy, Clone, Debug, ValueEnum)]
+pub enum ArrivalsArg {
+    Poisson,
+    Fixed,
+}
+
+#[derive(Copy, Clone, Debug, ValueEnum)]
+pub enum FadviseArg {
+    Sequential,
+    Random,
+}
+
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    /// File or block device to read (optional with --profile, which names one); NAME:PATH names it.
+    pub target: Option<PathBuf>,
+    /// More targets, read at the same time with the same workload, each with its own jobs.
+    pub more_targets: Vec<PathBuf>,
+    /// Name a target in every output: TARGET=NAME (repeatable).
+    #[arg(long = "name")]
+    pub names: Vec<String>,
+    /// Attach the monitor: devices, machine and this run's threads each second, stored in the
+    /// result document and drawn by the report.
+    #[arg(long)]
+    pub monitor: bool,
+    /// Replay a device profile written by `readlab tune` (its configuration; TARGET overrides its target).
+    #[arg(long)]
+    pub profile: Option<PathBuf>,
+    /// Read interface: psync, pvsync2, libaio, uring, pool, posixaio, null; several,
+    /// comma-separated, run one after another and end with a verdict.
+    #[arg(long, default_value = "psync", value_delimiter = ',')]
+    pub engine: Vec<String>,
+    /// Block size, 512 B … 64 MiB (e.g. 4k, 1m); comma-separated for several.
+    #[arg(long, default_value = "4k", allow_hyphen_values = true, value_parser = size, value_delimiter = ',')]
+    pub bs: Vec<u64>,
+    /// Access pattern.
+    #[arg(long, value_enum, default_value = "randread")]
+    pub rw: RwArg,
+    /// Worker threads, each with its own descriptor (fio's numjobs).
+    #[arg(
+        long,
+        alias = "threads",
+        default_value = "1",
+        allow_hyphen_values = true,
+        value_parser = count,
+        value_delimiter = ','
+    )]
+    pub numjobs: Vec<usize>,
+    /// I/Os in flight per thread (comma-separated for several; synchronous engines take 1).
+    #[arg(long, default_value = "1", allow_hyphen_values = true, value_parser = count, value_delimiter = ',')]
+    pub iodepth: Vec<usize>,
+    /// I/Os added to the queue per submit (comma-separated for several, up to the queue size).
+    #[arg(long, default_value = "1", allow_hyphen_values = true, value_parser = count, value_delimiter = ',')]
+    pub batch: Vec<usize>,
+    /// Completions awaited per reap.
+    #[arg(long, default_value = "1", allow_hyphen_values = true, value_parser = count)]
+    pub complete_min: usize,
+    /// Use O_DIRECT (the default).
+    #[arg(long, conflicts_with = "buffered")]
+    pub direct: bool,
+    /// Read through the page cache instead of O_DIRECT.
+    #[arg(long)]
+    pub buffered: bool,
+    /// Measured time (e.g. 5s, 500ms, 2m).
+    #[arg(long, default_value = "5s", allow_hyphen_values = true, value_parser = duration)]
+    pub runtime: Duration,
+    /// Warm-up before measuring, excluded from every figure.
+    #[arg(long, default_value = "0s", allow_hyphen_values = true, value_parser = duration)]
+    pub ramp: Duration,
+    /// Bytes of the target to read from --offset on (default: to the end).
+    #[arg(long, allow_hyphen_values = true, value_parser = size)]
+    pub size: Option<u64>,
+    /// nbd:// target: connect from inside this network namespace (`ip netns`, root), as
+    /// ?netns=NAME in the URL does.
+    #[arg(long)]
+    pub netns: Option<String>,
+    /// First byte of the range to read.
+    #[arg(long, default_value = "0", allow_hyphen_values = true, value_parser = size)]
+    pub offset: u64,
+    /// Seed of the random offsets (the same seed reads the same offsets).
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Check every byte read against what `readlab prepare` wrote.
+    #[arg(long)]
+    pub verify: bool,
+    /// posix_fadvise hint for the range before reading.
+    #[arg(long, value_enum)]
+    pub fadvise: Option<FadviseArg>,
+    /// pvsync2: RWF_HIPRI (polled completion).
+    #[arg(long)]
+    pub hipri: bool,
+    /// pvsync2: RWF_NOWAIT (EAGAIN instead of blocking; counted apart from errors).
+    #[arg(long)]
+    pub nowait: bool,
+    /// nbd: spin on the socket for a reply for up to this long (default 200us; `--busy-poll=300us`) before sleeping
+    /// for it: QD1 latency without the wake-up of an idle CPU, at the cost of a spinning core.
+    #[arg(long, value_parser = duration, num_args = 0..=1, require_equals = true, default_missing_value = "200us")]
+    pub busy_poll: Option<Duration>,
+    /// Open loop: issue this many requests per second (all threads together); latency is measured
+    /// from each request's intended issue time, and a backlog is reported when the target cannot keep up.
+    #[arg(long, allow_hyphen_values = true)]
+    pub rate: Option<f64>,
+    /// Open loop: how requests arrive.
+    #[arg(long, value_enum, default_value = "poisson")]
+    pub arrivals: ArrivalsArg,
+    /// Stop each thread after it has read this many bytes (e.g. the whole target once).
+    #[arg(long, allow_hyphen_values = true, value_parser = size)]
+    pub io_limit: Option<u64>,
+    /// Also record throughput every this many bytes of the target read (e.g. 16m): bandwidth
+    /// against offset for a scan, in the JSON's `offset_samples`.
+    #[arg(long, allow_hyphen_values = true, value_parser = size)]
+    pub sample_every: Option<u64>,
+    /// End the run early once per-second IOPS is stable (--runtime becomes the upper bound).
+    #[arg(long)]
+    pub stop_when_stable: bool,
+    /// Stability: one-second intervals judged together.
+    #[arg(long, default_value = "5", allow_hyphen_values = true, value_parser = count)]
+    pub stable_window: usize,
+    /// Stability: largest 95 % confidence half-width of mean IOPS, relative to the mean.
+    #[arg(long, default_value_t = 0.02, allow_hyphen_values = true)]
+    pub stable_band: f64,
+    /// Stability: never stop before this much was measured.
+    #[arg(long, default_value = "3s", allow_hyphen_values = true, value_parser = duration)]
+    pub min_runtime: Duration,
+    /// Random blocks per logical request; latency is per request (report §7.2).
+    #[arg(long, default_value = "1", allow_hyphen_values = true, value_parser = count)]
+    pub blocks_per_request: usize,
+    /// uring: registered file (fixed-file SQEs).
+    #[arg(long)]
+    pub fixed_files: bool,
+    /// uring: registered buffers (READ_FIXED).
+    #[arg(long)]
+    pub fixed_bufs: bool,
+    /// uring: kernel SQ poll thread (IORING_SETUP_SQPOLL); its CPU is reported.
+    #[arg(long)]
+    pub sqpoll: bool,
+    /// uring: pin the SQ poll thread to this CPU.
+    #[arg(long)]
+    pub sqpoll_cpu: Option<u32>,
+    /// uring: how long the SQ poll thread spins idle before sleeping.
+    #[arg(long, default_value = "1s", value_parser = duration)]
+    pub sqpoll_idle: Duration,
+    /// uring: polled completions (IORING_SETUP_IOPOLL; needs device poll queues).
+    #[arg(long)]
+    pub iopoll: bool,
+    /// uring: skip COOP_TASKRUN / SINGLE_ISSUER / DEFER_TASKRUN / registered ring fd.
+    #[arg(long)]
+    pub plain_setup: bool,
+    /// pool: reader threads behind the submitting thread (default: iodepth).
+    #[arg(long, allow_hyphen_values = true, value_parser = count)]
+    pub pool_threads: Option<usize>,
+    /// What to print on stdout: a table, or the JSON document alone.
+    #[arg(long, value_enum, default_value = "table")]
+    pub output: OutputArg,
+    /// Also write the JSON document to this file.
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+    /// Measure N times (seeds seed, seed+1, …) and report the median run with a confidence
+    /// interval per figure.
+    #[arg(long, default_value = "1", value_parser = count)]
+    pub repeat: usize,
+    /// With --profile: hold the result against the one stored in the profile; exit 3 when
+    /// throughput dropped or p99.9 rose beyond --tolerance (and the stored spread).
+    #[arg(long, requires = "profile")]
+    pub check: bool,
+    /// How far --check lets throughput fall and p99.9 rise beyond the stored spread (e.g. 10%).
+    #[arg(long, default_value = "10%", value_parser = fraction)]
+    pub tolerance: f64,
+    /// No progress bar.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+impl RunArgs {
+    /// Whether more than one configuration was asked for (comma-separated lists).
+    pub fn several(&self) -> bool {
+        self.profile.is_none()
+            && [
+                self.engine.len(),
+                self.bs.len(),
+                self.numjobs.len(),
+                self.iodepth.len(),
+                self.batch.len(),
+            ]
+            .iter()
+            .any(|&n| n > 1)
+    }
+
+    /// Every configuration the flags ask for: each engine × block size × threads × queue size ×
+    /// batch, in that order, leaving out the combinations that cannot be (a queue on a
+    /// synchronous engine, a batch larger than the queue) when lists were given. With `--profile`,
+    /// the profile's configuration, which wins over every flag but TARGET, --runtime and --verify.
+    pub fn to_configs(&self) -> Result<Vec<RunConfig>, Error> {
+        if let Some(p) = &self.profile {
+            let mut cfg = readlab::tune::load_profile(p)?.config;
+            if let Some(t) = &self.target {
+                cfg.target = t.clone();
+            }
+            if let Some(ns) = &self.netns {
+                cfg.target = with_netns(&cfg.target, ns, !self.more_targets.is_empty())?;
+            }
+            cfg.runtime = self.runtime;
+            cfg.verify = self.verify;
+            return Ok(vec![cfg]);
+        }
+        let mut target = self.target.clone().ok_or_else(|| {
+            Error::InvalidArgument(
+                "give a TARGET to read (or --profile FILE from `readlab tune`)".into(),
+            )
+        })?;
+        if let Some(ns) = &self.netns {
+            target = with_netns(&target, ns, !self.more_targets.is_empty())?;
+        }
+        if self.runtime.is_zero() {
+            return Err(Error::InvalidArgument(
+                "--runtime must be positive, e.g. 5s".into(),
+            ));
+        }
+        let several = self.several();
+        let mut out = Vec::new();
+        for name in &self.engine {
+            let engine = EngineKind::parse(name.trim())?;
+            for &bs in &self.bs {
+                for &threads in &self.numjobs {
+                    for &iodepth in &self.iodepth {
+                        for &batch in &self.batch {
+                            let sync = !engine.capabilities().asynchronous;
+                            if several && ((sync && iodepth > 1) || batch > iodepth) {
+                                continue;
+                            }
+                            out.push(self.one(target.clone(), engine, bs, threads, iodepth, batch));
+                        }
+                    }
+                }
+            }
+        }
+        if out.is_empty() {
+            return Err(Error::InvalidArgument(
+                "no configuration left: synchronous engines take --iodepth 1, and --batch must not exceed --iodepth".into(),
+            ));
+        }
+        Ok(out)
+    }
+
+    fn one(
+        &self,
+        target: PathBuf,
+        engine: EngineKind,
+        bs: u64,
+        threads: usize,
+        iodepth: usize,
+        batch: usize,
+    ) -> RunConfig {
+        RunConfig {
+            target,
+            engine,
+            bs,
+            rw: match self.rw {
+                RwArg::Read => Rw::Read,
+                RwArg::Randread => Rw::Randread,
+            },
+            threads,
+            iodepth,
+            batch,
+            complete_min: self.complete_min,
+            direct: !self.buffered,
+            runtime: self.runtime,
+            ramp: self.ramp,
+            size: self.size,
+            offset: self.offset,
+            seed: self.seed,
+            verify: self.verify,
+            fadvise: self.fadvise.map(|f| match f {
+                FadviseArg::Sequential => Fadvise::Sequential,
+                FadviseArg::Random => Fadvise::Random,
+            }),
+            blocks_per_request: self.blocks_per_request,
+            io_limit: self.io_limit,
+            sample_bytes: self.sample_every,
+            stop_when_stable: self.stop_when_stable.then_some(StopRule {
+                window: self.stable_window,
+                band: self.stable_band,
+                min_runtime: self.min_runtime,
+            }),
+            rate: self.rate.map(|iops| Rate {
+                iops,
+                arrivals: match self.arrivals {
+                    ArrivalsArg::Poisson => Arrivals::Poisson,
+                    ArrivalsArg::Fixed => Arrivals::Fixed,
+                },
+            }),
+            options: self.options_for(engine),
+        }
+    }
+
+    /// The engine options the flags set; with several engines, each engine keeps only the
+    /// options it owns, so `--engine psync,uring --fixed-files` gives io_uring fixed files.
+    fn options_for(&self, engine: EngineKind) -> EngineOptions {
+        let all = EngineOptions {
+            pvsync2: Pvsync2Options {
+                hipri: self.hipri,
+                nowait: self.nowait,
+            },
+            uring: UringOptions {
+                fixed_files: self.fixed_files,
+                fixed_bufs: self.fixed_bufs,
+                sqpoll: self.sqpoll,
+                sqpoll_cpu: self.sqpoll_cpu,
+                sqpoll_idle_ms: self.sqpoll_idle.as_millis().min(u32::MAX as u128) as u32,
+                iopoll: self.iopoll,
+                plain_setup: self.plain_setup,
+            },
+            pool: PoolOptions {
+                pool_threads: self.pool_threads,
+            },
+            nbd: NbdOptions {
+                busy_poll_us: self
+                    .busy_poll
+                    .map_or(0, |d| d.as_micros().min(u32::MAX as u128) as u32),
+            },
+        };
+        if self.engine.len() == 1 {
+            return all;
+        }
+        EngineOptions {
+            pvsync2: if engine == EngineKind::Pvsync2 {
+                all.pvsync2
+            } else {
+                Default::default()
+            },
+            uring: if engine == EngineKind::Uring {
+                all.uring
+            } else {
+                UringOptions {
+                    sqpoll_idle_ms: all.uring.sqpoll_idle_ms,
+                    ..Default::default()
+                }
+            },
+            pool: if engine == EngineKind::Pool {
+                all.pool
+            } else {
+                Default::default()
+            },
+            nbd: if engine.name() == "nbd" {
+                all.nbd
+            } else {
+                Default::default()
+            },
+        }
+    }
+}
+
+/// An nbd:// TARGET connecting from inside network namespace `ns` (`--netns`).
+fn with_netns(target: &std::path::Path, ns: &str, several: bool) -> Result<PathBuf, Error> {
+    let t = target.to_string_lossy();
+    if several || !readlab::nbd::NbdUrl::is_url(&t) {
+        return Err(Error::InvalidArgument(format!(
+            "--netns applies to one NBD target (nbd://HOST:PORT/EXPORT), not '{t}'{}",
+            if several {
+                " among several; write ?netns=NAME in each URL"
+            } else {
+                ""
+            }
+        )));
+    }
+    let url = readlab::nbd::NbdUrl::parse(&t)
+        .and_then(|u| u.with_netns(ns))
+        .map_err(Error::InvalidArgument)?;
+    Ok(url.to_string().into())
+}
 
 /// Exit code of a `--check` that found a regression.
 pub const REGRESSION: u8 = 3;

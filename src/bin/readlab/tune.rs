@@ -2,10 +2,87 @@
 //! block size, save each pick as a replayable profile; exit 1 when nothing met the constraints
 //! or a run failed (I/O errors, verification mismatches: then nothing is recommended).
 
-use crate::args::TuneArgs;
+use crate::args::{JsonOut, count, duration, size};
 use crate::progress::TuneProgress;
+use clap::{Args, ValueEnum};
+use readlab::engine::EngineKind;
+use readlab::error::Error;
 use readlab::tune::{self, Profile};
+use readlab::tune::{Goal, TuneOptions};
+use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
+
+#[derive(Copy, Clone, Debug, ValueEnum)]
+pub enum GoalArg {
+    Throughput,
+    Latency,
+    Balanced,
+}
+
+#[derive(Args, Debug)]
+pub struct TuneArgs {
+    /// File or block device to tune for.
+    pub target: PathBuf,
+    /// Block size(s), comma-separated (e.g. 4k,1m): one recommendation each.
+    #[arg(long, default_value = "4k", value_delimiter = ',', value_parser = size)]
+    pub bs: Vec<u64>,
+    /// What the recommendation optimises.
+    #[arg(long, value_enum, default_value = "balanced")]
+    pub goal: GoalArg,
+    /// Largest acceptable p99.9 latency (e.g. 500us, 2ms).
+    #[arg(long, value_parser = duration)]
+    pub p999_max: Option<Duration>,
+    /// Largest acceptable CPU, in cores (kernel helper threads included).
+    #[arg(long)]
+    pub cpu_max: Option<f64>,
+    /// Engines to search, comma-separated.
+    #[arg(long, default_value = "psync,libaio,uring")]
+    pub engines: String,
+    /// Wall-clock budget for the whole search.
+    #[arg(long, default_value = "5m", value_parser = duration)]
+    pub budget: Duration,
+    /// Directory for results.jsonl and the device profile(s) (default: readlab-tune-<target name>).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Do not verify the data read.
+    #[arg(long)]
+    pub no_verify: bool,
+    /// Runs of each finalist, interleaved; the table and the trade-offs show their medians.
+    #[arg(long, default_value_t = readlab::tune::DEFAULT_REPEAT, value_parser = count)]
+    pub repeat: usize,
+    #[command(flatten)]
+    pub out_json: JsonOut,
+}
+
+impl TuneArgs {
+    pub fn to_options(&self) -> Result<TuneOptions, Error> {
+        let engines = self
+            .engines
+            .split(',')
+            .map(|e| EngineKind::parse(e.trim()))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(TuneOptions {
+            target: self.target.clone(),
+            block_sizes: self.bs.clone(),
+            goal: match self.goal {
+                GoalArg::Throughput => Goal::Throughput,
+                GoalArg::Latency => Goal::Latency,
+                GoalArg::Balanced => Goal::Balanced,
+            },
+            p999_max: self.p999_max,
+            cpu_max: self.cpu_max,
+            engines,
+            budget: self.budget,
+            out: self
+                .out
+                .clone()
+                .unwrap_or_else(|| readlab::tune::default_out(&self.target)),
+            verify: self.no_verify.then_some(false),
+            repeat: self.repeat,
+        })
+    }
+}
 
 pub fn run(a: &TuneArgs) -> anyhow::Result<ExitCode> {
     let opts = a.to_options()?;

@@ -283,31 +283,8 @@ mod tests {
 
     /// A fleet document of three ranks on two hosts, from real runs' results.
     fn document() -> Document {
-        use crate::result::fleet::{FleetMember, FleetRecord, FleetStart};
-        let docs: Vec<Document> = include_str!("../../../tests/fixtures/results-small.jsonl")
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect();
-        let members: Vec<FleetMember> = [0usize, 1, 3]
-            .iter()
-            .enumerate()
-            .map(|(rank, &i)| FleetMember {
-                rank,
-                host: if rank < 2 { "a" } else { "b" }.into(),
-                local_rank: rank % 2,
-                target: format!("/dev/t{rank}"),
-                threads: Some(1),
-                clock_offset_ns: 0,
-                clock_uncertainty_ns: 0,
-                exchange_offset_ns: None,
-                exchange_uncertainty_ns: None,
-                start_ns: 0,
-                late_ns: 0,
-                realtime_wait: true,
-                environment: docs[i].environment.clone(),
-                result: docs[i].result.clone(),
-            })
-            .collect();
+        use crate::result::fleet::{FleetRecord, FleetStart, sample_members};
+        let (docs, members) = sample_members();
         let mut d = docs[0].clone();
         d.study = None;
         d.fleet = Some(Box::new(FleetRecord {
