@@ -7,6 +7,7 @@ use crate::result::Document;
 use crate::size::format_size;
 use crate::stats::decode_histogram;
 use crate::table::{Column, Table};
+use std::fmt::Write as _;
 
 /// The fleet section's opening, up to its figures.
 pub const SECTION_HTML: &str = "<section id=\"sec-fleet\">\n<h2>Fleet (MPI ranks)</h2>\n<p>Runs measured by several processes at once under MPI, \
@@ -32,6 +33,11 @@ pub struct FleetRun {
     pub per: &'static str,
     /// Each group with its ranks' latency histograms merged, as (ns, count) bins.
     pub host_bins: Vec<(String, Vec<(u64, u64)>)>,
+    /// The ranks ran unequal shares of the clients (the clients study over MPI): each rank's
+    /// IOPS (and interval) is then per client, so that ranks compare.
+    pub per_client: bool,
+    /// Ranks that had no share of the work.
+    pub idle: Vec<usize>,
 }
 
 /// One rank of a fleet run.
@@ -80,15 +86,30 @@ impl FleetRun {
                 groups.push(group(m));
             }
         }
+        let mut shares: Vec<usize> = f.members.iter().filter_map(|m| m.threads).collect();
+        shares.sort_unstable();
+        shares.dedup();
+        let per_client = shares.len() > 1;
         let members = f
             .members
             .iter()
-            .map(|m| RankView {
-                rank: m.rank,
-                host: group(m),
-                iops: m.result.iops,
-                p99_ns: m.result.latency.p99_ns,
-                band: m.result.repeat.as_ref().map(|r| (r.iops.lo, r.iops.hi)),
+            .map(|m| {
+                let per = if per_client {
+                    m.threads.unwrap_or(1).max(1) as f64
+                } else {
+                    1.0
+                };
+                RankView {
+                    rank: m.rank,
+                    host: group(m),
+                    iops: m.result.iops / per,
+                    p99_ns: m.result.latency.p99_ns,
+                    band: m
+                        .result
+                        .repeat
+                        .as_ref()
+                        .map(|r| (r.iops.lo / per, r.iops.hi / per)),
+                }
             })
             .collect();
         let mut host_bins = Vec::new();
@@ -134,6 +155,8 @@ impl FleetRun {
             members,
             per,
             host_bins,
+            per_client,
+            idle: f.idle.clone(),
         })
     }
 
@@ -185,7 +208,11 @@ pub fn spread_table(runs: &[FleetRun]) -> Option<(String, Table)> {
     let mut t = Table::new(vec![
         Column::left(run.per),
         Column::right("ranks"),
-        Column::right("IOPS per rank"),
+        Column::right(if run.per_client {
+            "IOPS per client"
+        } else {
+            "IOPS per rank"
+        }),
         Column::right("run-to-run"),
         Column::right(format!("vs median {}", run.per)),
         Column::left("verdict"),
@@ -206,17 +233,27 @@ pub fn spread_table(runs: &[FleetRun]) -> Option<(String, Table)> {
             },
         ]);
     }
-    Some((
-        format!(
-            "Each {} of the {}-rank run {} ({:.0} IOPS in all, ranks started within {})",
-            run.per,
-            run.ranks,
-            run.key,
-            run.iops,
-            crate::units::format_ns(run.skew_ns as f64, crate::units::Style::Table)
-        ),
-        t,
-    ))
+    let mut title = format!(
+        "Each {} of the {}-rank run {} ({:.0} IOPS in all, ranks started within {})",
+        run.per,
+        run.ranks,
+        run.key,
+        run.iops,
+        crate::units::format_ns(run.skew_ns as f64, crate::units::Style::Table)
+    );
+    if run.per_client {
+        title.push_str("; the ranks ran unequal shares of the clients, so IOPS are per client");
+    }
+    if !run.idle.is_empty() {
+        let idle: Vec<String> = run.idle.iter().map(|r| r.to_string()).collect();
+        let _ = write!(
+            title,
+            "; rank{} {} had no client and measured nothing",
+            if idle.len() > 1 { "s" } else { "" },
+            idle.join(", ")
+        );
+    }
+    Some((title, t))
 }
 
 #[cfg(test)]
@@ -251,6 +288,8 @@ mod tests {
             members,
             per: "host",
             host_bins: hosts.into_iter().map(|h| (h, Vec::new())).collect(),
+            per_client: false,
+            idle: Vec::new(),
         }
     }
 
@@ -333,5 +372,34 @@ mod tests {
         assert_eq!(h[0].iops, 1100.0);
         assert!(h.iter().all(|x| x.slow.is_none()));
         assert!((h[1].vs_median - (500.0 / 800.0 - 1.0)).abs() < 1e-12);
+    }
+
+    #[test]
+    fn unequal_shares_compare_per_client_and_idle_ranks_are_named() {
+        let mut d = document();
+        let f = d.fleet.as_mut().unwrap();
+        for (m, n) in f.members.iter_mut().zip([2, 1, 1]) {
+            m.threads = Some(n);
+        }
+        f.idle = vec![3];
+        let run = FleetRun::from_document(&d, 0).unwrap();
+        assert!(run.per_client);
+        let f = d.fleet.as_ref().unwrap();
+        assert_eq!(run.members[0].iops, f.members[0].result.iops / 2.0);
+        assert_eq!(run.members[1].iops, f.members[1].result.iops);
+        let (title, t) = spread_table(&[run]).unwrap();
+        assert!(t.text().contains("IOPS per client"), "{}", t.text());
+        assert!(title.contains("IOPS are per client"), "{title}");
+        assert!(title.contains("rank 3 had no client"), "{title}");
+        // Equal shares: per rank, as before.
+        let run = FleetRun::from_document(&document(), 0).unwrap();
+        assert!(!run.per_client);
+        assert!(
+            spread_table(&[run])
+                .unwrap()
+                .1
+                .text()
+                .contains("IOPS per rank")
+        );
     }
 }
