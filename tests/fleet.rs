@@ -368,6 +368,10 @@ mod mpi {
             page.contains("IOPS against clients over NBD, the clients spread over 3 MPI ranks"),
             "the curve does not say how the clients ran"
         );
+        assert!(
+            page.contains("the ranks ran unequal shares of the clients, so IOPS are per client"),
+            "the fleet table compares ranks of unequal shares per client"
+        );
     }
 
     #[test]

@@ -204,7 +204,7 @@ impl FleetRun {
 /// IOPS per rank, its run-to-run interval, how it compares with the median host, and whether it
 /// is slow beyond its own spread.
 pub fn spread_table(runs: &[FleetRun]) -> Option<(String, Table)> {
-    let run = runs.iter().rev().max_by_key(|r| r.ranks)?;
+    let run = runs.iter().max_by_key(|r| r.ranks)?;
     let mut t = Table::new(vec![
         Column::left(run.per),
         Column::right("ranks"),
