@@ -510,3 +510,36 @@ fn without_the_mpi_feature_a_launched_rank_refuses_to_run() {
         "{err}"
     );
 }
+
+/// Under a launcher of several ranks, the commands that cannot work across ranks refuse at once
+/// (with or without the `mpi` feature), before touching anything, and name the ones that can.
+#[test]
+fn commands_without_mpi_support_refuse_to_run_as_one_of_several_ranks() {
+    let dir = common::disk_dir();
+    let f = dir.path().join("t.dat");
+    let f = f.to_str().unwrap();
+    for args in [
+        vec!["tune", f],
+        vec!["prepare", f, "--size", "8M"],
+        vec!["quick", "--dir", dir.path().to_str().unwrap()],
+        vec!["report", f],
+        vec![],
+    ] {
+        let o = common::bin()
+            .args(&args)
+            .env("OMPI_COMM_WORLD_RANK", "0")
+            .env("OMPI_COMM_WORLD_SIZE", "2")
+            .output()
+            .unwrap();
+        let err = common::stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains("does not run across MPI ranks") && err.contains("`readlab run`"),
+            "{args:?}: {err}"
+        );
+        assert!(
+            !dir.path().join("t.dat").exists(),
+            "{args:?} wrote its file"
+        );
+    }
+}

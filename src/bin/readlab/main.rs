@@ -93,6 +93,14 @@ fn main() -> ExitCode {
             return ExitCode::SUCCESS;
         }
     };
+    if let Some(name) = alone_only(&cli.command)
+        && readlab::fleet::launcher().is_some_and(|n| n != Some(1))
+    {
+        eprintln!(
+            "readlab: error: readlab {name} does not run across MPI ranks (each rank would work alone and write the same files): run it on one host without mpirun; `readlab run` and `readlab study` are the commands that run across ranks"
+        );
+        return ExitCode::from(2);
+    }
     let res = match &cli.command {
         None => quick::run(&QuickArgs::defaults()),
         Some(Command::Quick(a)) => quick::run(a),
@@ -119,6 +127,19 @@ fn main() -> ExitCode {
                 ExitCode::from(1)
             }
         }
+    }
+}
+
+/// The commands that write a result of their own and have no way to work across MPI ranks (run
+/// and study have; info, monitor and serve look at or serve one host and may run on each).
+fn alone_only(c: &Option<Command>) -> Option<&'static str> {
+    match c {
+        None | Some(Command::Quick(_)) => Some("quick"),
+        Some(Command::Prepare(_)) => Some("prepare"),
+        Some(Command::Tune(_)) => Some("tune"),
+        Some(Command::Report(_)) => Some("report"),
+        Some(Command::Compare(_)) => Some("compare"),
+        _ => None,
     }
 }
 
