@@ -192,21 +192,16 @@ fn run_cache_study(ctx: &Context, store: &mut Store, obs: &dyn StudyObserver) ->
             |kb| format!("read_ahead_kb={kb}"),
         );
     let mut counts = Counts::default();
-    let mut add = |c: Counts| {
+    // Run one point and add what it did to `counts`; true when it was interrupted.
+    let one = |p: Point, store: &mut Store, counts: &mut Counts| -> Result<bool> {
+        let c = run_points(SPEC.study_name(), &[p], ctx.repeat, store, &obs)?;
         counts.measured += c.measured;
         counts.skipped += c.skipped;
         counts.interrupted |= c.interrupted;
-        c.interrupted
+        Ok(c.interrupted)
     };
     if ctx.target.direct_supported {
-        let p = point(ctx, true, "direct".into());
-        if add(run_points(
-            SPEC.study_name(),
-            &[p],
-            ctx.repeat,
-            store,
-            &obs,
-        )?) {
+        if one(point(ctx, true, "direct".into()), store, &mut counts)? {
             return Ok(counts);
         }
     } else {
@@ -214,13 +209,7 @@ fn run_cache_study(ctx: &Context, store: &mut Store, obs: &dyn StudyObserver) ->
     }
     drop_cached(&ctx.target.path);
     let p = point(ctx, false, format!("buffered, {ra_now}"));
-    if add(run_points(
-        SPEC.study_name(),
-        &[p],
-        ctx.repeat,
-        store,
-        &obs,
-    )?) {
+    if one(p, store, &mut counts)? {
         return Ok(counts);
     }
     match (&ra_path, ctx.allow_device_changes) {
@@ -239,9 +228,9 @@ fn run_cache_study(ctx: &Context, store: &mut Store, obs: &dyn StudyObserver) ->
             guard.set(0)?;
             drop_cached(&ctx.target.path);
             let p = point(ctx, false, "buffered, read_ahead_kb=0".into());
-            let c = run_points(SPEC.study_name(), &[p], ctx.repeat, store, &obs);
+            let done = one(p, store, &mut counts);
             drop(guard);
-            add(c?);
+            done?;
         }
     }
     Ok(counts)

@@ -14,7 +14,7 @@ use crate::config::{RunConfig, Rw, Timing};
 use crate::engine::EngineKind;
 use crate::error::Result;
 use crate::netns::{Network, VethPair};
-use crate::result::{Document, NetTag, ServerCpu, StudyTag};
+use crate::result::{Document, NetTag, ServerCpu};
 use crate::runner;
 use crate::serve::ServeSummary;
 use crate::size::{format_ns, format_size};
@@ -33,27 +33,25 @@ pub struct NetPoint {
 
 /// A local point: the device read by `threads` psync threads, one read in flight each.
 pub fn local(name: StudyName, cfg: RunConfig) -> NetPoint {
-    NetPoint {
-        point: Point {
-            tag: StudyTag {
-                study: name,
-                scheduler: None,
-                setting: None,
-                net: Some(NetTag {
-                    side: "local".into(),
-                    network: "none".into(),
-                    model: String::new(),
-                    backend: "target".into(),
-                    delay_us: 0,
-                    busy_poll_us: 0,
-                    server: None,
-                    ranks: None,
-                }),
-            },
-            cfg,
-        },
-        served: None,
-    }
+    let net = NetTag {
+        side: "local".into(),
+        network: "none".into(),
+        model: String::new(),
+        backend: "target".into(),
+        delay_us: 0,
+        busy_poll_us: 0,
+        server: None,
+        ranks: None,
+    };
+    net_point(name, net, cfg, None)
+}
+
+/// A point of study `name` tagged with `net`, served by `served` (None: local, or a server
+/// readlab does not start).
+fn net_point(name: StudyName, net: NetTag, cfg: RunConfig, served: Option<Served>) -> NetPoint {
+    let mut point = Point::of(name, cfg);
+    point.tag.net = Some(net);
+    NetPoint { point, served }
 }
 
 /// A remote point: `clients` connections with one request in flight each, `bs` random reads.
@@ -77,33 +75,23 @@ pub fn remote(
     cfg.ramp = timing.ramp;
     cfg.stop_when_stable = timing.stable;
     cfg.options.nbd.busy_poll_us = served.busy_poll_us;
-    NetPoint {
-        point: Point {
-            tag: StudyTag {
-                study: name,
-                scheduler: None,
-                setting: None,
-                net: Some(NetTag {
-                    side: "remote".into(),
-                    // Set when the study's network is known (run_net_points).
-                    network: Network::Loopback.tag().into(),
-                    model: served.model.into(),
-                    backend: if served.target.is_some() {
-                        "target"
-                    } else {
-                        "null"
-                    }
-                    .into(),
-                    delay_us: served.delay_us,
-                    busy_poll_us: served.busy_poll_us,
-                    server: None,
-                    ranks: None,
-                }),
-            },
-            cfg,
-        },
-        served: Some(served),
-    }
+    let net = NetTag {
+        side: "remote".into(),
+        // Set when the study's network is known (run_net_points).
+        network: Network::Loopback.tag().into(),
+        model: served.model.into(),
+        backend: if served.target.is_some() {
+            "target"
+        } else {
+            "null"
+        }
+        .into(),
+        delay_us: served.delay_us,
+        busy_poll_us: served.busy_poll_us,
+        server: None,
+        ranks: None,
+    };
+    net_point(name, net, cfg, Some(served))
 }
 
 /// The client counts of a networked sweep: 1 … 64 by powers of two (1, 4 and 16 with --quick).

@@ -69,56 +69,60 @@ pub fn async_sizes(c: &Ctx) -> Vec<Chart> {
             ));
         }
     }
-    for t in thread_counts(pts) {
-        let mine: Vec<&Point> = pts.iter().copied().filter(|p| p.threads == t).collect();
-        let b = bars(
-            &mine,
-            "block size",
-            |p| p.bs,
-            bs_name,
-            |p| namer.name(p, &p.engine),
-            Measure::latency(),
-        );
-        out.push(chart(
-            c.id(&format!("latency-T{t}")),
-            format!(
-                "Asynchronous reading latency per block size, {}",
-                threads_word(t)
-            ),
-            &mine,
-            Kind::Bars(b),
-        ));
-    }
+    out.extend(latency_per_thread_count(
+        c,
+        "block size",
+        |p| p.bs,
+        bs_name,
+        |t| format!("Asynchronous reading latency per block size, {t}"),
+    ));
     out
+}
+
+/// Per thread count, one chart of latency bars (every percentile layer) per category `cat`,
+/// a series per engine; `title` gets the thread count in words.
+fn latency_per_thread_count<K: Ord + Clone>(
+    c: &Ctx,
+    x_desc: &str,
+    cat: impl Fn(&Point) -> K + Copy,
+    cat_name: impl Fn(&K) -> String + Copy,
+    title: impl Fn(&str) -> String,
+) -> Vec<Chart> {
+    thread_counts(&c.pts)
+        .into_iter()
+        .map(|t| {
+            let mine: Vec<&Point> = c.pts.iter().copied().filter(|p| p.threads == t).collect();
+            let b = bars(
+                &mine,
+                x_desc,
+                cat,
+                cat_name,
+                |p| c.namer.name(p, &p.engine),
+                Measure::latency(),
+            );
+            chart(
+                c.id(&format!("latency-T{t}")),
+                title(&threads_word(t)),
+                &mine,
+                Kind::Bars(b),
+            )
+        })
+        .collect()
 }
 
 /// The queue study: its bars, then latency per queue size with every layer for each thread count
 /// (Figures 76–80), then latency against IOPS per engine and thread count, each point marked with
 /// its queue depth: where latency turns up while throughput stops growing.
 pub fn queue(c: &Ctx) -> Vec<Chart> {
-    let (pts, namer) = (&c.pts, &c.namer);
     let mut out = studies::queue_batch(c);
-    for t in thread_counts(pts) {
-        let mine: Vec<&Point> = pts.iter().copied().filter(|p| p.threads == t).collect();
-        let b = bars(
-            &mine,
-            "queue size (I/Os in flight per thread)",
-            |p| p.iodepth,
-            |k| k.to_string(),
-            |p| namer.name(p, &p.engine),
-            Measure::latency(),
-        );
-        out.push(chart(
-            c.id(&format!("latency-T{t}")),
-            format!(
-                "Latency per queue size, {}: min, avg, p99, p99.9, max",
-                threads_word(t)
-            ),
-            &mine,
-            Kind::Bars(b),
-        ));
-    }
-    out.push(hockey_stick(c, pts));
+    out.extend(latency_per_thread_count(
+        c,
+        "queue size (I/Os in flight per thread)",
+        |p| p.iodepth,
+        |k| k.to_string(),
+        |t| format!("Latency per queue size, {t}: min, avg, p99, p99.9, max"),
+    ));
+    out.push(hockey_stick(c, &c.pts));
     out
 }
 
@@ -300,16 +304,7 @@ pub fn uring_features(c: &Ctx) -> Vec<Chart> {
 pub fn scheduler(c: &Ctx) -> Vec<Chart> {
     let (pts, namer) = (&c.pts, &c.namer);
     let mut out = studies::scheduler(c);
-    let series = |p: &Point| {
-        namer.name(
-            p,
-            &format!(
-                "{} {}",
-                p.scheduler.as_deref().unwrap_or("?"),
-                format_size(p.bs)
-            ),
-        )
-    };
+    let series = |p: &Point| studies::scheduler_series(namer, p);
     out.push(chart(
         c.id("cpu"),
         "CPU against threads under each I/O scheduler".into(),

@@ -360,6 +360,18 @@ pub fn uring_features(c: &Ctx) -> Vec<Chart> {
     out
 }
 
+/// A scheduler study's series: the scheduler and the block size.
+pub(super) fn scheduler_series(namer: &Namer, p: &Point) -> String {
+    namer.name(
+        p,
+        &format!(
+            "{} {}",
+            p.scheduler.as_deref().unwrap_or("?"),
+            format_size(p.bs)
+        ),
+    )
+}
+
 /// The charts of Scheduler.
 pub fn scheduler(c: &Ctx) -> Vec<Chart> {
     let (pts, namer) = (c.pts.clone(), &c.namer);
@@ -367,16 +379,7 @@ pub fn scheduler(c: &Ctx) -> Vec<Chart> {
     let mut out = Vec::new();
     let thr = |p: &Point| p.threads;
     let tname = |t: &usize| t.to_string();
-    let series = |p: &Point| {
-        namer.name(
-            p,
-            &format!(
-                "{} {}",
-                p.scheduler.as_deref().unwrap_or("?"),
-                format_size(p.bs)
-            ),
-        )
-    };
+    let series = |p: &Point| scheduler_series(namer, p);
     out.push(chart(
         id("throughput"),
         "Throughput against threads under each I/O scheduler".into(),
