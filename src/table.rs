@@ -159,6 +159,13 @@ impl Table {
         out
     }
 
+    /// Aligned text that fits in `width` columns: columns are dropped or abbreviated rather
+    /// than wrapped. (The fitting is being written; for now this is [`Table::text`].)
+    pub fn text_within(&self, width: usize) -> String {
+        let _ = width;
+        self.text()
+    }
+
     /// A Markdown table (`| a | b |`, `|---|---:|`, …); an empty header reads `| |`.
     pub fn markdown(&self) -> String {
         let mut s = String::from("|");

@@ -1,0 +1,208 @@
+//! One document, many renderers: everything readlab reports (the report, the verdict, a
+//! comparison) is built once as an ordered list of sections made of blocks, each with a stable
+//! unique id, and HTML, Markdown, JSON, CSV and the terminal render that one document. A section,
+//! its order, its numbers and its warnings therefore cannot differ between formats; a new format
+//! is one renderer file, a new section one entry.
+
+use crate::report::charts::Chart;
+use crate::table::Table;
+use std::collections::BTreeSet;
+
+/// A whole document: its title, the answer first, the warnings common to many points once, then
+/// the sections in order.
+#[derive(Debug, Clone, Default)]
+pub struct Document {
+    pub title: String,
+    /// The paragraph under the title: what this is and what it was made from.
+    pub lead: String,
+    /// One line per target, block size and access: what to use, or "too close to call".
+    pub answers: Vec<Answer>,
+    /// Warnings said once at the top, each with how many points it concerns.
+    pub banners: Vec<Banner>,
+    pub sections: Vec<Section>,
+}
+
+/// One line of the answer: the pick (or "too close to call") for one target, block size and access.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Answer {
+    /// The whole line as people read it.
+    pub text: String,
+    /// The margin is inside the spread, or no spread was measured: no winner.
+    pub close: bool,
+}
+
+/// A warning common to many points, said once.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Banner {
+    pub text: String,
+    /// How many points it concerns (0: the whole document).
+    pub points: usize,
+}
+
+impl Banner {
+    /// `text (N points)`, or `text` alone when it concerns no counted points.
+    pub fn line(&self) -> String {
+        match self.points {
+            0 => self.text.clone(),
+            1 => format!("{} (1 point)", self.text),
+            n => format!("{} ({n} points)", self.text),
+        }
+    }
+}
+
+/// One section: a heading with an id unique in the document, and its blocks.
+#[derive(Debug, Clone, Default)]
+pub struct Section {
+    /// Unique in the document (`verdict`, `latency`, `all`, …); HTML's `sec-<id>`.
+    pub id: String,
+    pub title: String,
+    pub blocks: Vec<Block>,
+}
+
+/// What a section is made of.
+#[derive(Debug, Clone)]
+pub enum Block {
+    /// A sub-heading inside a section (`Verdict for loop6`).
+    Heading(String),
+    /// Running text.
+    Paragraph(String),
+    /// A list of short items.
+    List(Vec<String>),
+    /// A table with its caption.
+    Table(TableBlock),
+    /// A chart, drawn as a numbered figure where pictures can be shown, named where not.
+    Chart(Chart),
+    /// A remark set apart (readlab's own cost, a caveat).
+    Note(String),
+}
+
+/// A table block: the table people read, the id it carries, its caption, and what its labels
+/// mean (the key printed under it on the terminal, the tooltips in HTML).
+#[derive(Debug, Clone, Default)]
+pub struct TableBlock {
+    /// Unique in the document; HTML's `table-<id>`.
+    pub id: String,
+    pub caption: String,
+    pub table: Table,
+    /// Label → words (`U32B1` → `io_uring, queue depth 32, batch 1`), in first-seen order.
+    pub key: Vec<(String, String)>,
+    /// The same rows for machines (raw numbers: ns, bytes), when the table has such a form:
+    /// CSV and JSON render it.
+    pub raw: Option<Table>,
+    /// Column to keep when the terminal is too narrow for all (most important first).
+    pub keep: Vec<usize>,
+}
+
+impl Section {
+    pub fn new(id: impl Into<String>, title: impl Into<String>) -> Section {
+        Section {
+            id: id.into(),
+            title: title.into(),
+            blocks: Vec::new(),
+        }
+    }
+
+    pub fn push(&mut self, b: Block) -> &mut Section {
+        self.blocks.push(b);
+        self
+    }
+
+    pub fn paragraph(&mut self, s: impl Into<String>) -> &mut Section {
+        self.push(Block::Paragraph(s.into()))
+    }
+}
+
+impl Document {
+    /// Append a section, making its id and the ids of its tables and charts unique in the
+    /// document (a second `devices` becomes `devices-2`), so a contents link cannot jump to the
+    /// wrong place.
+    pub fn push(&mut self, mut s: Section) {
+        let mut used = self.ids();
+        s.id = unique(&mut used, &format!("sec-{}", s.id))["sec-".len()..].to_string();
+        for b in &mut s.blocks {
+            match b {
+                Block::Table(t) => {
+                    t.id =
+                        unique(&mut used, &format!("table-{}", t.id))["table-".len()..].to_string()
+                }
+                Block::Chart(c) => {
+                    c.id = unique(&mut used, &format!("fig-{}", c.id))["fig-".len()..].to_string()
+                }
+                _ => {}
+            }
+        }
+        self.sections.push(s);
+    }
+
+    /// Every id the document gives an HTML element: `sec-…`, `table-…`, `fig-…` (a chart's SVG
+    /// is `chart-…`, one to one with its figure).
+    pub fn ids(&self) -> BTreeSet<String> {
+        let mut v = BTreeSet::new();
+        for s in &self.sections {
+            v.insert(format!("sec-{}", s.id));
+            for b in &s.blocks {
+                match b {
+                    Block::Table(t) => {
+                        v.insert(format!("table-{}", t.id));
+                    }
+                    Block::Chart(c) => {
+                        v.insert(format!("fig-{}", c.id));
+                    }
+                    _ => {}
+                }
+            }
+        }
+        v
+    }
+
+    /// Every chart, in document order.
+    pub fn charts(&self) -> impl Iterator<Item = &Chart> {
+        self.sections.iter().flat_map(|s| {
+            s.blocks.iter().filter_map(|b| match b {
+                Block::Chart(c) => Some(c),
+                _ => None,
+            })
+        })
+    }
+
+    /// The section titles in order (what every renderer's headings follow).
+    pub fn outline(&self) -> Vec<(&str, &str)> {
+        self.sections
+            .iter()
+            .map(|s| (s.id.as_str(), s.title.as_str()))
+            .collect()
+    }
+}
+
+/// `want`, or `want-2`, `want-3`, … whichever is not used yet; marks it used.
+fn unique(used: &mut BTreeSet<String>, want: &str) -> String {
+    let mut id = want.to_string();
+    let mut n = 1;
+    while used.contains(&id) {
+        n += 1;
+        id = format!("{want}-{n}");
+    }
+    used.insert(id.clone());
+    id
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_made_unique_on_push() {
+        let mut d = Document::default();
+        let mut a = Section::new("devices", "Devices");
+        a.push(Block::Table(TableBlock {
+            id: "devices".into(),
+            ..TableBlock::default()
+        }));
+        d.push(a.clone());
+        d.push(a);
+        let ids: Vec<&str> = d.sections.iter().map(|s| s.id.as_str()).collect();
+        assert_eq!(ids, ["devices", "devices-2"]);
+        assert_eq!(d.ids().len(), 4);
+        assert!(d.ids().contains("table-devices-2"));
+    }
+}
