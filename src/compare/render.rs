@@ -5,9 +5,13 @@
 use super::{Comparison, Delta, Metric};
 use crate::error::Result;
 use crate::report::charts::{Axis, BarSeries, Bars, Chart, Kind, Unit};
-use crate::table::{Column, Table, html_escape};
+use crate::document::html::Html;
+use crate::document::markdown::Markdown;
+use crate::document::terminal::Text;
+use crate::document::{Block, Document, Renderer, Section, TableBlock};
+use crate::table::{Column, Table};
+use crate::terminal::Terminal;
 use crate::units::{Style, format_ns};
-use std::fmt::Write;
 
 /// `+12.3 %*`: the change, `*` when beyond the spread, `?` when the spread is unknown.
 pub fn cell(d: &Delta) -> String {
@@ -68,17 +72,12 @@ fn unmatched(c: &Comparison) -> Vec<String> {
 
 /// For the terminal.
 pub fn text(c: &Comparison) -> String {
-    let mut s = format!("A: {}\nB: {}\n\n", c.a_name, c.b_name);
-    if c.rows.is_empty() {
-        s.push_str("No configuration was measured on both sides.\n");
-    } else {
-        s.push_str(&table(c).text());
-        let _ = writeln!(s, "\n{LEGEND}");
-    }
-    for l in unmatched(c) {
-        let _ = writeln!(s, "{l}");
-    }
-    s
+    text_for(c, Terminal::default())
+}
+
+/// For a terminal of the given width and colour.
+pub fn text_for(c: &Comparison, term: Terminal) -> String {
+    Text(term).render(&document(c)).unwrap_or_default()
 }
 
 /// Bars of A and B per configuration: IOPS, and p99.9 on a log scale.
@@ -134,55 +133,50 @@ pub fn charts(c: &Comparison, id: &str) -> Vec<Chart> {
     ]
 }
 
-/// The comparison as HTML: table, legend, unmatched configurations and the bars (figures are
-/// numbered from `*fig`).
-pub fn html_body(c: &Comparison, id: &str, fig: &mut usize) -> Result<String> {
-    let mut s = format!(
-        "<p>A: <b>{}</b>. B: <b>{}</b>.</p>\n",
-        html_escape(&c.a_name),
-        html_escape(&c.b_name)
-    );
+/// The comparison as document blocks: which side is which, the table with its legend, what
+/// only one side measured, and the bars (chart ids start with `id`).
+pub fn blocks(c: &Comparison, id: &str) -> Vec<Block> {
+    let mut v = vec![Block::Paragraph(format!("A: {}. B: {}.", c.a_name, c.b_name))];
     if c.rows.is_empty() {
-        s.push_str("<p class=\"empty\">No configuration was measured on both sides.</p>\n");
+        v.push(Block::Note(
+            "No configuration was measured on both sides.".into(),
+        ));
     } else {
-        let _ = writeln!(
-            s,
-            "<div class=\"tablewrap\">{}</div>",
-            table(c).html(&format!("table-{id}"), LEGEND)
-        );
-        for ch in charts(c, id) {
-            crate::report::page::figure(&mut s, fig, &ch)?;
-        }
+        v.push(Block::Table(TableBlock {
+            id: id.to_string(),
+            caption: LEGEND.into(),
+            table: table(c),
+            ..TableBlock::default()
+        }));
     }
-    for l in unmatched(c) {
-        let _ = writeln!(s, "<p>{}</p>", html_escape(&l));
+    let only = unmatched(c);
+    if !only.is_empty() {
+        v.push(Block::List(only));
     }
-    Ok(s)
+    v.extend(charts(c, id).into_iter().map(Block::Chart));
+    v
+}
+
+/// The comparison as a document of its own (`readlab compare`).
+pub fn document(c: &Comparison) -> Document {
+    let mut d = Document {
+        title: "readlab compare".into(),
+        ..Document::default()
+    };
+    let mut s = Section::new("compare", "Configuration by configuration");
+    s.blocks = blocks(c, "compare");
+    d.push(s);
+    d
 }
 
 /// A page of its own for `readlab compare --format html`.
 pub fn html(c: &Comparison) -> Result<String> {
-    let mut fig = 0;
-    let body = format!(
-        "<header>\n<h1>readlab compare</h1>\n</header>\n<section id=\"sec-compare\">\n{}</section>\n",
-        html_body(c, "compare", &mut fig)?
-    );
-    Ok(crate::report::page::page(&body))
+    Html.render(&document(c))
 }
 
 /// Markdown: the table and legend.
 pub fn markdown(c: &Comparison) -> String {
-    let mut s = format!("A: {}. B: {}.\n\n", c.a_name, c.b_name);
-    if c.rows.is_empty() {
-        s.push_str("No configuration was measured on both sides.\n\n");
-    } else {
-        s.push_str(&table(c).markdown());
-        let _ = writeln!(s, "\n{LEGEND}\n");
-    }
-    for l in unmatched(c) {
-        let _ = writeln!(s, "{l}\n");
-    }
-    s
+    Markdown.render(&document(c)).unwrap_or_default()
 }
 
 /// As JSON: every matched configuration with each figure on both sides, its change and whether

@@ -1,17 +1,18 @@
-//! CSV export of the report's tables: one header, one row per point and table, the table's id in
-//! the first column; every percentile in nanoseconds, block sizes in bytes (RFC 4180 quoting).
+//! CSV export of the report's document (`crate::document::csv`): its tables for machines — every
+//! point once, the report tables it appears in first; every percentile in nanoseconds, block sizes
+//! in bytes (RFC 4180 quoting).
 
 use super::ReportExporter;
 use crate::error::Result;
 use crate::report::Report;
-use crate::report::tables::for_machines;
+use crate::document::{Renderer, csv::Csv};
 
 /// The report's tables as one CSV file.
 pub struct CsvExporter;
 
 impl ReportExporter for CsvExporter {
     fn render(&self, report: &Report) -> Result<String> {
-        Ok(for_machines(report).csv())
+        Csv.render(&crate::report::document::document(report))
     }
 }
 

@@ -1,7 +1,8 @@
-//! HTML export: the report as one self-contained page (inline SVG charts and CSS, no script);
-//! the page itself is laid out by `crate::report::html`.
+//! HTML export: the report's document as one self-contained page (inline SVG charts and CSS, no
+//! script), rendered by `crate::document::html`.
 
 use super::ReportExporter;
+use crate::document::{Renderer, html::Html};
 use crate::error::Result;
 use crate::report::Report;
 
@@ -10,6 +11,6 @@ pub struct HtmlExporter;
 
 impl ReportExporter for HtmlExporter {
     fn render(&self, report: &Report) -> Result<String> {
-        crate::report::html::render(report)
+        Html.render(&crate::report::document::document(report))
     }
 }

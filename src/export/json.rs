@@ -38,7 +38,8 @@ impl Exporter for JsonLinesExporter {
     }
 }
 
-/// The report's tables as one JSON document: raw numbers (ns, bytes), one object per table.
+/// The report as one JSON document: its document (the sections every format renders) and, for
+/// machines, its tables as raw numbers (ns, bytes), the verdict, the selection and every point.
 pub struct ReportJsonExporter;
 
 impl super::ReportExporter for ReportJsonExporter {
@@ -60,8 +61,10 @@ impl super::ReportExporter for ReportJsonExporter {
                 })
             })
             .collect();
+        let document = crate::report::document::document(report);
         let doc = serde_json::json!({
             "schema": "readlab.report/1",
+            "document": crate::document::json::value(&document),
             "inputs": report.inputs,
             "notes": report.notes,
             "verdict": crate::verdict::render::json(&crate::verdict::of_report(report), &report.points),

@@ -32,6 +32,17 @@ pub trait ReportExporter {
     fn render(&self, report: &Report) -> Result<String>;
 }
 
+/// The report as text for a terminal (100 columns, no colour: what a file or a pipe gets).
+pub struct TextExporter;
+
+impl ReportExporter for TextExporter {
+    fn render(&self, report: &Report) -> Result<String> {
+        use crate::document::Renderer;
+        crate::document::terminal::Text(crate::terminal::Terminal::default())
+            .render(&crate::report::document::document(report))
+    }
+}
+
 /// The exporter of a report format.
 pub fn report_exporter(format: ReportFormat) -> Box<dyn ReportExporter> {
     match format {
@@ -39,5 +50,6 @@ pub fn report_exporter(format: ReportFormat) -> Box<dyn ReportExporter> {
         ReportFormat::Csv => Box::new(CsvExporter),
         ReportFormat::Markdown => Box::new(MarkdownExporter),
         ReportFormat::Json => Box::new(ReportJsonExporter),
+        ReportFormat::Text => Box::new(TextExporter),
     }
 }

@@ -4,14 +4,15 @@
 //!
 //! [`model`] reads the inputs and works out sections and the Pareto frontier (`crate::pareto`),
 //! [`fio`] imports fio's JSON, [`charts`] describes each figure as data, [`draw`] draws it with plotters,
-//! [`tables`] lays out the tables and [`html`] writes the page. The output formats themselves
+//! [`tables`] lays out the tables and [`document`] composes the report as one document that
+//! every format renders (`crate::document`). The output formats themselves
 //! are exporters in `crate::export`.
 
 pub mod charts;
 pub mod devices;
 pub mod draw;
 pub mod fio;
-pub mod html;
+pub mod document;
 pub mod model;
 pub mod page;
 pub mod selected;
@@ -31,58 +32,12 @@ pub fn section_title(s: StudyName) -> &'static str {
     s.spec().title
 }
 
-/// What `readlab report --format` writes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ReportFormat {
-    Html,
-    Csv,
-    Markdown,
-    Json,
-}
+/// What `readlab report --format` writes: the document's formats.
+pub use crate::document::Format as ReportFormat;
 
-impl ReportFormat {
-    pub fn parse(s: &str) -> Result<ReportFormat> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "html" => Ok(ReportFormat::Html),
-            "csv" => Ok(ReportFormat::Csv),
-            "md" | "markdown" => Ok(ReportFormat::Markdown),
-            "json" => Ok(ReportFormat::Json),
-            _ => Err(Error::invalid(format!(
-                "unknown report format '{s}'; use html, csv, md or json"
-            ))),
-        }
-    }
-
-    /// The file written when the user names none: `report.<ext>` in the current directory.
-    pub fn default_out(self) -> PathBuf {
-        PathBuf::from(format!("report.{}", self.extension()))
-    }
-
-    /// The file name extension (and default output name `report.<ext>`).
-    pub fn extension(self) -> &'static str {
-        match self {
-            ReportFormat::Html => "html",
-            ReportFormat::Csv => "csv",
-            ReportFormat::Markdown => "md",
-            ReportFormat::Json => "json",
-        }
-    }
-}
-
-/// Every chart of the page, in its order: the selected parameters, the devices side by side,
-/// the baseline, then each study's and the all-experiments charts.
+/// Every chart of the page, in its order (the document's).
 pub fn page_charts(report: &Report) -> Vec<charts::Chart> {
-    let mut v = selected::charts(report, &selected::selected(report));
-    let devices = devices::targets(report);
-    if !devices.is_empty() {
-        v.extend(devices::charts(report, &devices));
-    }
-    if !report.baseline.is_empty() {
-        let c = crate::compare::compare(&report.baseline, &report.points);
-        v.extend(crate::compare::render::charts(&c, "baseline"));
-    }
-    v.extend(charts::every_chart(report));
-    v
+    document::document(report).charts().cloned().collect()
 }
 
 /// Write every chart of the report as `DIR/NN-<chart id>.png`; returns the files written.
@@ -116,6 +71,6 @@ mod tests {
         assert_eq!(ReportFormat::parse("MD").unwrap(), ReportFormat::Markdown);
         assert_eq!(ReportFormat::parse("csv").unwrap().extension(), "csv");
         let e = ReportFormat::parse("pdf").unwrap_err();
-        assert!(e.is_bad_input() && e.to_string().contains("html, csv, md or json"));
+        assert!(e.is_bad_input() && e.to_string().contains("html, csv, md, json or text"));
     }
 }

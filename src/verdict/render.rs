@@ -4,9 +4,13 @@
 
 use super::{Finding, Group, Kind, Tail, TargetVerdict, Verdict};
 use crate::report::model::Point;
-use crate::table::{Column, Table, html_escape};
+use crate::table::{Column, Table};
 use crate::units::{Style, format_ns};
-use std::fmt::Write;
+use crate::document::html::Html;
+use crate::document::markdown::Markdown;
+use crate::document::terminal::Text;
+use crate::document::{Block, Document, Renderer, Section, TableBlock};
+use crate::terminal::Terminal;
 
 /// The table of one target's findings.
 pub fn table(t: &TargetVerdict, points: &[Point]) -> Table {
@@ -97,74 +101,61 @@ pub fn headline(g: &Group) -> String {
     format!("{}: {}", g.title(), picks.join(", "))
 }
 
-/// For the terminal: a heading per target, its table and its own cost.
-pub fn text(v: &Verdict, points: &[Point]) -> String {
-    let mut s = String::new();
-    for t in &v.targets {
-        let _ = writeln!(s, "Verdict for {}:", t.name);
+/// What the verdict section says before its tables: what is picked, by which rule, how sure.
+pub const INTRO: &str = "What the measurements answer, per target, block size and access: the fastest configuration, the lowest tail latency with one read in flight, the cheapest in CPU per I/O, and the pick for throughput (most IOPS), balanced (lowest p99.9 keeping 90 % of the best IOPS) and latency (lowest p99.9 keeping half). How sure: the margin over the runner-up against the run-to-run spread (of repetitions, or of the per-second figures of one run). fio points and readlab's own cost are not ranked.";
+
+/// The verdict as document blocks: per target a heading, its headlines, its table and its own cost.
+pub fn blocks(v: &Verdict, points: &[Point]) -> Vec<Block> {
+    let mut out = Vec::new();
+    for (k, t) in v.targets.iter().enumerate() {
+        out.push(Block::Heading(format!("Verdict for {}", t.name)));
         if t.groups.is_empty() {
-            s.push_str("  nothing to rank: no real reads were measured\n");
+            out.push(Block::Note(
+                "Nothing to rank: no real reads were measured.".into(),
+            ));
         } else {
-            for line in table(t, points).text().lines() {
-                let _ = writeln!(s, "  {}", line.trim_end());
-            }
+            out.push(Block::List(t.groups.iter().map(headline).collect()));
+            out.push(Block::Table(TableBlock {
+                id: format!("verdict-{}", k + 1),
+                caption: "Per block size and access: the fastest, the lowest tail at queue depth 1, the cheapest in CPU, and the pick of each goal, with how sure the measurements let us be".into(),
+                table: table(t, points),
+                ..TableBlock::default()
+            }));
         }
         if let Some(o) = own_cost(t, points) {
-            let _ = writeln!(s, "  {o}");
+            out.push(Block::Note(o));
         }
     }
-    s
+    out
+}
+
+/// The verdict alone as a document (one section).
+pub fn document(v: &Verdict, points: &[Point]) -> Document {
+    let mut d = Document::default();
+    let mut s = Section::new("verdict", "Verdict");
+    s.blocks = blocks(v, points);
+    d.push(s);
+    d
+}
+
+/// For the terminal: a heading per target, its table and its own cost.
+pub fn text(v: &Verdict, points: &[Point]) -> String {
+    text_for(v, points, Terminal::default())
+}
+
+/// For a terminal of the given width and colour.
+pub fn text_for(v: &Verdict, points: &[Point], term: Terminal) -> String {
+    Text(term).render(&document(v, points)).unwrap_or_default()
 }
 
 /// Markdown: a section per target.
 pub fn markdown(v: &Verdict, points: &[Point]) -> String {
-    let mut s = String::new();
-    for t in &v.targets {
-        let _ = writeln!(
-            s,
-            "### Verdict for {}\n",
-            crate::table::markdown_escape(&t.name)
-        );
-        if t.groups.is_empty() {
-            s.push_str("Nothing to rank: no real reads were measured.\n\n");
-        } else {
-            s.push_str(&table(t, points).markdown());
-            s.push('\n');
-        }
-        if let Some(o) = own_cost(t, points) {
-            let _ = writeln!(s, "{}\n", crate::table::markdown_escape(&o));
-        }
-    }
-    s
+    Markdown.render(&document(v, points)).unwrap_or_default()
 }
 
 /// HTML: one table per target, its own cost below, headlines first.
 pub fn html(v: &Verdict, points: &[Point]) -> String {
-    let mut s = String::new();
-    for (k, t) in v.targets.iter().enumerate() {
-        let _ = writeln!(s, "<h3>Verdict for {}</h3>", html_escape(&t.name));
-        if t.groups.is_empty() {
-            s.push_str("<p class=\"empty\">Nothing to rank: no real reads were measured.</p>\n");
-        } else {
-            s.push_str("<ul class=\"headlines\">\n");
-            for g in &t.groups {
-                let _ = writeln!(s, "<li>{}</li>", html_escape(&headline(g)));
-            }
-            s.push_str("</ul>\n");
-            let _ = writeln!(
-                s,
-                "<div class=\"tablewrap\">{}</div>",
-                table(t, points).html(
-                    &format!("verdict-{}", k + 1),
-                    "Per block size and access: the fastest, the lowest tail at queue depth 1, the cheapest in CPU, and the pick of each goal, with how sure the measurements let us be"
-                )
-            );
-        }
-        if let Some(o) = own_cost(t, points) {
-            let _ = writeln!(s, "<p class=\"own\">{}</p>", html_escape(&o));
-        }
-    }
-    s
+    Html.render(&document(v, points)).unwrap_or_default()
 }
 
 /// As JSON values: per target, per group, each finding with its figures.

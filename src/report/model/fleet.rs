@@ -10,10 +10,10 @@ use crate::table::{Column, Table};
 use std::fmt::Write as _;
 
 /// The fleet section's opening, up to its figures.
-pub const SECTION_HTML: &str = "<section id=\"sec-fleet\">\n<h2>Fleet (MPI ranks)</h2>\n<p>Runs measured by several processes at once under MPI, \
+pub const INTRO: &str = "Runs measured by several processes at once under MPI, \
 each rank on its own target, all starting at one agreed instant: the aggregate against the number of ranks, each host's IOPS per rank \
 (a host is called slow only when even its best repetition stays below the median host), and each host's latency distribution \
-from its ranks' histograms merged.</p>\n";
+from its ranks' histograms merged.";
 
 /// One fleet run in the report.
 #[derive(Debug, Clone, PartialEq)]
