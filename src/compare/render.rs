@@ -3,12 +3,12 @@
 //! terminal, Markdown and HTML with bars of both sides; and the same as JSON.
 
 use super::{Comparison, Delta, Metric};
-use crate::error::Result;
-use crate::report::charts::{Axis, BarSeries, Bars, Chart, Kind, Unit};
 use crate::document::html::Html;
 use crate::document::markdown::Markdown;
 use crate::document::terminal::Text;
 use crate::document::{Block, Document, Renderer, Section, TableBlock};
+use crate::error::Result;
+use crate::report::charts::{Axis, BarSeries, Bars, Chart, Kind, Unit};
 use crate::table::{Column, Table};
 use crate::terminal::Terminal;
 use crate::units::{Style, format_ns};
@@ -136,7 +136,10 @@ pub fn charts(c: &Comparison, id: &str) -> Vec<Chart> {
 /// The comparison as document blocks: which side is which, the table with its legend, what
 /// only one side measured, and the bars (chart ids start with `id`).
 pub fn blocks(c: &Comparison, id: &str) -> Vec<Block> {
-    let mut v = vec![Block::Paragraph(format!("A: {}. B: {}.", c.a_name, c.b_name))];
+    let mut v = vec![Block::Paragraph(format!(
+        "A: {}. B: {}.",
+        c.a_name, c.b_name
+    ))];
     if c.rows.is_empty() {
         v.push(Block::Note(
             "No configuration was measured on both sides.".into(),

@@ -44,7 +44,11 @@ impl Text {
         let mut s = String::new();
         for a in &d.answers {
             let w = wrap(&a.text, t.width, "", "    ");
-            s.push_str(&if a.close { w } else { paint(&w, |x| t.answer(x)) });
+            s.push_str(&if a.close {
+                w
+            } else {
+                paint(&w, |x| t.answer(x))
+            });
         }
         for b in &d.banners {
             let w = wrap(&b.line(), t.width, "warning: ", "    ");

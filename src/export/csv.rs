@@ -3,9 +3,9 @@
 //! in bytes (RFC 4180 quoting).
 
 use super::ReportExporter;
+use crate::document::{Renderer, csv::Csv};
 use crate::error::Result;
 use crate::report::Report;
-use crate::document::{Renderer, csv::Csv};
 
 /// The report's tables as one CSV file.
 pub struct CsvExporter;

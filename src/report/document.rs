@@ -92,7 +92,8 @@ pub fn document(report: &Report) -> Document {
         let c = crate::compare::compare(&report.baseline, &report.points);
         let mut s = Section::new("baseline", "Against the baseline");
         s.paragraph("Every configuration measured both in the baseline (A) and here (B): the change of each figure, marked where it is beyond the run-to-run spread.");
-        s.blocks.extend(crate::compare::render::blocks(&c, "baseline"));
+        s.blocks
+            .extend(crate::compare::render::blocks(&c, "baseline"));
         d.push(s);
     }
     let tables = tables(report);
@@ -181,5 +182,91 @@ mod tests {
         assert!(html.contains("No measured points"));
         assert!(!html.contains("<svg"));
         assert!(!html.contains("<script"));
+    }
+}
+
+#[cfg(test)]
+mod agreement {
+    //! The formats render one document: same sections, same order, unique ids.
+    use super::*;
+    use crate::document::{Format, Renderer};
+    use crate::export::ReportExporter;
+    use crate::report::model::tests::point;
+
+    /// A report that once gave duplicate ids: two targets (the devices section), the devices
+    /// study (its own `devices` section), a baseline (compare charts).
+    fn combined() -> Report {
+        let mut pts = Vec::new();
+        for (name, mb) in [("loop6", 400.0), ("loop7", 380.0)] {
+            for (label, qd) in [("P", 1), ("U32B1", 32)] {
+                let mut p = point(label, 4096, mb * qd as f64 / 8.0, 100.0 * qd as f64);
+                p.name = name.into();
+                p.env.target = format!("/dev/{name}");
+                p.iodepth = qd;
+                p.engine = if qd == 1 { "psync" } else { "uring" }.into();
+                p.study = Some("devices".into());
+                pts.push(p);
+            }
+        }
+        let mut r = Report::from_points(pts.clone());
+        r.baseline = pts;
+        r
+    }
+
+    fn between<'a>(s: &'a str, from: &str, to: &str) -> Vec<&'a str> {
+        s.split(from)
+            .skip(1)
+            .filter_map(|x| x.split(to).next())
+            .collect()
+    }
+
+    #[test]
+    fn html_contents_html_body_and_markdown_have_the_same_sections_in_order() {
+        let r = combined();
+        let d = document(&r);
+        let titles: Vec<&str> = d.sections.iter().map(|s| s.title.as_str()).collect();
+        assert!(titles.len() >= 5, "{titles:?}");
+        let t = crate::terminal::Terminal::default();
+        let html = Format::Html.renderer(t).render(&d).unwrap();
+        let nav = html
+            .split("<nav>")
+            .nth(1)
+            .unwrap()
+            .split("</nav>")
+            .next()
+            .unwrap();
+        let contents: Vec<&str> = between(nav, "<li><a href=\"#", "</a>")
+            .into_iter()
+            .filter_map(|l| l.split_once("\">").map(|x| x.1))
+            .collect();
+        let body: Vec<&str> = between(html.split("</nav>").nth(1).unwrap(), "<h2>", "</h2>");
+        let md = Format::Markdown.renderer(t).render(&d).unwrap();
+        let md_titles: Vec<&str> = md.lines().filter_map(|l| l.strip_prefix("## ")).collect();
+        let text = Format::Text.renderer(t).render(&d).unwrap();
+        assert_eq!(contents, titles);
+        assert_eq!(body, titles);
+        assert_eq!(md_titles, titles);
+        let mut at = 0;
+        for title in &titles {
+            at += text[at..].find(&format!("\n{title}\n")).expect(title) + 1;
+        }
+    }
+
+    #[test]
+    fn every_html_id_of_a_combined_report_is_unique() {
+        let html = crate::export::HtmlExporter.render(&combined()).unwrap();
+        let ids: Vec<&str> = between(&html, " id=\"", "\"");
+        let mut seen = std::collections::BTreeSet::new();
+        for id in &ids {
+            assert!(seen.insert(*id), "duplicate id {id}");
+        }
+        assert!(
+            ids.contains(&"sec-devices") && ids.contains(&"sec-devices-2"),
+            "{ids:?}"
+        );
+        // Every contents link lands on a section.
+        for href in between(&html, "href=\"#", "\"") {
+            assert!(seen.contains(href), "{href}");
+        }
     }
 }

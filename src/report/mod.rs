@@ -10,9 +10,9 @@
 
 pub mod charts;
 pub mod devices;
+pub mod document;
 pub mod draw;
 pub mod fio;
-pub mod document;
 pub mod model;
 pub mod page;
 pub mod selected;

@@ -3,14 +3,14 @@
 //! in Markdown and in the HTML report; JSON carries the same facts as values.
 
 use super::{Finding, Group, Kind, Tail, TargetVerdict, Verdict};
-use crate::report::model::Point;
-use crate::table::{Column, Table};
-use crate::units::{Style, format_ns};
 use crate::document::html::Html;
 use crate::document::markdown::Markdown;
 use crate::document::terminal::Text;
 use crate::document::{Block, Document, Renderer, Section, TableBlock};
+use crate::report::model::Point;
+use crate::table::{Column, Table};
 use crate::terminal::Terminal;
+use crate::units::{Style, format_ns};
 
 /// The table of one target's findings.
 pub fn table(t: &TargetVerdict, points: &[Point]) -> Table {
