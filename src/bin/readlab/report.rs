@@ -16,7 +16,7 @@ pub struct ReportArgs {
     /// Output file, or - for standard output (default: report.<format>).
     #[arg(short = 'o', long = "out")]
     pub out: Option<PathBuf>,
-    /// html (self-contained page with charts), csv, md or json (the tables).
+    /// html (self-contained page with charts), csv, md, json or text (the same document as text).
     #[arg(long, default_value = "html")]
     pub format: String,
     /// Also write every chart as PNG into this directory.
