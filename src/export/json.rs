@@ -63,6 +63,7 @@ impl super::ReportExporter for ReportJsonExporter {
         let doc = serde_json::json!({
             "schema": "readlab.report/1",
             "inputs": report.inputs,
+            "banners": report.banners,
             "notes": report.notes,
             "verdict": crate::verdict::render::json(&crate::verdict::of_report(report), &report.points),
             "selected": crate::report::selected::selected(report)

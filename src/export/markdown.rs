@@ -23,6 +23,9 @@ impl ReportExporter for MarkdownExporter {
             fio,
             report.inputs.join(", ")
         );
+        for b in &report.banners {
+            let _ = writeln!(s, "> **Warning:** {}\n", markdown_escape(&b.line()));
+        }
         let verdict = crate::verdict::of_report(report);
         if !verdict.targets.is_empty() {
             s.push_str("## Verdict\n\n");

@@ -42,6 +42,9 @@ pub fn render(report: &Report) -> Result<String> {
         fio,
         esc(&report.inputs.join(", "))
     );
+    for b in &report.banners {
+        let _ = writeln!(out, "<p class=\"notes\">Warning: {}</p>", esc(&b.line()));
+    }
     let tables = tables(report);
     let mut by_section = charts::charts_by_section(report);
     let verdict = crate::verdict::of_report(report);
