@@ -125,6 +125,47 @@ impl Kind {
         })
     }
 
+    /// Where the figure a banner gives as a range (`40–162 %`) follows, for kinds that have one:
+    /// the words just before it.
+    fn figure_after(self) -> Option<&'static str> {
+        match self {
+            Kind::OtherLoad => Some(OTHER_LOAD),
+            Kind::Steal => Some("the hypervisor took"),
+            Kind::FewSamples => Some("only"),
+            _ => None,
+        }
+    }
+
+    /// What a banner says when the points' texts differ but their figures span `lo`–`hi`.
+    fn ranged(self, range: &str) -> Option<String> {
+        Some(match self {
+            Kind::OtherLoad => format!(
+                "{OTHER_LOAD} {range} % of a core during the runs: the figures may be disturbed; \
+                 measure on a quiet machine, or compare runs with --repeat"
+            ),
+            Kind::Steal => format!(
+                "the hypervisor took {range} % of a core from this machine during the runs \
+                 {STEAL}: the figures may be disturbed"
+            ),
+            Kind::FewSamples => format!(
+                "only {range} requests measured: {FEW_SAMPLES}; the tail is not shown; run \
+                 longer for the tail"
+            ),
+            _ => return None,
+        })
+    }
+
+    /// The figure of `w` a banner gives as a range, if its kind has one.
+    fn figure(self, w: &str) -> Option<f64> {
+        let after = self.figure_after()?;
+        let rest = &w[w.find(after)? + after.len()..];
+        let start = rest.find(|c: char| c.is_ascii_digit())?;
+        let end = rest[start..]
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .map_or(rest.len(), |e| start + e);
+        rest[start..end].parse().ok()
+    }
+
     /// A few words for a count at the end of a command.
     fn short(self) -> Option<&'static str> {
         Some(match self {
@@ -192,16 +233,26 @@ struct Group {
     points: usize,
     /// The last point counted (a point saying it twice counts once).
     last: usize,
+    /// The smallest and largest of the texts' figures, for kinds that have one.
+    span: Option<(f64, f64)>,
 }
 
 impl Group {
-    /// What a banner says: the text itself when every point said the same, else the kind's
-    /// words.
+    /// What a banner says: the text itself when every point said the same; else the kind's
+    /// words with the range of the figures the texts differ in, or without figures.
     fn text(&self) -> String {
-        match (self.same, self.kind.generic()) {
-            (true, _) => self.first.clone(),
-            (false, Some(g)) => g.to_string(),
-            (false, None) => format!("{} (the figures differ from point to point)", self.first),
+        if self.same {
+            return self.first.clone();
+        }
+        let ranged = self.span.and_then(|(lo, hi)| {
+            let (lo, hi) = (format!("{lo:.0}"), format!("{hi:.0}"));
+            self.kind
+                .ranged(&if lo == hi { lo } else { format!("{lo}–{hi}") })
+        });
+        match (ranged, self.kind.generic()) {
+            (Some(r), _) => r,
+            (None, Some(g)) => g.to_string(),
+            (None, None) => format!("{} (the figures differ from point to point)", self.first),
         }
     }
 
@@ -252,6 +303,11 @@ impl Tally {
             match self.groups.iter_mut().find(|g| g.key == k) {
                 Some(g) => {
                     g.same &= g.first == w;
+                    g.span = match (g.span, g.kind.figure(w)) {
+                        (Some((lo, hi)), Some(f)) => Some((lo.min(f), hi.max(f))),
+                        // A text without the figure: no range can be told.
+                        _ => None,
+                    };
                     if g.last != me {
                         g.last = me;
                         g.points += 1;
@@ -265,6 +321,7 @@ impl Tally {
                         same: true,
                         points: 1,
                         last: me,
+                        span: Kind::of(w).figure(w).map(|f| (f, f)),
                     });
                     new.push(w.to_string());
                 }
@@ -401,13 +458,36 @@ mod tests {
         let g = group(&points);
         assert_eq!(g.banners.len(), 1, "{:?}", g.banners);
         assert_eq!(g.banners[0].points, 3);
+        // The figures the copies differ in, as a range.
         assert!(
-            g.banners[0].text.starts_with(FEW_SAMPLES),
+            g.banners[0]
+                .text
+                .starts_with("only 12–7261 requests measured: too few samples"),
             "{:?}",
             g.banners
         );
         assert_eq!(g.rest[3], ["other"]);
         assert!(g.rest[..3].iter().all(Vec::is_empty));
+    }
+
+    #[test]
+    fn a_banner_gives_the_range_of_the_figures_it_stands_for() {
+        let load = |pct: u32| {
+            format!(
+                "{OTHER_LOAD} {pct} % of a core during the run (readlab itself 39 %): the figures \
+                 may be disturbed"
+            )
+        };
+        let g = group(&[vec![load(40)], vec![load(162)], vec![load(75)]]);
+        assert!(
+            g.banners[0]
+                .text
+                .starts_with("other processes used 40–162 % of a core"),
+            "{:?}",
+            g.banners
+        );
+        let g = group(&[vec![load(40)], vec![load(40)], vec![load(40)]]);
+        assert_eq!(g.banners[0].text, load(40));
     }
 
     #[test]
