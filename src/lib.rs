@@ -47,5 +47,6 @@ pub mod terminal;
 pub mod tune;
 pub mod units;
 pub mod verdict;
+pub mod warnings;
 
 pub use error::{Error, Result};

@@ -109,6 +109,11 @@ pub struct Report {
     pub kernel: String,
     /// Why the target cannot be opened at all, when it cannot (the facts above come from sysfs).
     pub access: Option<String>,
+    /// Why reads of the target measure memory rather than a device, when they do (tmpfs, a RAM
+    /// disk, a loop device over a file in memory; buffered reads of a target in the page cache):
+    /// said first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory: Option<String>,
     pub checks: Vec<Check>,
 }
 
@@ -241,6 +246,7 @@ pub fn probe(path: &std::path::Path) -> crate::error::Result<Report> {
                 filesystem: None,
                 target: t,
                 device: dev,
+                memory: crate::residency::target_in_memory(path),
                 access: Some(format!(
                     "cannot open {} ({why}): no interface can be tried; the facts above come from sysfs. \
                      Run as a user allowed to read the device (outside a sandbox or device cgroup that forbids it)",
@@ -349,6 +355,7 @@ pub fn probe(path: &std::path::Path) -> crate::error::Result<Report> {
     // The whole environment (cpuinfo, meminfo, sysfs again) is not needed here, only these two.
     Ok(Report {
         access: None,
+        memory: crate::residency::before_reading(path, t.size),
         filesystem: crate::env::filesystem(&t),
         kernel: crate::env::kernel(),
         target: t,
@@ -364,6 +371,9 @@ pub fn render(r: &Report) -> String {
     let t = &r.target;
     let d = &r.device;
     let mut s = String::new();
+    if let Some(m) = &r.memory {
+        let _ = writeln!(s, "warning: {m}\n");
+    }
     let yn = |b: Option<bool>| match b {
         Some(true) => "yes",
         Some(false) => "no",

@@ -2,6 +2,7 @@
 //! RAM disk, or a buffered run whose whole range sits in the page cache measures RAM, and the
 //! result must say so ("you are measuring RAM").
 
+use crate::warnings::{IN_PAGE_CACHE, MEASURING_RAM};
 use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 
@@ -95,18 +96,8 @@ fn cached_share(file: &std::fs::File, offset: u64, len: u64) -> Option<f64> {
 /// Why a run of `path` measured memory rather than a device, if it did: the target's place, or
 /// (for buffered runs, checked after the run) how much of the range read was in the page cache.
 pub fn memory_warning(path: &Path, direct: bool, offset: u64, len: u64) -> Option<String> {
-    let block = std::fs::metadata(path).is_ok_and(|m| m.file_type().is_block_device());
-    if block {
-        // A device node's own filesystem (/dev, often a tmpfs) says nothing about the device.
-        if let Some(why) = block_memory(path) {
-            return Some(format!(
-                "{why}: you are measuring RAM through the block layer, not a device"
-            ));
-        }
-    } else if let Some(fs) = fs_magic(path).and_then(memory_fs) {
-        return Some(format!(
-            "the target is on {fs}: every read is a memory copy; you are measuring RAM, not a device"
-        ));
+    if let Some(w) = target_in_memory(path) {
+        return Some(w);
     }
     if direct {
         return None;
@@ -115,11 +106,49 @@ pub fn memory_warning(path: &Path, direct: bool, offset: u64, len: u64) -> Optio
     let share = cached_share(&file, offset, len)?;
     (share >= RESIDENT).then(|| {
         format!(
-            "{:.0} % of the range read was in the page cache: buffered reads measured RAM, not the \
+            "{:.0} % {IN_PAGE_CACHE}: buffered reads measured RAM, not the \
              device (read with O_DIRECT, or a range larger than memory)",
             100.0 * share.min(1.0)
         )
     })
+}
+
+/// What `info` says of a target before anything is measured: its place in memory (every read
+/// measures RAM), else how much of its first `len` bytes sit in the page cache when that is
+/// most of them (buffered reads would measure RAM).
+pub fn before_reading(path: &Path, len: u64) -> Option<String> {
+    if let Some(w) = target_in_memory(path) {
+        return Some(w);
+    }
+    let file = std::fs::File::open(path).ok()?;
+    let share = cached_share(&file, 0, len)?;
+    (share >= RESIDENT).then(|| {
+        format!(
+            "{:.0} % of the target is in the page cache: buffered reads of it measure RAM, not \
+             the device (read with O_DIRECT, or drop the cache first)",
+            100.0 * share.min(1.0)
+        )
+    })
+}
+
+/// Why any read of `path` measures memory rather than a device, if it does, by its place alone
+/// (tmpfs or ramfs, a RAM disk, a loop device over a file in memory): what `info` and `tune`
+/// say before anything is measured.
+pub fn target_in_memory(path: &Path) -> Option<String> {
+    let block = std::fs::metadata(path).is_ok_and(|m| m.file_type().is_block_device());
+    if block {
+        // A device node's own filesystem (/dev, often a tmpfs) says nothing about the device.
+        if let Some(why) = block_memory(path) {
+            return Some(format!(
+                "{why}: {MEASURING_RAM} through the block layer, not a device"
+            ));
+        }
+    } else if let Some(fs) = fs_magic(path).and_then(memory_fs) {
+        return Some(format!(
+            "the target is on {fs}: every read is a memory copy; {MEASURING_RAM}, not a device"
+        ));
+    }
+    None
 }
 
 #[cfg(test)]
@@ -147,5 +176,11 @@ mod tests {
         let w = memory_warning(&p, false, 0, 1 << 20).expect("cachestat on this kernel");
         assert!(w.contains("page cache"), "{w}");
         assert_eq!(memory_warning(&p, true, 0, 1 << 20), None);
+        // `info` says so before reading, of the whole target.
+        let w = before_reading(&p, 1 << 20).expect("cached");
+        assert!(
+            w.contains("100 % of the target is in the page cache"),
+            "{w}"
+        );
     }
 }

@@ -209,6 +209,10 @@ pub struct TuneReport {
     /// that returned errors or wrong data is not recommended).
     #[serde(default)]
     pub failures: crate::failures::Failures,
+    /// Warnings many of the runs said (a target in memory: every run), each once with how many
+    /// runs said it: what `tune` prints first.
+    #[serde(default)]
+    pub warnings: Vec<crate::warnings::Banner>,
 }
 
 /// Progress of the tuner, for the CLI.
@@ -227,6 +231,8 @@ struct Search<'a> {
     point_runtime: Duration,
     all: Vec<Candidate>,
     failures: crate::failures::Failures,
+    /// Every run's warnings, run by run.
+    warned: Vec<Vec<String>>,
 }
 
 impl Search<'_> {
@@ -282,6 +288,7 @@ impl Search<'_> {
             setting: None,
         });
         self.failures.add(&doc);
+        self.warned.push(doc.result.warnings.clone());
         if doc.result.failed() {
             // Stored (the report shows it, marked), never a candidate.
             self.obs.phase(&format!(
@@ -437,6 +444,7 @@ impl Search<'_> {
                 match runner::run(&cfg, self.obs) {
                     Ok(doc) if doc.result.ended_by != crate::result::EndedBy::Interrupted => {
                         self.failures.add(&doc);
+                        self.warned.push(doc.result.warnings.clone());
                         if !doc.result.failed() {
                             runs[i].push(Candidate::of(&doc));
                         }
@@ -524,6 +532,7 @@ pub fn tune(opts: &TuneOptions, obs: &dyn TuneObserver) -> Result<TuneReport> {
         point_runtime,
         all: Vec::new(),
         failures: Default::default(),
+        warned: Vec::new(),
     };
     let mut recs = Vec::new();
     for (i, &bs) in opts.block_sizes.iter().enumerate() {
@@ -618,6 +627,7 @@ pub fn tune(opts: &TuneOptions, obs: &dyn TuneObserver) -> Result<TuneReport> {
         budget_s: opts.budget.as_secs_f64(),
         results: s.store.path().to_path_buf(),
         failures: s.failures,
+        warnings: crate::warnings::group(&s.warned).banners,
     })
 }
 

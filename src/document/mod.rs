@@ -98,24 +98,9 @@ pub struct Answer {
     pub close: bool,
 }
 
-/// A warning common to many points, said once.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct Banner {
-    pub text: String,
-    /// How many points it concerns (0: the whole document).
-    pub points: usize,
-}
-
-impl Banner {
-    /// `text (N points)`, or `text` alone when it concerns no counted points.
-    pub fn line(&self) -> String {
-        match self.points {
-            0 => self.text.clone(),
-            1 => format!("{} (1 point)", self.text),
-            n => format!("{} ({n} points)", self.text),
-        }
-    }
-}
+/// A warning common to many points, said once (grouped from the points' warnings by
+/// [`crate::warnings::group`]).
+pub use crate::warnings::Banner;
 
 /// One section: a heading with an id unique in the document, and its blocks.
 #[derive(Debug, Clone, Default)]

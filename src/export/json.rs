@@ -66,6 +66,7 @@ impl super::ReportExporter for ReportJsonExporter {
             "schema": "readlab.report/1",
             "document": crate::document::json::value(&document),
             "inputs": report.inputs,
+            "banners": report.banners,
             "notes": report.notes,
             "verdict": crate::verdict::render::json(&crate::verdict::of_report(report), &report.points),
             "selected": crate::report::selected::selected(report)

@@ -44,6 +44,7 @@ pub fn document(report: &Report) -> Document {
     let mut d = Document {
         title: "readlab report".into(),
         lead: lead(report),
+        banners: report.banners.clone(),
         ..Document::default()
     };
     let verdict = crate::verdict::of_report(report);

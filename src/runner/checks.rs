@@ -7,6 +7,9 @@ use crate::data::{self, Mismatch};
 use crate::error::{Error, Result};
 use crate::result::{ErrorSummary, IoErrorRecord, RunResult, VerifySummary};
 use crate::source::Source;
+use crate::warnings::{
+    CLOCK_CHANGED, EVERY_READ_FAILED, FEW_SAMPLES, NOTHING_MEASURED, SHORT_WINDOW, STEAL,
+};
 
 /// How many errors and mismatches are kept in full (all are counted).
 pub(super) const KEEP_FIRST: usize = 16;
@@ -101,7 +104,7 @@ pub(super) fn after_run(errors: &ErrorSummary, ios: u64, warnings: &mut Vec<Stri
     if errors.count > 0 && ios == 0 {
         let first = &errors.first[0];
         warnings.push(format!(
-            "every read failed; first at offset {}: {}",
+            "{EVERY_READ_FAILED}; first at offset {}: {}",
             first.offset, first.message
         ));
     }
@@ -129,19 +132,20 @@ pub(super) fn trust(cfg: &RunConfig, range: &Range, r: &mut RunResult) {
 pub(super) fn trust_window(r: &mut RunResult) {
     if r.requests == 0 && r.errors.count == 0 {
         r.warnings.push(if r.seconds <= 0.0 {
-            "nothing was measured: the run stopped before its measured window began (during \
-             the ramp); every figure is empty"
-                .to_string()
+            format!(
+                "{NOTHING_MEASURED}: the run stopped before its measured window began (during \
+                 the ramp); every figure is empty"
+            )
         } else {
             format!(
-                "nothing was measured: no request completed in the {} measured window; every \
+                "{NOTHING_MEASURED}: no request completed in the {} measured window; every \
                  figure is empty; give a longer --runtime",
                 crate::units::format_ns(r.seconds * 1e9, crate::units::Style::Table)
             )
         });
     } else if r.seconds < SHORT_WINDOW_S {
         r.warnings.push(format!(
-            "the measured window was only {}: too short for CPU figures (the kernel counts CPU \
+            "{SHORT_WINDOW} {}: too short for CPU figures (the kernel counts CPU \
              in 10 ms ticks) and to tell other load on the machine; run at least 1 s for those",
             crate::units::format_ns(r.seconds * 1e9, crate::units::Style::Table)
         ));
@@ -149,7 +153,7 @@ pub(super) fn trust_window(r: &mut RunResult) {
 }
 
 /// The words that begin the warning about other load.
-pub(crate) const OTHER_LOAD: &str = "other processes used";
+pub(crate) const OTHER_LOAD: &str = crate::warnings::OTHER_LOAD;
 
 /// The warning about other load on the machine, if it was beyond what leaves figures alone
 /// (a window too short to tell says nothing).
@@ -173,8 +177,8 @@ pub(super) fn trust_machine(r: &mut RunResult) {
     }
     if judge_load && cpu.steal_pct_of_core > STEAL_PCT {
         r.warnings.push(format!(
-            "the hypervisor took {:.0} % of a core from this machine during the run (steal \
-             time): the figures may be disturbed",
+            "the hypervisor took {:.0} % of a core from this machine during the run {STEAL}: \
+             the figures may be disturbed",
             cpu.steal_pct_of_core
         ));
     }
@@ -184,7 +188,7 @@ pub(super) fn trust_machine(r: &mut RunResult) {
         && (to - from).abs() / from > CLOCK_CHANGE
     {
         r.warnings.push(format!(
-            "the CPU clock changed from {from:.0} MHz to {to:.0} MHz during the run (frequency \
+            "{CLOCK_CHANGED} from {from:.0} MHz to {to:.0} MHz during the run (frequency \
              scaling or power limits): the figures may not be comparable; fix the frequency \
              (e.g. the performance governor) or compare runs with --repeat"
         ));
@@ -212,7 +216,7 @@ pub(super) fn trust_samples(r: &mut RunResult) {
             .find(|&q| r.latency.supports(q))
             .map_or("none".to_string(), |q| format!("up to p{q}"));
         r.warnings.push(format!(
-            "only {n} requests measured: too few samples for the tail percentiles (p99.9 needs \
+            "only {n} requests measured: {FEW_SAMPLES} (p99.9 needs \
              {}, p99.99 {}); percentiles shown: {shown}; run longer for the tail",
             crate::stats::min_samples(99.9),
             crate::stats::min_samples(99.99)

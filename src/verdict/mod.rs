@@ -377,11 +377,15 @@ pub fn of_report(r: &Report) -> Verdict {
 
 /// Runs as a report (one point each, labels told apart) for their verdict.
 pub fn report_of(docs: &[Document]) -> Report {
-    Report::from_points(
+    let mut r = Report::from_points(
         docs.iter()
             .map(|d| Point::from_document(d, "run"))
             .collect(),
-    )
+    );
+    // The runs' warnings common to many of them, said once (what the answer is printed under).
+    let warnings: Vec<&[String]> = docs.iter().map(|d| d.result.warnings.as_slice()).collect();
+    r.banners = crate::warnings::group(&warnings).banners;
+    r
 }
 
 /// The verdict of finished runs, for the terminal: empty when fewer than two configurations

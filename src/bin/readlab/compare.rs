@@ -40,6 +40,9 @@ pub fn run(a: &CompareArgs) -> anyhow::Result<ExitCode> {
     }
     let side = |p: &std::path::Path| -> anyhow::Result<Vec<readlab::report::Point>> {
         let r = readlab::report::load(&[p.to_path_buf()], &[])?;
+        for b in &r.banners {
+            eprintln!("readlab: warning: {}: {}", p.display(), b.line());
+        }
         for n in &r.notes {
             eprintln!("readlab: note: {n}");
         }

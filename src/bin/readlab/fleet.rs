@@ -82,7 +82,7 @@ pub fn run(fleet: Fleet, a: &RunArgs, cfg: readlab::config::RunConfig) -> anyhow
         let Some(doc) = doc else {
             return Ok(ExitCode::SUCCESS);
         };
-        print_warnings(&doc);
+        print_warnings(std::slice::from_ref(&doc));
         let docs = std::slice::from_ref(&doc);
         if let Some(path) = &a.json {
             readlab::fsio::write_file(path, &JsonExporter.render(docs)?)?;

@@ -14,6 +14,7 @@ use readlab::runner::{Observer, Phase, Tick};
 use readlab::study::{Point, StudyName, StudyObserver};
 use readlab::tune::{Candidate, TuneObserver};
 use readlab::units::{Style, format_bytes, format_ns};
+use readlab::warnings::Tally;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -222,6 +223,8 @@ pub struct StudyProgress {
     failures: Mutex<Failures>,
     /// Points the study skipped because they could not run here.
     not_run: AtomicUsize,
+    /// The points' warnings: each said when first seen, the repeats counted for the end.
+    warned: Mutex<Tally>,
 }
 
 impl StudyProgress {
@@ -232,6 +235,7 @@ impl StudyProgress {
             last_line: Mutex::new(Duration::ZERO),
             failures: Mutex::new(Failures::default()),
             not_run: AtomicUsize::new(0),
+            warned: Mutex::new(Tally::new()),
         }
     }
 
@@ -251,10 +255,15 @@ impl StudyProgress {
         self.not_run.load(Ordering::Relaxed)
     }
 
-    /// Clear the points bar, if one is shown.
+    /// Clear the points bar, if one is shown, and count the warnings more than one point said
+    /// (each was printed once, when first seen).
     pub fn finish(&self) {
         if let Some(b) = self.points.lock().unwrap().take() {
             b.finish_and_clear();
+        }
+        let warned = std::mem::take(&mut *self.warned.lock().unwrap());
+        if let Some(counts) = warned.repeated() {
+            eprintln!("readlab: warnings printed once above, said by more points: {counts}");
         }
     }
 
@@ -351,7 +360,9 @@ impl StudyObserver for StudyProgress {
         if let Some(lines) = d.result.failure_summary() {
             self.println(&format!("readlab: {point}: {}", lines.join("; ")));
         }
-        for w in &d.result.warnings {
+        // Each warning once: a study on a target in memory would say so at every point.
+        let new = self.warned.lock().unwrap().point(&d.result.warnings);
+        for w in new {
             self.println(&format!("readlab: warning: {point}: {w}"));
         }
     }
@@ -377,15 +388,18 @@ impl StudyObserver for StudyProgress {
     }
 }
 
-/// Tuner progress: one line per measured point under a spinner.
+/// Tuner progress: one line per measured point under a spinner, and each warning of the runs
+/// once, when first seen.
 pub struct TuneProgress {
     inner: Progress,
+    warned: Mutex<Tally>,
 }
 
 impl TuneProgress {
     pub fn new() -> TuneProgress {
         TuneProgress {
             inner: Progress::new(true),
+            warned: Mutex::new(Tally::new()),
         }
     }
 }
@@ -400,7 +414,10 @@ impl TuneObserver for TuneProgress {
     fn phase(&self, what: &str) {
         eprintln!("readlab: tune: {what}");
     }
-    fn measured(&self, c: &Candidate, _doc: &Document) {
+    fn measured(&self, c: &Candidate, doc: &Document) {
+        for w in self.warned.lock().unwrap().point(&doc.result.warnings) {
+            eprintln!("readlab: warning: {w}");
+        }
         eprintln!(
             "    {:<14} {:>9.0} IOPS {:>8.1} MB/s  p99.9 {:>9}  CPU {:.2} cores",
             c.label,
@@ -412,9 +429,28 @@ impl TuneObserver for TuneProgress {
     }
 }
 
-/// The warnings of a run, one line each on stderr.
-pub fn print_warnings(doc: &Document) {
-    for w in &doc.result.warnings {
-        eprintln!("readlab: warning: {w}");
+/// The warnings of runs, one line each on stderr: a warning many of them share once, with how
+/// many runs said it, the rest under the configuration that said it.
+pub fn print_warnings(docs: &[Document]) {
+    if let [doc] = docs {
+        for w in &doc.result.warnings {
+            eprintln!("readlab: warning: {w}");
+        }
+        return;
+    }
+    let warnings: Vec<&[String]> = docs.iter().map(|d| d.result.warnings.as_slice()).collect();
+    let grouped = readlab::warnings::group(&warnings);
+    for b in &grouped.banners {
+        let runs = if b.points == 1 { "run" } else { "runs" };
+        eprintln!("readlab: warning: {} ({} {runs})", b.text, b.points);
+    }
+    for (d, rest) in docs.iter().zip(grouped.rest) {
+        for w in rest {
+            eprintln!(
+                "readlab: warning: {} {}: {w}",
+                d.config.engine.name(),
+                d.result.label
+            );
+        }
     }
 }

@@ -38,7 +38,7 @@ pub fn run(a: &QuickArgs) -> anyhow::Result<ExitCode> {
     let progress = Progress::new(a.out_json.is_json());
     let docs = readlab::quick::execute(&plan, &progress)?;
     progress.finish();
-    docs.iter().for_each(print_warnings);
+    print_warnings(&docs);
     a.out_json.emit(&serde_json::to_value(&docs)?)?;
     if a.out_json.is_json() {
         return Ok(exit(&docs));

@@ -54,6 +54,9 @@ pub fn run(a: &ReportArgs) -> anyhow::Result<ExitCode> {
     if !a.baseline.is_empty() {
         report::load_baseline(&mut report, &a.baseline)?;
     }
+    for b in &report.banners {
+        eprintln!("readlab: warning: {}", b.line());
+    }
     for n in &report.notes {
         eprintln!("readlab: note: {n}");
     }

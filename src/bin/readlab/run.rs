@@ -445,7 +445,7 @@ pub fn run(a: &RunArgs) -> anyhow::Result<ExitCode> {
         }
     }
     progress.finish();
-    docs.iter().for_each(print_warnings);
+    print_warnings(&docs);
     if let Some(path) = &a.json {
         readlab::fsio::write_file(path, &JsonExporter.render(&docs)?)?;
     }

@@ -102,6 +102,13 @@ pub fn run(a: &TuneArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::from(1));
     }
     let text = !a.out_json.is_json();
+    if text {
+        // Said once, above every recommendation it puts in doubt.
+        for b in &report.warnings {
+            let runs = if b.points == 1 { "run" } else { "runs" };
+            println!("warning: {} ({} {runs})", b.text, b.points);
+        }
+    }
     let mut exit = ExitCode::SUCCESS;
     let mut profiles = Vec::new();
     for rec in &report.recommendations {

@@ -20,7 +20,11 @@ pub struct Report {
     pub points: Vec<Point>,
     /// The inputs read, as given.
     pub inputs: Vec<String>,
-    /// Things the reader should know (skipped fio jobs, empty inputs, unknown studies).
+    /// Warnings common to many points (a target in memory, other load), each said once with
+    /// how many points said it: what every output puts at its top.
+    pub banners: Vec<crate::warnings::Banner>,
+    /// Things the reader should know (skipped fio jobs, empty inputs, unknown studies), and each
+    /// point's facts and warnings not in a banner.
     pub notes: Vec<String>,
     /// One section per study that has data, in the report's order.
     pub sections: Vec<Section>,

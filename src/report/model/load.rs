@@ -15,7 +15,7 @@ fn bad(path: &Path, why: impl std::fmt::Display) -> Error {
 
 /// Read one readlab input: a results directory, a results.jsonl, or a `--json` document (one run
 /// or an array of runs). fio JSON given here is imported as if passed with `--fio`.
-fn load_results(path: &Path, report: &mut Report) -> Result<()> {
+fn load_results(path: &Path, report: &mut Report, said: &mut Vec<Said>) -> Result<()> {
     let meta = std::fs::metadata(path).map_err(|e| bad(path, format!("cannot read: {e}")))?;
     let file: PathBuf = if meta.is_dir() {
         let f = path.join(crate::store::RESULTS);
@@ -96,21 +96,23 @@ fn load_results(path: &Path, report: &mut Report) -> Result<()> {
             ));
             continue;
         }
-        // The run's own point (a run on several targets: its aggregate) comes first.
+        // The run's own point (a run on several targets: its aggregate) comes first; a
+        // target's own warnings are in its run's, named.
         let first = report.points.len();
-        for p in Point::from_run(d, &origin) {
-            // A target's own warnings are in its run's, named.
-            let own = p.multi.as_ref().is_none_or(|m| m.name.is_none());
-            if let Some(n) = p.note.as_ref().filter(|_| own) {
-                report.notes.push(format!(
-                    "{origin}: {} ({} {}): {n}",
+        let points = Point::from_run(d, &origin);
+        if let Some(p) = points.first() {
+            said.push(Said {
+                point: format!(
+                    "{origin}: {} ({} {})",
                     p.label,
                     p.engine,
                     crate::units::format_bytes(p.bs as f64, crate::units::Style::Table)
-                ));
-            }
-            report.points.push(p);
+                ),
+                facts: super::point::run_facts(&d.result),
+                warnings: d.result.warnings.clone(),
+            });
         }
+        report.points.extend(points);
         if let Some(f) = super::fleet::FleetRun::from_document(d, first) {
             report.fleet.push(f);
         }
@@ -179,6 +181,7 @@ pub fn load(results: &[PathBuf], fio_files: &[PathBuf]) -> Result<Report> {
         ));
     }
     let mut report = Report::default();
+    let mut said = Vec::new();
     let mut seen = BTreeSet::new();
     for (path, is_fio) in results
         .iter()
@@ -202,11 +205,38 @@ pub fn load(results: &[PathBuf], fio_files: &[PathBuf]) -> Result<Report> {
         if is_fio {
             load_fio(path, &mut report)?;
         } else {
-            load_results(path, &mut report)?;
+            load_results(path, &mut report, &mut said)?;
         }
     }
+    note_points(&mut report, said);
     report.analyse();
     Ok(report)
+}
+
+/// What one run read into the report says about itself.
+struct Said {
+    /// How a note names it: `origin: label (engine block size)`.
+    point: String,
+    /// How it ended, its failures, its repetitions: always said with the point.
+    facts: Vec<String>,
+    /// Its warnings: said once as a banner when many points share them.
+    warnings: Vec<String>,
+}
+
+/// The runs' warnings common to many points become the report's banners; each run's facts and
+/// its other warnings become its note.
+fn note_points(report: &mut Report, said: Vec<Said>) {
+    let warnings: Vec<&[String]> = said.iter().map(|s| s.warnings.as_slice()).collect();
+    let grouped = crate::warnings::group(&warnings);
+    report.banners.extend(grouped.banners);
+    for (s, rest) in said.into_iter().zip(grouped.rest) {
+        let parts: Vec<String> = s.facts.into_iter().chain(rest).collect();
+        if !parts.is_empty() {
+            report
+                .notes
+                .push(format!("{}: {}", s.point, parts.join("; ")));
+        }
+    }
 }
 
 /// Read `inputs` as the baseline of `report` (`readlab report --baseline OLD NEW`): their points
@@ -216,6 +246,12 @@ pub fn load_baseline(report: &mut Report, inputs: &[PathBuf]) -> Result<()> {
     report
         .notes
         .extend(old.notes.into_iter().map(|n| format!("baseline: {n}")));
+    report
+        .banners
+        .extend(old.banners.into_iter().map(|b| crate::warnings::Banner {
+            text: format!("baseline: {}", b.text),
+            ..b
+        }));
     report.baseline = old.points;
     Ok(())
 }

@@ -314,6 +314,14 @@ pub fn origin_name(origin: &str) -> String {
 /// (an interrupted run), its failures (I/O errors, verification mismatches, with the first
 /// offsets) and its warnings (other load, a target in memory, too few samples).
 fn run_note(r: &crate::result::RunResult) -> Option<String> {
+    let mut parts = run_facts(r);
+    parts.extend(r.warnings.iter().cloned());
+    (!parts.is_empty()).then(|| parts.join("; "))
+}
+
+/// What a reader must know about a run apart from its warnings: how it ended when that was not
+/// its plan, its failures, its repetitions' intervals.
+pub(super) fn run_facts(r: &crate::result::RunResult) -> Vec<String> {
     let mut parts = Vec::new();
     // Runs end by their runtime, an I/O limit (scans) or stability; anything else is worth a word.
     if !matches!(r.ended_by.as_str(), "runtime" | "io-limit" | "stable") {
@@ -337,8 +345,7 @@ fn run_note(r: &crate::result::RunResult) -> Option<String> {
             ns(rep.p999_ns.hi)
         ));
     }
-    parts.extend(r.warnings.iter().cloned());
-    (!parts.is_empty()).then(|| parts.join("; "))
+    parts
 }
 
 /// Mean requests in flight per thread by Little's law: rate × mean time in the system.
