@@ -30,11 +30,19 @@ fn value(m: Metric, v: f64) -> String {
 
 /// One row per matched configuration: IOPS on both sides, then every change.
 pub fn table(c: &Comparison) -> Table {
+    // On a narrow terminal the changes of IOPS and p99.9 stay longest.
     let mut t = Table::new(
-        [Column::left("configuration")]
+        [Column::left("configuration").floor(24)]
             .into_iter()
-            .chain(["IOPS A", "IOPS B"].map(Column::right))
-            .chain(Metric::ALL.map(|m| Column::right(format!("Δ {}", m.name()))))
+            .chain(["IOPS A", "IOPS B"].map(|h| Column::right(h).priority(1)))
+            .chain(Metric::ALL.map(|m| {
+                let c = Column::right(format!("Δ {}", m.name()));
+                match m {
+                    Metric::Iops => c.priority(3),
+                    Metric::P999 => c.priority(2),
+                    _ => c,
+                }
+            }))
             .collect(),
     );
     for r in &c.rows {
@@ -68,11 +76,16 @@ fn unmatched(c: &Comparison) -> Vec<String> {
 
 /// For the terminal.
 pub fn text(c: &Comparison) -> String {
+    text_within(c, usize::MAX)
+}
+
+/// [`text`] with its table fitted to `width` columns.
+pub fn text_within(c: &Comparison, width: usize) -> String {
     let mut s = format!("A: {}\nB: {}\n\n", c.a_name, c.b_name);
     if c.rows.is_empty() {
         s.push_str("No configuration was measured on both sides.\n");
     } else {
-        s.push_str(&table(c).text());
+        s.push_str(&table(c).text_within(width));
         let _ = writeln!(s, "\n{LEGEND}");
     }
     for l in unmatched(c) {

@@ -55,7 +55,7 @@ pub fn run(a: &ReportArgs) -> anyhow::Result<ExitCode> {
         report::load_baseline(&mut report, &a.baseline)?;
     }
     for n in &report.notes {
-        eprintln!("readlab: note: {n}");
+        errln!("readlab: note: {n}");
     }
     let text = readlab::export::report_exporter(format).render(&report)?;
     let out = a.out.clone().unwrap_or_else(|| format.default_out());
@@ -63,7 +63,7 @@ pub fn run(a: &ReportArgs) -> anyhow::Result<ExitCode> {
         print!("{text}");
     } else {
         readlab::fsio::write_file(&out, &text)?;
-        eprintln!(
+        errln!(
             "readlab: wrote {} ({} points, {} sections)",
             out.display(),
             report.points.len(),
@@ -76,7 +76,7 @@ pub fn run(a: &ReportArgs) -> anyhow::Result<ExitCode> {
     }
     if let Some(dir) = &a.png {
         let files = report::write_pngs(&report, dir)?;
-        eprintln!(
+        errln!(
             "readlab: wrote {} PNG charts to {}",
             files.len(),
             dir.display()
