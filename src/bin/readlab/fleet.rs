@@ -30,7 +30,7 @@ fn as_rank(
         .and_then(|e| e.downcast_ref::<readlab::Error>());
     match lib {
         Some(readlab::Error::FleetStuck(m)) => {
-            errln!("readlab: error: {m}");
+            eprintln!("readlab: error: {m}");
             fleet.abort(1)
         }
         // Every rank has the same error; rank 0 says it.

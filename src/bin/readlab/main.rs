@@ -5,7 +5,8 @@
 //! interrupted study. Every line for people goes through the [`Terminal`] made once here from
 //! `--color`, `NO_COLOR`, `COLUMNS` and whether stdout and stderr are terminals.
 
-/// `eprintln!` for people: the line fitted to the width of stderr's terminal.
+/// `eprintln!` for people: the line fitted to the width of stderr's terminal. (An error that
+/// ends the command stays one line, as scripts expect: `eprintln!`.)
 macro_rules! errln {
     ($($arg:tt)*) => {
         eprintln!("{}", crate::err().fit(&format!($($arg)*)))
@@ -134,13 +135,13 @@ fn main() -> ExitCode {
             // library's errors.
             let text = e.to_string();
             let line = text.lines().next().unwrap_or_default();
-            errln!("readlab: {line}");
+            eprintln!("readlab: {line}");
             return ExitCode::from(2);
         }
         Err(e) if e.use_stderr() => {
             // Any other mistake on the command line (an unknown flag, a missing value, a value
             // not among the choices): one line too, with clap's choices and tips kept.
-            errln!("readlab: {}", clap_one_line(&e.render().to_string()));
+            eprintln!("readlab: {}", clap_one_line(&e.render().to_string()));
             return ExitCode::from(2);
         }
         Err(e) => {
@@ -153,7 +154,7 @@ fn main() -> ExitCode {
     if let Some(name) = alone_only(&cli.command)
         && readlab::fleet::launcher().is_some_and(|n| n != Some(1))
     {
-        errln!(
+        eprintln!(
             "readlab: error: readlab {name} does not run across MPI ranks (each rank would work alone and write the same files): run it on one host without mpirun; `readlab run` and `readlab study` are the commands that run across ranks"
         );
         return ExitCode::from(2);
@@ -175,7 +176,7 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(e) => {
             let lib = e.downcast_ref::<readlab::Error>();
-            errln!("readlab: error: {}", one_line(&e));
+            eprintln!("readlab: error: {}", one_line(&e));
             if lib.is_some_and(readlab::Error::is_bad_input) {
                 ExitCode::from(2)
             } else if matches!(lib, Some(readlab::Error::Interrupted { .. })) {
