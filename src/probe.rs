@@ -364,8 +364,8 @@ pub fn probe(path: &std::path::Path) -> crate::error::Result<Report> {
     })
 }
 
-/// The capability table for the terminal.
-pub fn render(r: &Report) -> String {
+/// The capability table for the terminal: `readlab info`'s text, every line within `width` columns.
+pub fn render(r: &Report, width: usize) -> String {
     use crate::units::{Style, format_bytes, format_ns};
     use std::fmt::Write;
     let t = &r.target;
@@ -449,11 +449,16 @@ pub fn render(r: &Report) -> String {
         let _ = writeln!(s, "access     {a}");
         return s;
     }
-    let _ = writeln!(
-        s,
-        "{:<30} {:<9} {:<12} {:>9}  note",
-        "interface", "mode", "status", "1st read"
-    );
+    // The table fits the terminal; why an interface is ignored, synchronous or fails is said
+    // under it in full, once per interface.
+    let mut table = crate::table::Table::new(vec![
+        crate::table::Column::left("interface").keep(),
+        crate::table::Column::left("mode").keep(),
+        crate::table::Column::left("status").keep(),
+        crate::table::Column::right("1st read").priority(1),
+        crate::table::Column::left("features"),
+    ]);
+    let mut why: Vec<(String, Vec<&str>, &str)> = Vec::new();
     for c in &r.checks {
         let status = match c.status {
             Status::Works => "works",
@@ -461,25 +466,36 @@ pub fn render(r: &Report) -> String {
             Status::Synchronous => "SYNCHRONOUS",
             Status::Fails => "FAILS",
         };
-        let mut note = c.detail.clone();
-        if !c.features.is_empty() {
-            note = format!(
-                "[{}]{}{}",
-                c.features.join(" "),
-                if note.is_empty() { "" } else { " " },
-                note
-            );
-        }
-        let _ = writeln!(
-            s,
-            "{:<30} {:<9} {:<12} {:>9}  {}",
-            c.name,
-            if c.direct { "direct" } else { "buffered" },
-            status,
+        let mode = if c.direct { "direct" } else { "buffered" };
+        table.push([
+            c.name.clone(),
+            mode.into(),
+            if c.detail.is_empty() {
+                status.to_string()
+            } else {
+                format!("{status} (*)")
+            },
             c.latency_ns
                 .map_or("-".into(), |n| format_ns(n as f64, Style::Table)),
-            note
-        );
+            c.features.join(" "),
+        ]);
+        if !c.detail.is_empty() {
+            match why
+                .iter_mut()
+                .find(|(n, _, d)| *n == c.name && *d == c.detail)
+            {
+                Some((_, modes, _)) => modes.push(mode),
+                None => why.push((c.name.clone(), vec![mode], &c.detail)),
+            }
+        }
+    }
+    s.push_str(&table.text_within(width));
+    if !why.is_empty() {
+        let _ = writeln!(s, "\n(*) why:");
+        for (name, modes, detail) in why {
+            let line = format!("  {name} ({}): {detail}", modes.join(", "));
+            let _ = writeln!(s, "{}", crate::terminal::wrap(&line, width));
+        }
     }
     s
 }

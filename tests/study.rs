@@ -62,7 +62,10 @@ fn latency_and_threads_quick_studies() {
         out.to_str().unwrap(),
         f.to_str().unwrap(),
     ]);
-    assert!(stdout(&o).contains("single-read latency"), "{}", stdout(&o));
+    // stdout says where the summary is; the summary holds the tables.
+    assert!(stdout(&o).contains("summary.md"), "{}", stdout(&o));
+    let summary = std::fs::read_to_string(out.join("summary.md")).unwrap();
+    assert!(summary.contains("single-read latency"), "{summary}");
     let docs = check_outputs(&out, "latency", 8);
     let engines: HashSet<String> = docs
         .iter()
@@ -272,7 +275,9 @@ fn scheduler_study_switches_and_restores_even_after_sigint_or_sigterm() {
     }
     let offered = before.split_whitespace().count();
     assert_eq!(seen.len(), offered, "one sweep per scheduler in '{before}'");
-    assert!(stdout(&o).contains("scheduler"));
+    assert!(stdout(&o).contains("Summary tables:"), "{}", stdout(&o));
+    let summary = std::fs::read_to_string(out.join("summary.md")).unwrap();
+    assert!(summary.contains("scheduler"), "{summary}");
 
     // Interrupted halfway, it still puts the original back.
     let out = d.path().join("s2");
@@ -333,10 +338,11 @@ fn queue_and_multiblock_quick_studies() {
         out.to_str().unwrap(),
         f.to_str().unwrap(),
     ]);
+    assert!(stdout(&o).contains("Summary tables:"), "{}", stdout(&o));
+    let summary = std::fs::read_to_string(out.join("summary.md")).unwrap();
     assert!(
-        stdout(&o).contains("queue size × interface and threads"),
-        "{}",
-        stdout(&o)
+        summary.contains("queue size × interface and threads"),
+        "{summary}"
     );
     let docs = check_outputs(&out, "queue", 16);
     let labels: HashSet<String> = docs

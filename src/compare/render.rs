@@ -34,11 +34,19 @@ fn value(m: Metric, v: f64) -> String {
 
 /// One row per matched configuration: IOPS on both sides, then every change.
 pub fn table(c: &Comparison) -> Table {
+    // On a narrow terminal the changes of IOPS and p99.9 stay longest.
     let mut t = Table::new(
-        [Column::left("configuration")]
+        [Column::left("configuration").floor(24)]
             .into_iter()
-            .chain(["IOPS A", "IOPS B"].map(Column::right))
-            .chain(Metric::ALL.map(|m| Column::right(format!("Δ {}", m.name()))))
+            .chain(["IOPS A", "IOPS B"].map(|h| Column::right(h).priority(1)))
+            .chain(Metric::ALL.map(|m| {
+                let c = Column::right(format!("Δ {}", m.name()));
+                match m {
+                    Metric::Iops => c.priority(3),
+                    Metric::P999 => c.priority(2),
+                    _ => c,
+                }
+            }))
             .collect(),
     );
     for r in &c.rows {
@@ -72,7 +80,18 @@ fn unmatched(c: &Comparison) -> Vec<String> {
 
 /// For the terminal.
 pub fn text(c: &Comparison) -> String {
-    text_for(c, Terminal::default())
+    text_within(c, usize::MAX)
+}
+
+/// [`text`] with its table fitted to `width` columns.
+pub fn text_within(c: &Comparison, width: usize) -> String {
+    text_for(
+        c,
+        Terminal {
+            width,
+            color: false,
+        },
+    )
 }
 
 /// For a terminal of the given width and colour.

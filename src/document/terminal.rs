@@ -90,6 +90,9 @@ impl Renderer for Text {
                     }
                     Block::Table(tb) if tb.table.columns.is_empty() => {}
                     Block::Table(tb) => {
+                        if !tb.caption.is_empty() {
+                            s.push_str(&wrap(&tb.caption, t.width, "", ""));
+                        }
                         for line in tb.table.text_within(t.width).lines() {
                             let _ = writeln!(s, "{}", line.trim_end());
                         }

@@ -22,12 +22,12 @@ pub fn percentile_cell(l: &LatencySummary, q: f64, ns: u64) -> String {
 /// achieved queue depth, p50, p99, p99.9 and max.
 pub fn figure_columns() -> [Column; 7] {
     [
-        Column::right("IOPS").width(10),
-        Column::right("MiB/s").width(9),
-        Column::right("depth").width(6),
-        Column::right("p50").width(9),
-        Column::right("p99").width(9),
-        Column::right("p99.9").width(9),
+        Column::right("IOPS").width(10).priority(3),
+        Column::right("MiB/s").width(9).priority(2),
+        Column::right("depth").width(6).priority(1),
+        Column::right("p50").width(9).priority(1),
+        Column::right("p99").width(9).priority(2),
+        Column::right("p99.9").width(9).priority(2),
         Column::right("max").width(9),
     ]
 }
@@ -63,16 +63,18 @@ fn workload(d: &Document) -> String {
     )
 }
 
-impl Exporter for TableExporter {
-    fn render(&self, docs: &[Document]) -> Result<String> {
+impl TableExporter {
+    /// The table of `docs`, one row per run, to print whole ([`Table::text`]) or fitted to a
+    /// terminal ([`Table::text_within`]).
+    pub fn table(docs: &[Document]) -> Table {
         let mut columns = vec![
-            Column::left("label").width(8),
-            Column::left("workload").width(26),
+            Column::left("label").width(8).keep(),
+            Column::left("workload").width(26).floor(20),
         ];
         columns.extend(figure_columns());
         columns.extend([
-            Column::right("CPU%").width(7),
-            Column::right("us/IO").width(8),
+            Column::right("CPU%").width(7).priority(1),
+            Column::right("us/IO").width(8).priority(1),
         ]);
         let mut t = Table::new(columns);
         for d in docs {
@@ -91,7 +93,13 @@ impl Exporter for TableExporter {
             ]);
             t.push(cells);
         }
-        Ok(t.text())
+        t
+    }
+}
+
+impl Exporter for TableExporter {
+    fn render(&self, docs: &[Document]) -> Result<String> {
+        Ok(TableExporter::table(docs).text())
     }
 }
 

@@ -21,14 +21,14 @@ fn row(name: &str, device: &str, r: &RunResult) -> Vec<String> {
     cells
 }
 
-/// Per-target rows, the aggregate, and its details.
-pub fn targets_report(d: &Document) -> String {
+/// Per-target rows, the aggregate, and its details; the table fitted to `width` columns.
+pub fn targets_report(d: &Document, width: usize) -> String {
     let mut columns = vec![
         Column::left("target").width(10),
-        Column::left("device").width(8),
+        Column::left("device").width(8).priority(1),
     ];
     columns.extend(figure_columns());
-    columns.push(Column::right("errors").width(6));
+    columns.push(Column::right("errors").width(6).keep());
     let mut t = Table::new(columns);
     let mut failed = Vec::new();
     for tr in &d.targets {
@@ -54,7 +54,7 @@ pub fn targets_report(d: &Document) -> String {
         "{} targets at once, the same workload on each, one start barrier:",
         d.targets.len()
     );
-    s.push_str(&t.text());
+    s.push_str(&t.text_within(width));
     for f in failed {
         let _ = writeln!(s, "{f}");
     }

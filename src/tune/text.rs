@@ -4,6 +4,7 @@
 
 use super::{Recommendation, TuneOptions, fio_command, readlab_command};
 use crate::table::{Column, Table};
+use crate::terminal::Terminal;
 use crate::units::{Style, format_bytes, format_ns};
 use std::fmt::Write;
 
@@ -11,16 +12,21 @@ impl Recommendation {
     /// The best point of every goal, one row each (the recommended goal marked), for a target
     /// shown as `target_name`.
     pub fn table(&self, target_name: &str) -> Table {
-        let mut t = Table::new(
-            ["goal", "target", "engine"]
-                .map(Column::left)
-                .into_iter()
-                .chain(["threads", "queue size", "batch"].map(Column::right))
-                .chain([Column::left("features")])
-                .chain(["MB/s", "IOPS", "p99.9", "CPU (cores)"].map(Column::right))
-                .chain([Column::left("label")])
-                .collect(),
-        );
+        // On a narrow terminal the target (the same in every row) goes first, the figures last.
+        let mut t = Table::new(vec![
+            Column::left("goal").floor(usize::MAX),
+            Column::left("target"),
+            Column::left("engine").priority(1),
+            Column::right("threads").priority(2),
+            Column::right("queue size").priority(2),
+            Column::right("batch").priority(1),
+            Column::left("features").priority(1),
+            Column::right("MB/s").priority(2),
+            Column::right("IOPS").priority(3),
+            Column::right("p99.9").priority(3),
+            Column::right("CPU (cores)").priority(2),
+            Column::left("label").keep(),
+        ]);
         for (g, c) in &self.per_goal {
             let cfg = &c.config;
             let o = &cfg.options;
@@ -93,9 +99,57 @@ impl TuneOptions {
     }
 }
 
-/// The text printed for one block size: heading, table, and the pick (with its trade-offs and
-/// command lines) or the closest points and why they fail.
-pub fn recommendation_text(rec: &Recommendation, opts: &TuneOptions) -> String {
+/// `command` after `prefix`, broken at spaces outside quotes into lines of at most `width`
+/// columns that end in ` \` (so it still pastes into a shell), each continuation indented.
+pub fn command_lines(prefix: &str, command: &str, width: usize) -> String {
+    let mut words: Vec<String> = Vec::new();
+    let mut cur = String::new();
+    let mut quote: Option<char> = None;
+    for c in command.chars() {
+        match (c, quote) {
+            (' ', None) => {
+                if !cur.is_empty() {
+                    words.push(std::mem::take(&mut cur));
+                }
+                continue;
+            }
+            ('\'' | '"', None) => quote = Some(c),
+            (q, Some(open)) if q == open => quote = None,
+            _ => {}
+        }
+        cur.push(c);
+    }
+    if !cur.is_empty() {
+        words.push(cur);
+    }
+    let indent = " ".repeat(prefix.chars().count() + 1);
+    let mut out = String::new();
+    let mut line = prefix.to_string();
+    let mut fresh = true;
+    for w in words {
+        let len = line.chars().count();
+        if !fresh && len + 1 + w.chars().count() + 2 > width {
+            out.push_str(&line);
+            out.push_str(" \\\n");
+            line = indent.clone();
+            fresh = true;
+        }
+        if !fresh {
+            line.push(' ');
+        }
+        line.push_str(&w);
+        fresh = false;
+    }
+    out.push_str(&line);
+    out.push('\n');
+    out
+}
+
+/// The text printed for one block size: heading, table (fitted to the terminal), and the
+/// pick (with its trade-offs and command lines) or the closest points and why they fail.
+/// `term` colours the pick as the answer.
+pub fn recommendation_text(rec: &Recommendation, opts: &TuneOptions, term: &Terminal) -> String {
+    let width = term.width;
     let mut s = String::new();
     let _ = write!(
         s,
@@ -107,7 +161,7 @@ pub fn recommendation_text(rec: &Recommendation, opts: &TuneOptions) -> String {
     );
     s.push_str(
         &rec.table(&crate::outdir::target_name(&opts.target))
-            .markdown(),
+            .text_within(width),
     );
     if rec.per_goal.iter().any(|(_, c)| c.few_samples()) {
         let _ = writeln!(
@@ -119,7 +173,8 @@ pub fn recommendation_text(rec: &Recommendation, opts: &TuneOptions) -> String {
     }
     match &rec.pick {
         Some(p) => {
-            let _ = writeln!(s, "\nRecommended: {} ({} goal)", p.label, rec.goal.name());
+            let pick = format!("Recommended: {} ({} goal)", p.label, rec.goal.name());
+            let _ = writeln!(s, "\n{}", term.answer(&pick));
             if let Some(sp) = &p.spread {
                 let ns = |v: f64| format_ns(v, Style::Table);
                 let _ = writeln!(
@@ -139,8 +194,17 @@ pub fn recommendation_text(rec: &Recommendation, opts: &TuneOptions) -> String {
             for t in &rec.trade_offs {
                 let _ = writeln!(s, "  trade-off: {t}");
             }
-            let _ = writeln!(s, "\n  readlab: {}", readlab_command(&p.config));
-            let _ = writeln!(s, "  fio:     {}", fio_command(&p.config));
+            s.push('\n');
+            s.push_str(&command_lines(
+                "  readlab: ",
+                &readlab_command(&p.config),
+                width,
+            ));
+            s.push_str(&command_lines(
+                "  fio:     ",
+                &fio_command(&p.config),
+                width,
+            ));
         }
         None => {
             let _ = writeln!(
@@ -190,6 +254,13 @@ mod tests {
         }
     }
 
+    fn wide() -> Terminal {
+        Terminal {
+            width: 400,
+            color: false,
+        }
+    }
+
     fn setup() -> (Recommendation, TuneOptions) {
         let mut fast = cand(EngineKind::Uring, 1, 32, "U32B4");
         fast.config.batch = 4;
@@ -223,24 +294,55 @@ mod tests {
         (rec, opts)
     }
 
-    /// Byte for byte what `readlab tune` printed before the table went through `crate::table`.
+    /// On a wide terminal: the table aligned (not Markdown), the commands on one line each.
     #[test]
-    fn the_recommendation_prints_as_it_always_did() {
+    fn the_recommendation_prints_aligned() {
         let (rec, opts) = setup();
         let pick = rec.pick.as_ref().unwrap();
+        let table = rec.table("loop0").text();
         let want = format!(
-            "\n## /dev/loop0 — block size 4K, goal balanced, 7 points measured\n\n\
-             | goal | target | engine | threads | queue size | batch | features | MB/s | IOPS | p99.9 | CPU (cores) | label |\n\
-             |---|---|---|---:|---:|---:|---|---:|---:|---:|---:|---|\n\
-             | throughput | loop0 | uring | 1 | 32 | 4 | fixed files, fixed buffers | 500.0 | 122070 | 1.22ms | 0.95 | U32B4 |\n\
-             | balanced (recommended) | loop0 | psync | 2 | 1 | 1 | - | 100.0 | 24414 | 100.0us | 2.00 | PT2 |\n\
+            "\n## /dev/loop0 — block size 4K, goal balanced, 7 points measured\n\n{table}\
              \nRecommended: PT2 (balanced goal)\n  \
              trade-off: uring U32B4: +400 % IOPS for 12.20× p99.9 and 0.48× CPU\n\
              \n  readlab: {}\n  fio:     {}\n",
             readlab_command(&pick.config),
             fio_command(&pick.config)
         );
-        assert_eq!(recommendation_text(&rec, &opts), want);
+        assert_eq!(recommendation_text(&rec, &opts, &wide()), want);
+        assert!(table.starts_with("goal "), "{table}");
+        assert!(!want.contains("|---"), "{want}");
+    }
+
+    /// On a 100-column terminal every line fits: columns left out and named, the commands
+    /// broken into shell lines ending in ` \`.
+    #[test]
+    fn the_recommendation_fits_100_columns() {
+        let (rec, opts) = setup();
+        let text = recommendation_text(&rec, &opts, &Terminal::default());
+        for l in text.lines() {
+            assert!(l.chars().count() <= 100, "{l:?}\n{text}");
+        }
+        let fio = fio_command(&rec.pick.as_ref().unwrap().config);
+        assert!(fio.len() > 100);
+        let joined = text.replace(" \\\n", " ");
+        let words = |s: &str| {
+            s.split_whitespace()
+                .map(String::from)
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        assert!(words(&joined).contains(&words(&fio)), "{text}");
+        assert!(command_lines("  x: ", "a 'b c' d", 12).contains("'b c'"));
+        assert_eq!(command_lines("  x: ", "a b", 80), "  x: a b\n");
+        let colour = Terminal {
+            color: true,
+            ..Terminal::default()
+        };
+        let text = recommendation_text(&rec, &opts, &colour);
+        assert!(
+            text.contains("\x1b[1;32mRecommended: PT2 (balanced goal)\x1b[0m"),
+            "{text}"
+        );
     }
 
     /// A p99.9 from too few requests is marked, with the reason under the table.
@@ -249,9 +351,9 @@ mod tests {
         let (mut rec, opts) = setup();
         rec.per_goal[0].1.requests = 500;
         rec.per_goal[1].1.requests = 1_000_000;
-        let text = recommendation_text(&rec, &opts);
-        assert!(text.contains("| ~1.22ms |"), "{text}");
-        assert!(text.contains("| 100.0us |"), "{text}");
+        let text = recommendation_text(&rec, &opts, &wide());
+        assert!(text.contains(" ~1.22ms "), "{text}");
+        assert!(text.contains(" 100.0us "), "{text}");
         assert!(
             text.contains("~ p99.9 from fewer than 10000 requests: too few samples"),
             "{text}"
@@ -266,10 +368,10 @@ mod tests {
         opts.p999_max = Some(Duration::from_micros(1));
         opts.cpu_max = Some(2.0);
         assert_eq!(opts.constraints(), " p99.9 ≤ 1.0us CPU ≤ 2 cores");
-        let text = recommendation_text(&rec, &opts);
+        let text = recommendation_text(&rec, &opts, &wide());
         assert!(
             text.ends_with(
-                "|---|---|---|---:|---:|---:|---|---:|---:|---:|---:|---|\n\
+                "CPU (cores) label\n\
                  \nNo configuration met the constraints p99.9 ≤ 1.0us CPU ≤ 2 cores. Closest points:\n  \
                  PT2            24414 IOPS, p99.9 100.0us, CPU 2.00 cores: p99.9 100.0us > 1.0us\n"
             ),

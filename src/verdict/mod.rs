@@ -391,6 +391,11 @@ pub fn report_of(docs: &[Document]) -> Report {
 /// The verdict of finished runs, for the terminal: empty when fewer than two configurations
 /// of real reads were measured (one run answers nothing a table does not).
 pub fn text_for(docs: &[Document]) -> String {
+    text_for_within(docs, usize::MAX)
+}
+
+/// [`text_for`] with its tables fitted to `width` columns.
+pub fn text_for_within(docs: &[Document], width: usize) -> String {
     let r = report_of(docs);
     let v = of_report(&r);
     let compared = v
@@ -399,7 +404,7 @@ pub fn text_for(docs: &[Document]) -> String {
         .flat_map(|t| &t.groups)
         .any(|g| g.configurations > 1);
     if compared {
-        render::text(&v, &r.points)
+        render::text_within(&v, &r.points, width)
     } else {
         String::new()
     }

@@ -14,14 +14,19 @@ use crate::units::{Style, format_ns};
 
 /// The table of one target's findings.
 pub fn table(t: &TargetVerdict, points: &[Point]) -> Table {
-    let mut table = Table::new(
-        ["reads", "verdict", "label", "engine"]
-            .map(Column::left)
-            .into_iter()
-            .chain(["IOPS", "MB/s", "p50", "p99.9", "CPU µs/IO"].map(Column::right))
-            .chain([Column::left("how sure")])
-            .collect(),
-    );
+    // On a narrow terminal: MB/s, the engine, CPU and p50 go first; the pick stays whole.
+    let mut table = Table::new(vec![
+        Column::left("reads").floor(usize::MAX),
+        Column::left("verdict").floor(usize::MAX).keep(),
+        Column::left("label").keep(),
+        Column::left("engine"),
+        Column::right("IOPS").priority(3),
+        Column::right("MB/s"),
+        Column::right("p50").priority(1),
+        Column::right("p99.9").priority(2),
+        Column::right("CPU µs/IO").priority(1),
+        Column::left("how sure").priority(2).floor(24),
+    ]);
     for g in &t.groups {
         let mut first = true;
         // One configuration answers every question alike: one row says so.
@@ -140,7 +145,19 @@ pub fn document(v: &Verdict, points: &[Point]) -> Document {
 
 /// For the terminal: a heading per target, its table and its own cost.
 pub fn text(v: &Verdict, points: &[Point]) -> String {
-    text_for(v, points, Terminal::default())
+    text_within(v, points, usize::MAX)
+}
+
+/// [`text`] with each table fitted to `width` columns ([`Table::text_within`]).
+pub fn text_within(v: &Verdict, points: &[Point], width: usize) -> String {
+    text_for(
+        v,
+        points,
+        Terminal {
+            width,
+            color: false,
+        },
+    )
 }
 
 /// For a terminal of the given width and colour.

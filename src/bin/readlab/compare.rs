@@ -44,7 +44,7 @@ pub fn run(a: &CompareArgs) -> anyhow::Result<ExitCode> {
             eprintln!("readlab: warning: {}: {}", p.display(), b.line());
         }
         for n in &r.notes {
-            eprintln!("readlab: note: {n}");
+            errln!("readlab: note: {n}");
         }
         Ok(r.points)
     };
@@ -62,11 +62,12 @@ pub fn run(a: &CompareArgs) -> anyhow::Result<ExitCode> {
             _ => render::markdown(&c),
         };
         readlab::fsio::write_file(out, &text)?;
-        eprintln!("readlab: wrote {}", out.display());
+        errln!("readlab: wrote {}", out.display());
     }
     a.out_json.emit(&render::json(&c))?;
     if !a.out_json.is_json() {
-        print!("{}", render::text(&c));
+        let term = crate::out();
+        print!("{}", term.fit(&render::text_within(&c, term.width)));
     }
     Ok(ExitCode::SUCCESS)
 }

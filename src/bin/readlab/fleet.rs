@@ -91,18 +91,18 @@ pub fn run(fleet: Fleet, a: &RunArgs, cfg: readlab::config::RunConfig) -> anyhow
             OutputArg::Json => print!("{}", JsonExporter.render(docs)?),
             OutputArg::Table => print!(
                 "{}{}",
-                export::run_report(&doc),
-                readlab::fleet::table::fleet_report(&doc)
+                crate::out().fit(&export::run_report(&doc)),
+                crate::out().fit(&readlab::fleet::table::fleet_report(&doc))
             ),
         }
         if let Some(lines) = doc.result.failure_summary() {
             for l in lines {
-                eprintln!("readlab: {l}");
+                errln!("readlab: {l}");
             }
             return Ok(ExitCode::from(1));
         }
         if doc.result.ended_by == readlab::result::EndedBy::Interrupted {
-            eprintln!("readlab: interrupted; the figures cover only the part of the run measured");
+            errln!("readlab: interrupted; the figures cover only the part of the run measured");
             return Ok(crate::progress::interrupted_exit());
         }
         Ok(ExitCode::SUCCESS)
@@ -139,8 +139,12 @@ pub fn study(
         let Some(outcome) = outcome else {
             return Ok(ExitCode::SUCCESS);
         };
-        println!("{}", outcome.summary);
-        eprintln!(
+        let docs = readlab::store::load(&outcome.results)?;
+        print!(
+            "{}",
+            crate::study::where_it_is(&docs, &outcome.summary_path, &opts.out)
+        );
+        errln!(
             "readlab: {} points measured by {} ranks, {} already done; results: {}; summary: {}",
             outcome.measured,
             fleet.size(),
@@ -149,7 +153,7 @@ pub fn study(
             outcome.summary_path.display()
         );
         if outcome.interrupted {
-            eprintln!("readlab: interrupted; run the same command with --resume to continue");
+            errln!("readlab: interrupted; run the same command with --resume to continue");
             return Ok(crate::progress::interrupted_exit());
         }
         Ok(ExitCode::SUCCESS)

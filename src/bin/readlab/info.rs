@@ -23,7 +23,10 @@ pub fn run(a: &InfoArgs) -> anyhow::Result<ExitCode> {
         let adv = readlab::source::nbd::describe(url)?;
         a.out_json.emit(&serde_json::to_value(&adv)?)?;
         if !a.out_json.is_json() {
-            print!("{}", readlab::source::nbd::render(url, &adv));
+            print!(
+                "{}",
+                crate::out().fit(&readlab::source::nbd::render(url, &adv))
+            );
         }
         return Ok(ExitCode::SUCCESS);
     }
@@ -31,7 +34,8 @@ pub fn run(a: &InfoArgs) -> anyhow::Result<ExitCode> {
     let report = readlab::probe::probe(&a.target)?;
     a.out_json.emit(&serde_json::to_value(&report)?)?;
     if !a.out_json.is_json() {
-        print!("{}", readlab::probe::render(&report));
+        let term = crate::out();
+        print!("{}", term.fit(&readlab::probe::render(&report, term.width)));
     }
     Ok(ExitCode::SUCCESS)
 }

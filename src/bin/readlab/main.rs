@@ -2,7 +2,16 @@
 //! call the library, print. One file per command, with its flags and their conversion; `args`
 //! holds the value parsers and flags they share, `progress` the progress display and Ctrl-C.
 //! Exit codes: 0 ok, 1 a failed run, 2 bad input, 3 a regression found by `run --check`, 130 an
-//! interrupted study.
+//! interrupted study. Every line for people goes through the [`Terminal`] made once here from
+//! `--color`, `NO_COLOR`, `COLUMNS` and whether stdout and stderr are terminals.
+
+/// `eprintln!` for people: the line fitted to the width of stderr's terminal. (An error that
+/// ends the command stays one line, as scripts expect: `eprintln!`.)
+macro_rules! errln {
+    ($($arg:tt)*) => {
+        eprintln!("{}", crate::err().fit(&format!($($arg)*)))
+    };
+}
 
 mod args;
 mod compare;
@@ -25,10 +34,12 @@ use info::InfoArgs;
 use monitor::MonitorArgs;
 use prepare::PrepareArgs;
 use quick::QuickArgs;
+use readlab::terminal::{ColorWhen, Terminal};
 use report::ReportArgs;
 use run::RunArgs;
 use serve::ServeArgs;
 use std::process::ExitCode;
+use std::sync::OnceLock;
 use study::StudyArgs;
 use tune::TuneArgs;
 
@@ -44,6 +55,52 @@ use tune::TuneArgs;
 pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
+    /// Colour the answer and the warnings: auto (on a terminal, unless NO_COLOR is set),
+    /// always or never.
+    #[arg(long, global = true, value_enum, default_value = "auto")]
+    pub color: ColorArg,
+}
+
+#[derive(Copy, Clone, Debug, clap::ValueEnum, PartialEq, Eq)]
+pub enum ColorArg {
+    Auto,
+    Always,
+    Never,
+}
+
+/// The terminals of stdout and stderr, made once from the command line and the environment.
+static TERMINALS: OnceLock<(Terminal, Terminal)> = OnceLock::new();
+
+/// stdout's terminal: the width its tables fit and whether to colour (100 columns and no colour
+/// before the command line is read).
+pub fn out() -> Terminal {
+    TERMINALS.get().map(|t| t.0).unwrap_or_default()
+}
+
+/// stderr's terminal, for warnings and progress.
+pub fn err() -> Terminal {
+    TERMINALS.get().map(|t| t.1).unwrap_or_default()
+}
+
+fn set_terminals(color: ColorArg) {
+    let when = match color {
+        ColorArg::Auto => ColorWhen::Auto,
+        ColorArg::Always => ColorWhen::Always,
+        ColorArg::Never => ColorWhen::Never,
+    };
+    let columns = std::env::var("COLUMNS").ok();
+    let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+    let dumb = std::env::var("TERM").is_ok_and(|t| t == "dumb");
+    let of = |stderr: bool| {
+        Terminal::resolve(
+            when,
+            columns.as_deref(),
+            monitor::terminal_width(stderr),
+            no_color,
+            dumb,
+        )
+    };
+    let _ = TERMINALS.set((of(false), of(true)));
 }
 
 #[derive(Subcommand, Debug)]
@@ -93,6 +150,7 @@ fn main() -> ExitCode {
             return ExitCode::SUCCESS;
         }
     };
+    set_terminals(cli.color);
     if let Some(name) = alone_only(&cli.command)
         && readlab::fleet::launcher().is_some_and(|n| n != Some(1))
     {

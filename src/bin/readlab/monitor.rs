@@ -34,7 +34,7 @@ pub struct MonitorArgs {
     /// Also write every sample to this JSON file.
     #[arg(long)]
     pub json: Option<PathBuf>,
-    /// Line width (default: the terminal's, else 120).
+    /// Line width (default: COLUMNS, else the terminal's, else 100).
     #[arg(long, value_parser = count)]
     pub width: Option<usize>,
 }
@@ -101,7 +101,7 @@ pub fn run(a: &MonitorArgs) -> anyhow::Result<ExitCode> {
         thread_hz: a.thread_hz,
     };
     let m = Monitor::new(opts, Vec::new())?;
-    let width = a.width.or_else(|| terminal_width(false)).unwrap_or(120);
+    let width = a.width.unwrap_or(crate::out().width);
     let layout = Layout::new(m.options(), width);
     let signals = Progress::new(true);
     let printed = Mutex::new(0usize);
@@ -134,9 +134,9 @@ pub fn run(a: &MonitorArgs) -> anyhow::Result<ExitCode> {
         h.join().expect("the monitor thread")
     });
     for n in &record.notes {
-        eprintln!("readlab: {n}");
+        errln!("readlab: {n}");
     }
-    eprintln!(
+    errln!(
         "readlab: {} samples; the monitor used {:.2} % of a core ({} thread samples/s)",
         record.samples.len(),
         record.sampler_cpu_pct,

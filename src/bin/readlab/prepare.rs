@@ -38,7 +38,7 @@ pub fn run(a: &PrepareArgs) -> anyhow::Result<ExitCode> {
     let p = match readlab::prepare::prepare(&a.to_config(), &progress) {
         Err(e @ readlab::Error::Interrupted { .. }) => {
             progress.finish();
-            eprintln!("readlab: {e}");
+            errln!("readlab: {e}");
             return Ok(crate::progress::interrupted_exit());
         }
         r => r?,

@@ -83,7 +83,7 @@ impl Progress {
     /// unless quiet.
     pub fn with_monitor(mut self, on: bool) -> Progress {
         if on {
-            let width = crate::monitor::terminal_width(true).unwrap_or(120);
+            let width = crate::err().width;
             self.monitor = Some((
                 MonitorOptions::new(Vec::new(), None),
                 crate::monitor::Lines::new(width),
@@ -158,7 +158,7 @@ impl Observer for Progress {
         // A hidden bar (stderr not a terminal) prints nothing: plain lines then.
         self.print_sample(s, |l| match self.bar.lock().unwrap().as_ref() {
             Some(b) if !b.is_hidden() => b.println(l),
-            _ => eprintln!("{l}"),
+            _ => errln!("{l}"),
         });
     }
 }
@@ -183,17 +183,17 @@ impl PrepareObserver for Progress {
 
 impl QuickObserver for Progress {
     fn preparing(&self, path: &Path, size: u64) {
-        eprintln!(
+        errln!(
             "readlab: preparing {} ({}) with verifiable data",
             path.display(),
             bytes(size)
         );
     }
     fn reused(&self, path: &Path) {
-        eprintln!("readlab: reusing prepared {}", path.display());
+        errln!("readlab: reusing prepared {}", path.display());
     }
     fn prepared(&self, p: &Prepared) {
-        eprintln!(
+        errln!(
             "readlab: wrote {} in {:.1} s ({:.0} MiB/s{})",
             bytes(p.size),
             p.seconds,
@@ -202,7 +202,7 @@ impl QuickObserver for Progress {
         );
     }
     fn starting(&self, i: usize, n: usize, cfg: &RunConfig) {
-        eprintln!(
+        errln!(
             "readlab: [{}/{}] {} {:?} {} x{} threads",
             i + 1,
             n,
@@ -270,8 +270,8 @@ impl StudyProgress {
     fn println(&self, msg: &str) {
         match self.points.lock().unwrap().as_ref() {
             // A hidden bar (stderr is not a terminal) prints nothing: print past it.
-            Some(b) if !b.is_hidden() => b.println(msg),
-            _ => eprintln!("{msg}"),
+            Some(b) if !b.is_hidden() => b.println(paint_warning(&crate::err().fit(msg))),
+            _ => eprintln!("{}", paint_warning(&crate::err().fit(msg))),
         }
     }
 }
@@ -310,7 +310,7 @@ impl StudyObserver for StudyProgress {
         if let Some(b) = slot.take() {
             b.finish_and_clear();
         }
-        eprintln!(
+        errln!(
             "readlab: study {} — {} points{}",
             name.name(),
             total,
@@ -412,13 +412,16 @@ impl Observer for TuneProgress {
 
 impl TuneObserver for TuneProgress {
     fn phase(&self, what: &str) {
-        eprintln!("readlab: tune: {what}");
+        errln!("readlab: tune: {what}");
     }
     fn measured(&self, c: &Candidate, doc: &Document) {
         for w in self.warned.lock().unwrap().point(&doc.result.warnings) {
-            eprintln!("readlab: warning: {w}");
+            eprintln!(
+                "{}",
+                paint_warning(&crate::err().fit(&format!("readlab: warning: {w}")))
+            );
         }
-        eprintln!(
+        errln!(
             "    {:<14} {:>9.0} IOPS {:>8.1} MB/s  p99.9 {:>9}  CPU {:.2} cores",
             c.label,
             c.iops,
@@ -432,9 +435,15 @@ impl TuneObserver for TuneProgress {
 /// The warnings of runs, one line each on stderr: a warning many of them share once, with how
 /// many runs said it, the rest under the configuration that said it.
 pub fn print_warnings(docs: &[Document]) {
+    let say = |w: String| {
+        eprintln!(
+            "{}",
+            paint_warning(&crate::err().fit(&format!("readlab: warning: {w}")))
+        )
+    };
     if let [doc] = docs {
         for w in &doc.result.warnings {
-            eprintln!("readlab: warning: {w}");
+            say(w.clone());
         }
         return;
     }
@@ -442,15 +451,28 @@ pub fn print_warnings(docs: &[Document]) {
     let grouped = readlab::warnings::group(&warnings);
     for b in &grouped.banners {
         let runs = if b.points == 1 { "run" } else { "runs" };
-        eprintln!("readlab: warning: {} ({} {runs})", b.text, b.points);
+        say(format!("{} ({} {runs})", b.text, b.points));
     }
     for (d, rest) in docs.iter().zip(grouped.rest) {
         for w in rest {
-            eprintln!(
-                "readlab: warning: {} {}: {w}",
+            say(format!(
+                "{} {}: {w}",
                 d.config.engine.name(),
                 d.result.label
-            );
+            ));
         }
     }
+}
+
+/// Text whose first line starts `readlab: warning:`, that line coloured as a warning on a
+/// colour terminal (stderr's); anything else as it is.
+pub fn paint_warning(text: &str) -> String {
+    if !text.starts_with("readlab: warning:") {
+        return text.to_string();
+    }
+    let t = crate::err();
+    text.lines()
+        .map(|l| t.warning(l))
+        .collect::<Vec<_>>()
+        .join("\n")
 }

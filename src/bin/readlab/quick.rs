@@ -46,14 +46,17 @@ pub fn run(a: &QuickArgs) -> anyhow::Result<ExitCode> {
     println!();
     print!("{}", crate::run::runs_table(&docs)?);
     println!();
-    let verdict = readlab::verdict::text_for(&docs);
+    let verdict = readlab::verdict::text_for_within(&docs, crate::out().width);
     if !verdict.is_empty() {
-        println!("{verdict}");
+        println!("{}", crate::out().fit(&verdict));
     }
     println!(
-        "Results (one JSON document per run): {}\nScratch file (verifiable data, reused next time): {}",
-        plan.results.display(),
-        plan.scratch.display()
+        "{}",
+        crate::out().fit(&format!(
+            "Results (one JSON document per run): {}\nScratch file (verifiable data, reused next time): {}",
+            plan.results.display(),
+            plan.scratch.display()
+        ))
     );
     Ok(exit(&docs))
 }

@@ -58,7 +58,7 @@ pub fn run(a: &ReportArgs) -> anyhow::Result<ExitCode> {
         eprintln!("readlab: warning: {}", b.line());
     }
     for n in &report.notes {
-        eprintln!("readlab: note: {n}");
+        errln!("readlab: note: {n}");
     }
     let text = readlab::export::report_exporter(format).render(&report)?;
     let out = a.out.clone().unwrap_or_else(|| format.default_out());
@@ -66,7 +66,7 @@ pub fn run(a: &ReportArgs) -> anyhow::Result<ExitCode> {
         print!("{text}");
     } else {
         readlab::fsio::write_file(&out, &text)?;
-        eprintln!(
+        errln!(
             "readlab: wrote {} ({} points, {} sections)",
             out.display(),
             report.points.len(),
@@ -79,7 +79,7 @@ pub fn run(a: &ReportArgs) -> anyhow::Result<ExitCode> {
     }
     if let Some(dir) = &a.png {
         let files = report::write_pngs(&report, dir)?;
-        eprintln!(
+        errln!(
             "readlab: wrote {} PNG charts to {}",
             files.len(),
             dir.display()

@@ -454,9 +454,9 @@ pub fn run(a: &RunArgs) -> anyhow::Result<ExitCode> {
         OutputArg::Table if docs.len() == 1 => print_one(&docs[0]),
         OutputArg::Table => {
             print!("{}", runs_table(&docs)?);
-            let verdict = readlab::verdict::text_for(&docs);
+            let verdict = readlab::verdict::text_for_within(&docs, crate::out().width);
             if !verdict.is_empty() {
-                println!("\n{verdict}");
+                println!("\n{}", crate::out().fit(&verdict));
             }
         }
     }
@@ -468,23 +468,23 @@ pub fn run(a: &RunArgs) -> anyhow::Result<ExitCode> {
         .iter()
         .any(|d| d.result.ended_by == readlab::result::EndedBy::Interrupted)
     {
-        eprintln!("readlab: interrupted; the figures cover only the part of the run measured");
+        errln!("readlab: interrupted; the figures cover only the part of the run measured");
         return Ok(crate::progress::interrupted_exit());
     }
     if let (Some(expected), Some(doc)) = (&expected, docs.first()) {
         let check = readlab::compare::check::check(expected, &doc.result, a.tolerance);
         for l in &check.lines {
-            eprintln!("readlab: check: {l}");
+            errln!("readlab: check: {l}");
         }
         if !check.passed {
-            eprintln!(
+            errln!(
                 "readlab: check FAILED: {} on {} is slower than its profile",
                 doc.result.label,
                 doc.config.target.display()
             );
             return Ok(ExitCode::from(REGRESSION));
         }
-        eprintln!("readlab: check passed");
+        errln!("readlab: check passed");
     }
     if failed || docs.iter().any(|d| d.result.requests == 0) {
         // A run that measured nothing already said so in its warning ("nothing was measured …").
@@ -495,12 +495,13 @@ pub fn run(a: &RunArgs) -> anyhow::Result<ExitCode> {
 
 /// One run's table: per target when it read several, then what the monitor saw.
 fn print_one(doc: &Document) {
+    let term = crate::out();
     if doc.targets.is_empty() {
-        print!("{}", export::run_report(doc));
+        print!("{}", term.fit(&export::run_report(doc)));
     } else {
-        print!("{}", export::targets_report(doc));
+        print!("{}", term.fit(&export::targets_report(doc, term.width)));
     }
-    print!("{}", export::monitor_summary(doc));
+    print!("{}", term.fit(&export::monitor_summary(doc)));
 }
 
 /// Print a run's failures (each failed target, then the run's totals and first offsets); true
@@ -516,11 +517,11 @@ pub fn report_failures(doc: &Document) -> bool {
                 .map(|l| l.join("; "))
                 .unwrap_or_default()
         });
-        eprintln!("readlab: target {} failed: {why}", t.name);
+        errln!("readlab: target {} failed: {why}", t.name);
     }
     if let Some(lines) = doc.result.failure_summary() {
         for l in lines {
-            eprintln!("readlab: {l}");
+            errln!("readlab: {l}");
         }
         failed = true;
     }
@@ -528,7 +529,7 @@ pub fn report_failures(doc: &Document) -> bool {
 }
 
 /// The table of several runs, readlab's measurements of itself (engines that read nothing, such
-/// as `null`) apart below the reads, so they are never read as a ranking.
+/// as `null`) apart below the reads, so they are never read as a ranking; fitted to stdout.
 pub fn runs_table(docs: &[readlab::result::Document]) -> anyhow::Result<String> {
     let (reads, own): (Vec<_>, Vec<_>) = docs
         .iter()
@@ -537,7 +538,7 @@ pub fn runs_table(docs: &[readlab::result::Document]) -> anyhow::Result<String> 
     let mut s = if reads.is_empty() {
         String::new()
     } else {
-        TableExporter.render(&reads)?
+        TableExporter::table(&reads).text_within(crate::out().width)
     };
     if !own.is_empty() {
         s.push_str(
@@ -545,7 +546,7 @@ pub fn runs_table(docs: &[readlab::result::Document]) -> anyhow::Result<String> 
 readlab measuring itself (no I/O; its own cost per I/O, not ranked):
 ",
         );
-        s.push_str(&TableExporter.render(&own)?);
+        s.push_str(&TableExporter::table(&own).text_within(crate::out().width));
     }
     Ok(s)
 }

@@ -145,13 +145,9 @@ pub fn run(a: &StudyArgs) -> anyhow::Result<ExitCode> {
         "runs": docs,
     }))?;
     if !a.out_json.is_json() {
-        println!("{}", outcome.summary);
-        let text = readlab::verdict::text_for(&docs);
-        if !text.is_empty() {
-            println!("{text}");
-        }
+        print!("{}", where_it_is(&docs, &outcome.summary_path, &opts.out));
     }
-    eprintln!(
+    errln!(
         "readlab: {} points measured, {} already done; results: {}; summary: {}",
         outcome.measured,
         outcome.skipped,
@@ -161,20 +157,40 @@ pub fn run(a: &StudyArgs) -> anyhow::Result<ExitCode> {
     let failures = progress.failures();
     if failures.any() {
         for l in failures.lines() {
-            eprintln!("readlab: {l}");
+            errln!("readlab: {l}");
         }
         return Ok(ExitCode::from(1));
     }
     if outcome.measured + outcome.skipped == 0 && progress.points_not_run() > 0 {
-        eprintln!(
+        errln!(
             "readlab: no point of the study could run on this target ({} skipped, reasons above)",
             progress.points_not_run()
         );
         return Ok(ExitCode::from(1));
     }
     if outcome.interrupted {
-        eprintln!("readlab: interrupted; run the same command with --resume to continue");
+        errln!("readlab: interrupted; run the same command with --resume to continue");
         return Ok(crate::progress::interrupted_exit());
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// What `study` prints on stdout: the verdict fitted to the terminal, then where the summary's
+/// tables are and how to draw them (the tables themselves are too wide for a terminal).
+pub fn where_it_is(
+    docs: &[readlab::result::Document],
+    summary: &std::path::Path,
+    out: &std::path::Path,
+) -> String {
+    let term = crate::out();
+    let mut s = readlab::verdict::text_for_within(docs, term.width);
+    if !s.is_empty() {
+        s.push('\n');
+    }
+    s.push_str(&format!(
+        "Summary tables: {}\nCharts and tables in one page: readlab report {}\n",
+        summary.display(),
+        out.display()
+    ));
+    term.fit(&s)
 }

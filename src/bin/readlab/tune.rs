@@ -92,9 +92,9 @@ pub fn run(a: &TuneArgs) -> anyhow::Result<ExitCode> {
     if report.failures.any() {
         // A device that returned errors or wrong data gets no recommendation.
         for l in report.failures.lines() {
-            eprintln!("readlab: {l}");
+            errln!("readlab: {l}");
         }
-        eprintln!(
+        errln!(
             "readlab: no configuration is recommended for a target that fails reads or returns \
              wrong data; every run is in {}",
             report.results.display()
@@ -113,16 +113,23 @@ pub fn run(a: &TuneArgs) -> anyhow::Result<ExitCode> {
     let mut profiles = Vec::new();
     for rec in &report.recommendations {
         if text {
-            print!("{}", tune::recommendation_text(rec, &opts));
+            let term = crate::out();
+            print!(
+                "{}",
+                term.fit(&tune::recommendation_text(rec, &opts, &term))
+            );
         }
         match Profile::of(rec) {
             Some(profile) => {
                 let path = profile.save(&opts.out)?;
                 if text {
                     println!(
-                        "  profile: {} (replay: readlab run --profile {})",
-                        path.display(),
-                        path.display()
+                        "{}",
+                        crate::out().fit(&format!(
+                            "  profile: {} (replay: readlab run --profile {})",
+                            path.display(),
+                            path.display()
+                        ))
                     );
                 }
                 profiles.push(path);
@@ -140,7 +147,7 @@ pub fn run(a: &TuneArgs) -> anyhow::Result<ExitCode> {
     saved.push('\n');
     readlab::fsio::write_file(&opts.out.join(tune::REPORT_FILE), &saved)?;
     a.out_json.emit(&doc)?;
-    eprintln!(
+    errln!(
         "readlab: tuned in {:.0} s of a {:.0} s budget; every point is in {}",
         report.seconds,
         report.budget_s,
