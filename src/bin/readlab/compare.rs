@@ -41,7 +41,7 @@ pub fn run(a: &CompareArgs) -> anyhow::Result<ExitCode> {
     let side = |p: &std::path::Path| -> anyhow::Result<Vec<readlab::report::Point>> {
         let r = readlab::report::load(&[p.to_path_buf()], &[])?;
         for b in &r.banners {
-            eprintln!("readlab: warning: {}: {}", p.display(), b.line());
+            crate::progress::warn(&format!("{}: {}", p.display(), b.line()));
         }
         for n in &r.notes {
             errln!("readlab: note: {n}");

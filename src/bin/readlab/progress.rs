@@ -263,7 +263,7 @@ impl StudyProgress {
         }
         let warned = std::mem::take(&mut *self.warned.lock().unwrap());
         if let Some(counts) = warned.repeated() {
-            eprintln!("readlab: warnings printed once above, said by more points: {counts}");
+            errln!("readlab: warnings printed once above, said by more points: {counts}");
         }
     }
 
@@ -430,6 +430,14 @@ impl TuneObserver for TuneProgress {
             c.cpu_cores
         );
     }
+}
+
+/// One warning on stderr, fitted to its width and coloured on a colour terminal.
+pub fn warn(w: &str) {
+    eprintln!(
+        "{}",
+        paint_warning(&crate::err().fit(&format!("readlab: warning: {w}")))
+    );
 }
 
 /// The warnings of runs, one line each on stderr: a warning many of them share once, with how

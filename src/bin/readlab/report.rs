@@ -55,7 +55,7 @@ pub fn run(a: &ReportArgs) -> anyhow::Result<ExitCode> {
         report::load_baseline(&mut report, &a.baseline)?;
     }
     for b in &report.banners {
-        eprintln!("readlab: warning: {}", b.line());
+        crate::progress::warn(&b.line());
     }
     for n in &report.notes {
         errln!("readlab: note: {n}");

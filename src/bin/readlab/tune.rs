@@ -106,7 +106,13 @@ pub fn run(a: &TuneArgs) -> anyhow::Result<ExitCode> {
         // Said once, above every recommendation it puts in doubt.
         for b in &report.warnings {
             let runs = if b.points == 1 { "run" } else { "runs" };
-            println!("warning: {} ({} {runs})", b.text, b.points);
+            let t = crate::out();
+            for l in t
+                .fit(&format!("warning: {} ({} {runs})", b.text, b.points))
+                .lines()
+            {
+                println!("{}", t.warning(l));
+            }
         }
     }
     let mut exit = ExitCode::SUCCESS;
