@@ -289,6 +289,28 @@ fn the_runtime_ends_the_window() {
     assert!(r.ios > 0);
 }
 
+#[test]
+fn an_io_limit_ends_the_window_at_the_last_completion() {
+    // 20 reads of 1 ms each take ~20 ms; the runner's thread looks at the workers only every
+    // 200 ms, and that wait once stretched the window (a scan read 25 % slow).
+    let f = prepared(64);
+    let mut cfg = config(&f, 1);
+    cfg.io_limit = Some(20 * BS);
+    let r = run_script(&cfg, Script::new().delay(MS)).unwrap();
+    assert_eq!(r.ended_by, EndedBy::IoLimit);
+    assert_eq!(r.ios, 20);
+    assert!((0.02..0.15).contains(&r.seconds), "{} s", r.seconds);
+    // Every rate is the run's bytes and requests over that one window.
+    let want = r.bytes as f64 / r.seconds / 1e6;
+    assert!((r.mb_s - want).abs() < want * 1e-9, "{} vs {want}", r.mb_s);
+    assert!((r.iops - r.ios as f64 / r.seconds).abs() < 1e-6 * r.iops);
+    let last = r.timeline.last().expect("a timeline");
+    assert!((last.t_s - r.seconds).abs() < 1e-9, "{:?}", r.timeline);
+    // The achieved depth is one request in flight for the whole window, not diluted by idle time.
+    let depth = r.achieved_depth.unwrap();
+    assert!(depth > 0.9, "achieved depth {depth}");
+}
+
 /// Cancels the run at its `n`-th tick and counts the ticks it saw.
 struct CancelAt(usize, AtomicUsize);
 
