@@ -146,7 +146,7 @@ fn hockey_stick(c: &Ctx, pts: &[&Point]) -> Chart {
                 name,
                 points: g
                     .iter()
-                    .map(|p| (p.iops, p.latency.p99_ns as f64))
+                    .map(|p| (p.iops, shown(p, 99.0)))
                     .collect(),
                 color: k,
                 dashed: g[0].is_fio(),

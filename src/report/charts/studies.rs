@@ -211,7 +211,7 @@ pub fn queue_batch(c: &Ctx) -> Vec<Chart> {
         (
             "p999",
             "p99.9 latency",
-            Measure::one(p999_axis(), |p| p.latency.p999_ns as f64),
+            Measure::one(p999_axis(), |p| shown(p, 99.9)),
         ),
     ];
     for (key, title, m) in measures {
@@ -255,7 +255,7 @@ pub fn multiblock(c: &Ctx) -> Vec<Chart> {
                 .iter()
                 .map(|p| {
                     let v = if dashed {
-                        p.latency.p999_ns as f64
+                        shown(p, 99.9)
                     } else {
                         p.latency.mean_ns
                     };
@@ -354,7 +354,7 @@ pub fn uring_features(c: &Ctx) -> Vec<Chart> {
             label,
             name,
             single,
-            Measure::one(p999_axis(), |p| p.latency.p999_ns as f64),
+            Measure::one(p999_axis(), |p| shown(p, 99.9)),
         )),
     ));
     out
@@ -405,7 +405,7 @@ pub fn scheduler(c: &Ctx) -> Vec<Chart> {
             tname,
             series,
             p999_axis(),
-            |p| p.latency.p999_ns as f64,
+            |p| shown(p, 99.9),
         )),
     ));
     out
