@@ -93,18 +93,20 @@ pub fn stream(c: &Ctx) -> Vec<Chart> {
     let (pts, namer) = (c.pts.clone(), &c.namer);
     let id = |what: &str| c.id(what);
     let mut out = Vec::new();
+    // One series per column of the study's summary: buffered and direct never share a line.
+    let series = |p: &Point| namer.name(p, &crate::study::stream_column(p.access(), p.direct));
     let l = lines_over(
         &pts,
         "block size",
         |p| p.bs,
         bs_name,
-        |p| namer.name(p, p.access()),
+        series,
         mb_axis(),
         |p| p.mb_s,
     );
     out.push(chart(
         id("throughput"),
-        "One thread: sequential and random throughput per block size".into(),
+        "One thread: sequential and random throughput per block size, direct and buffered".into(),
         &pts,
         Kind::Lines(l),
     ));
@@ -113,12 +115,12 @@ pub fn stream(c: &Ctx) -> Vec<Chart> {
         "block size",
         |p| p.bs,
         bs_name,
-        |p| namer.name(p, p.access()),
+        series,
         Measure::latency(),
     );
     out.push(chart(
         id("latency"),
-        "One thread: sequential and random read latency per block size".into(),
+        "One thread: sequential and random read latency per block size, direct and buffered".into(),
         &pts,
         Kind::Bars(b),
     ));
