@@ -46,12 +46,7 @@ fn scatter(report: &Report, target: &str, nth: Option<usize>) -> Option<Chart> {
     let frontier = report
         .frontier_of(target)
         .into_iter()
-        .map(|i| {
-            (
-                report.points[i].mb_s,
-                shown(&report.points[i], 99.9),
-            )
-        })
+        .map(|i| (report.points[i].mb_s, shown(&report.points[i], 99.9)))
         .collect();
     let (id, on) = match nth {
         Some(k) => (format!("all-scatter-{k}"), format!(" on {target}")),

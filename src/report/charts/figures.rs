@@ -144,10 +144,7 @@ fn hockey_stick(c: &Ctx, pts: &[&Point]) -> Chart {
             g.sort_by_key(|p| p.iodepth);
             LineSeries {
                 name,
-                points: g
-                    .iter()
-                    .map(|p| (p.iops, shown(p, 99.0)))
-                    .collect(),
+                points: g.iter().map(|p| (p.iops, shown(p, 99.0))).collect(),
                 color: k,
                 dashed: g[0].is_fio(),
                 marker: Some(SHAPES[k % SHAPES.len()]),

@@ -650,7 +650,10 @@ mod tests {
             }
         }
         hidden.retain(|h| !shown.contains(h));
-        assert!(hidden.len() >= 3, "the fixture has hidden tails: {hidden:?}");
+        assert!(
+            hidden.len() >= 3,
+            "the fixture has hidden tails: {hidden:?}"
+        );
         let charts = every_chart(&report);
         assert!(charts.iter().any(|c| c.id.contains("multiblock")));
         for c in &charts {
