@@ -134,6 +134,21 @@ impl LatencySummary {
     pub fn supports(&self, pct: f64) -> bool {
         supported(self.count, pct)
     }
+
+    /// Percentile `pct` (50, 90, 99, 99.9 or 99.99) when its sample count supports it, else
+    /// None: the one rule every output follows — a table prints `–` where this is None and a
+    /// chart draws nothing there, so no figure shows a percentile another withholds.
+    pub fn shown(&self, pct: f64) -> Option<u64> {
+        let v = match pct {
+            50.0 => self.p50_ns,
+            90.0 => self.p90_ns,
+            99.0 => self.p99_ns,
+            99.9 => self.p999_ns,
+            99.99 => self.p9999_ns,
+            _ => return None,
+        };
+        self.supports(pct).then_some(v)
+    }
 }
 
 /// One second (or the last partial second) of the measured window.

@@ -83,3 +83,82 @@ fn a_fleet_run_gets_its_section_charts_and_host_table() {
     assert!(o.status.success(), "{}", common::stderr(&o));
     assert!(!std::fs::read_to_string(&out).unwrap().contains("sec-fleet"));
 }
+
+/// The fleet of `fleet_document` on block devices loop6, loop7 and loop8 (rank 0 read loop6;
+/// the document carries its configuration and environment, as rank 0 writes it), with an
+/// aggregate no device reached alone.
+fn fleet_on_loop_devices() -> Value {
+    let mut d = fleet_document();
+    for (rank, m) in d["fleet"]["members"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .enumerate()
+    {
+        let dev = format!("loop{}", 6 + rank);
+        m["target"] = json!(format!("/dev/{dev}"));
+        let e = &mut m["environment"];
+        e["target"]["kind"] = json!("block");
+        e["target"]["path"] = json!(format!("/dev/{dev}"));
+        e["filesystem"] = Value::Null;
+        e["device"]["name"] = json!(dev);
+    }
+    d["fleet"]["target"] = json!("/dev/loop{rank}");
+    d["config"]["target"] = json!("/dev/loop6");
+    d["environment"] = d["fleet"]["members"][0]["environment"].clone();
+    d["result"]["iops"] = json!(213908.0);
+    d
+}
+
+/// A fleet's aggregate is its own target: after a run of several ranks, the verdict and
+/// "devices side by side" never credit its summed IOPS to rank 0's device, which keeps its own
+/// run's figures.
+#[test]
+fn a_fleet_is_never_credited_to_rank_0s_device() {
+    let dir = common::disk_dir();
+    let fleet = dir.path().join("fleet.json");
+    std::fs::write(&fleet, fleet_on_loop_devices().to_string()).unwrap();
+    // A run of one process on loop6 alone.
+    let mut single = fleet_on_loop_devices();
+    single.as_object_mut().unwrap().remove("fleet");
+    single["result"]["iops"] = json!(97000.0);
+    let one = dir.path().join("loop6.json");
+    std::fs::write(&one, single.to_string()).unwrap();
+    let o = common::run(&[
+        "report",
+        fleet.to_str().unwrap(),
+        one.to_str().unwrap(),
+        "--format",
+        "md",
+        "-o",
+        "-",
+    ]);
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let md = common::stdout(&o);
+    let name = "fleet of 3 ranks: loop6, loop7, loop8";
+    assert!(md.contains(&format!("### Verdict for {name}")), "{md}");
+    assert!(md.contains("### Verdict for loop6"), "{md}");
+    // Every line with the fleet's IOPS names the fleet; loop6's lines carry its own run's.
+    let fleet_iops = ["213908", "213,908", "213 908"];
+    let mut seen = false;
+    let mut section = String::new();
+    for line in md.lines() {
+        if line.starts_with('#') {
+            section = line.to_string();
+        }
+        if fleet_iops.iter().any(|n| line.contains(n)) {
+            seen = true;
+            assert!(
+                line.contains("fleet") || section.contains("fleet"),
+                "the fleet's IOPS credited to a device: {line}\n(in {section})"
+            );
+        }
+    }
+    assert!(seen, "the fleet's IOPS are nowhere: {md}");
+    let loop6 = md.split("### Verdict for loop6").nth(1).unwrap();
+    let loop6 = loop6.split("\n#").next().unwrap();
+    assert!(
+        !fleet_iops.iter().any(|n| loop6.contains(n)),
+        "loop6's verdict holds the fleet's IOPS: {loop6}"
+    );
+}

@@ -200,17 +200,28 @@ pub fn charts(report: &Report, rows: &[Selected]) -> Vec<Chart> {
         }
     }
     let several_targets = rows.iter().map(|r| &r.name).collect::<BTreeSet<_>>().len() > 1;
-    // Each line's points: by block size, the report's random direct reads of that configuration
-    // on that target (the median IOPS of several), else the selected row itself.
+    // Each line's points: at a block size the table has a row for, that row's figures (the
+    // re-measured median the table prints, not the tuner's single search run of the same
+    // configuration); at other block sizes, the report's random direct reads of that
+    // configuration on that target (the median IOPS of several).
     type Values = BTreeMap<u64, (f64, f64, f64)>;
     let mut series: Vec<(String, Values)> = Vec::new();
     let mut drawn: Vec<&Point> = Vec::new();
     let mut sizes: BTreeSet<u64> = BTreeSet::new();
     for (name, label, goals) in &lines {
         let mut v: Values = BTreeMap::new();
+        for r in rows.iter().filter(|r| r.name == *name && r.label == *label) {
+            v.entry(r.bs)
+                .or_insert((r.mb_s, 100.0 * r.cpu_cores, r.p999_ns));
+        }
         let mut by_bs: BTreeMap<u64, Vec<&Point>> = BTreeMap::new();
         for p in report.points.iter().filter(|p| {
-            p.name == *name && p.label == *label && p.rw == "randread" && p.direct && !p.is_fio()
+            p.name == *name
+                && p.label == *label
+                && p.rw == "randread"
+                && p.direct
+                && !p.is_fio()
+                && !v.contains_key(&p.bs)
         }) {
             if p.plottable() {
                 by_bs.entry(p.bs).or_default().push(p);
@@ -219,12 +230,10 @@ pub fn charts(report: &Report, rows: &[Selected]) -> Vec<Chart> {
         for (bs, mut ps) in by_bs {
             ps.sort_by(|a, b| a.iops.total_cmp(&b.iops));
             let p = ps[(ps.len() - 1) / 2];
-            v.insert(bs, (p.mb_s, p.cpu_pct, p.latency.p999_ns as f64));
+            // A p99.9 its tables withhold (too few requests) is not drawn.
+            let p999 = p.latency.shown(99.9).map_or(f64::NAN, |ns| ns as f64);
+            v.insert(bs, (p.mb_s, p.cpu_pct, p999));
             drawn.push(p);
-        }
-        for r in rows.iter().filter(|r| r.name == *name && r.label == *label) {
-            v.entry(r.bs)
-                .or_insert((r.mb_s, 100.0 * r.cpu_cores, r.p999_ns));
         }
         sizes.extend(v.keys());
         let who = if several_targets {
@@ -261,6 +270,7 @@ pub fn charts(report: &Report, rows: &[Selected]) -> Vec<Chart> {
                             pick(t),
                         )
                     })
+                    .filter(|p| p.1.is_finite())
                     .collect(),
                 color: k,
                 dashed: false,
@@ -379,5 +389,35 @@ mod tests {
             "4K from tune, 64K from a run of the same configuration"
         );
         assert_eq!(u16.points[1], (1.0, 900.0));
+    }
+
+    /// The charts draw the figures of the table above them: at the tuned block size, the
+    /// re-measured median, never the tuner's single search run of the same configuration.
+    #[test]
+    fn the_charts_draw_the_tables_medians() {
+        let mut search = point("U32B1", 4096, 1348.0, 2750.0);
+        search.study = Some("tune".into());
+        search.engine = "uring".into();
+        search.iodepth = 32;
+        let r = Report::from_points(vec![search.clone()]);
+        let mut rows = selected(&r);
+        assert!(!rows.is_empty());
+        // What tune.json's re-measured finalists say of that configuration.
+        for row in &mut rows {
+            row.mb_s = 1276.7;
+            row.iops = 1276.7e6 / 4096.0;
+            row.p999_ns = 3.69e6;
+            row.cpu_cores = 0.5;
+        }
+        let text = table(&rows).markdown();
+        assert!(text.contains("| 1276.7 |"), "{text}");
+        let c = charts(&r, &rows);
+        let values = |k: usize| -> Vec<(f64, f64)> {
+            let Kind::Lines(l) = &c[k].kind else { panic!() };
+            l.series.iter().flat_map(|s| s.points.clone()).collect()
+        };
+        assert_eq!(values(0), [(0.0, 1276.7)], "throughput");
+        assert_eq!(values(1), [(0.0, 50.0)], "CPU");
+        assert_eq!(values(2), [(0.0, 3.69e6)], "p99.9");
     }
 }

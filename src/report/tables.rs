@@ -153,13 +153,8 @@ pub const COLUMNS: &[Column] = &[
 pub fn row(p: &Point, on_frontier: bool) -> Vec<Value> {
     let l = &p.latency;
     let o = &p.options;
-    let pct = |q: f64, ns: u64| {
-        if l.supports(q) {
-            Value::Ns(ns as f64)
-        } else {
-            Value::TooFew
-        }
-    };
+    // Hidden by the rule the charts follow too (`LatencySummary::shown`).
+    let pct = |q: f64| l.shown(q).map_or(Value::TooFew, |ns| Value::Ns(ns as f64));
     let text = |s: &str| {
         if s.is_empty() {
             Value::Empty
@@ -190,11 +185,11 @@ pub fn row(p: &Point, on_frontier: bool) -> Vec<Value> {
         Value::Num(p.cpu_us_per_io, 3),
         Value::Ns(l.min_ns as f64),
         Value::Ns(l.mean_ns.round()),
-        pct(50.0, l.p50_ns),
-        pct(90.0, l.p90_ns),
-        pct(99.0, l.p99_ns),
-        pct(99.9, l.p999_ns),
-        pct(99.99, l.p9999_ns),
+        pct(50.0),
+        pct(90.0),
+        pct(99.0),
+        pct(99.9),
+        pct(99.99),
         Value::Ns(l.max_ns as f64),
         Value::Flag(on_frontier),
         text(&origin_name(&p.origin)),

@@ -66,11 +66,9 @@ pub(super) fn result(
     timer_ns: f64,
     mut warnings: Vec<String>,
 ) -> Result<RunResult> {
-    let Ended {
-        cpu,
-        window,
-        ended_by,
-    } = ended;
+    let last_done = outs.iter().filter_map(|o| o.as_ref().ok()?.last_done).max();
+    let window = ended.window_until(last_done);
+    let Ended { cpu, ended_by, .. } = ended;
     let mut lat = Recorder::default();
     let mut errors = ErrorSummary::default();
     let mut verify = VerifySummary::default();

@@ -49,12 +49,6 @@ impl DepthMeter {
         self.count = self.count.saturating_sub(n);
     }
 
-    /// The window closed early (a stop condition or Ctrl-C) at `t`: nothing after it counts.
-    pub(super) fn close(&mut self, t: Instant) {
-        self.advance(t);
-        self.end = self.end.min(t.max(self.start));
-    }
-
     /// Requests × nanoseconds in flight inside the window.
     pub(super) fn area(mut self, t: Instant) -> f64 {
         self.advance(t);
@@ -81,15 +75,5 @@ mod tests {
         let area = m.area(at(t0, 2000)); // 3 for 300 µs until the window ends at 1100
         let mean = area / 1000e3;
         assert!((mean - (4.0 * 500.0 + 2.0 * 200.0 + 3.0 * 300.0) / 1000.0).abs() < 1e-9);
-    }
-
-    #[test]
-    fn an_early_close_ends_the_window() {
-        let t0 = Instant::now();
-        let mut m = DepthMeter::new(t0, t0, at(t0, 1000));
-        m.started(t0, 2);
-        m.close(at(t0, 400));
-        m.finished(at(t0, 900), 2);
-        assert!((m.area(at(t0, 1000)) - 2.0 * 400e3).abs() < 1e-6);
     }
 }

@@ -441,7 +441,32 @@ impl Group<'_> {
 /// How the measured window ended, for the aggregation.
 struct Ended {
     cpu: crate::cpu::CpuUsage,
-    /// Measured seconds (ramp excluded).
+    /// Measured seconds (ramp excluded) as the runner's thread saw them: the planned runtime, or
+    /// until it noticed the run had stopped. A run that stopped early is measured to its last
+    /// completion instead ([`Ended::window_until`]).
     window: f64,
     ended_by: EndedBy,
+    /// When the measured window began.
+    ramp_end: Instant,
+    /// The run reached its planned end (its window is the runtime, whatever completed last).
+    reached_end: bool,
+    /// The planned window, ramp excluded.
+    planned: f64,
+}
+
+impl Ended {
+    /// The measured window of workers whose last counted completion was `last`: the planned
+    /// runtime when the run reached it; otherwise from the window's start to that completion
+    /// (never past the planned end). The runner's thread notices the workers finished up to
+    /// one progress period late; that idle time was never part of the run. Without any
+    /// completion in the window, the window as the runner saw it.
+    fn window_until(&self, last: Option<Instant>) -> f64 {
+        match last {
+            Some(t) if !self.reached_end => t
+                .saturating_duration_since(self.ramp_end)
+                .as_secs_f64()
+                .min(self.planned),
+            _ => self.window,
+        }
+    }
 }

@@ -139,5 +139,8 @@ fn ended_copy(e: &Ended) -> Ended {
         cpu: e.cpu.clone(),
         window: e.window,
         ended_by: e.ended_by,
+        ramp_end: e.ramp_end,
+        reached_end: e.reached_end,
+        planned: e.planned,
     }
 }

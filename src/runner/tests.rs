@@ -289,6 +289,37 @@ fn the_runtime_ends_the_window() {
     assert!(r.ios > 0);
 }
 
+#[test]
+fn an_io_limit_ends_the_window_at_the_last_completion() {
+    // 20 reads of 1 ms each take ~20 ms; the runner's thread looks at the workers only every
+    // 200 ms, and that wait once stretched the window (a scan read 25 % slow).
+    let f = prepared(64);
+    let mut cfg = config(&f, 1);
+    cfg.io_limit = Some(20 * BS);
+    // A sample per block: the last one is when the last read completed.
+    cfg.sample_bytes = Some(BS);
+    let r = run_script(&cfg, Script::new().delay(MS)).unwrap();
+    assert_eq!(r.ended_by, EndedBy::IoLimit);
+    assert_eq!(r.ios, 20);
+    let last_read = r.offset_samples.iter().map(|s| s.t_s).fold(0.0, f64::max);
+    assert!(last_read >= 0.02, "{last_read} s");
+    assert!(
+        (r.seconds - last_read).abs() < 1e-6,
+        "window {} s, last read at {last_read} s",
+        r.seconds
+    );
+    // Every rate is the run's bytes and requests over that one window.
+    let want = r.bytes as f64 / r.seconds / 1e6;
+    assert!((r.mb_s - want).abs() < want * 1e-9, "{} vs {want}", r.mb_s);
+    assert!((r.iops - r.ios as f64 / r.seconds).abs() < 1e-6 * r.iops);
+    let last = r.timeline.last().expect("a timeline");
+    assert!((last.t_s - r.seconds).abs() < 1e-9, "{:?}", r.timeline);
+    // The achieved depth is about one request in flight over the window, not diluted by the
+    // idle time after it (a busy machine may deschedule the worker between reads).
+    let depth = r.achieved_depth.unwrap();
+    assert!(depth > 0.5, "achieved depth {depth}");
+}
+
 /// Cancels the run at its `n`-th tick and counts the ticks it saw.
 struct CancelAt(usize, AtomicUsize);
 

@@ -176,6 +176,12 @@ impl Watched {
             cpu,
             window,
             ended_by,
+            ramp_end: self.ramp_end,
+            reached_end: self.stopped_at >= self.end,
+            planned: self
+                .end
+                .saturating_duration_since(self.ramp_end)
+                .as_secs_f64(),
         }
     }
 }

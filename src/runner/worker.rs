@@ -34,6 +34,10 @@ pub(super) struct WorkerOut {
     /// With `--sample-every`: per stretch of the target, (bytes, ns of its last completion since
     /// the window began).
     pub(super) samples: std::collections::BTreeMap<u64, (u64, u64)>,
+    /// When this worker's last request counted in the measured window completed: a run that
+    /// stops before its planned end (`--io-limit`, a stop rule, Ctrl-C) has its window end at the
+    /// latest of these, not when the runner's thread noticed the workers had finished.
+    pub(super) last_done: Option<Instant>,
 }
 
 /// One worker thread: its I/O loop, then the finish barrier whatever happened.
@@ -161,8 +165,9 @@ fn worker_loop(
     loop {
         let stop = sh.stop.load(Ordering::Relaxed) || g.stop.load(Ordering::Relaxed);
         if !stopping && (now >= end || stop || req.budget == Some(0)) {
+            // Requests still in flight are waited for, and those completing inside the window
+            // count (their time and depth too: the window ends at the last completion).
             stopping = true;
-            req.depth.close(now);
         }
         let mut wait_for = cfg.complete_min.min(req.inflight);
         match (&mut schedule, stopping) {
@@ -252,6 +257,9 @@ fn worker_loop(
             }
             req.free.push(r as u32);
             req.depth.finished(now, 1);
+            if in_window {
+                out.last_done = Some(now);
+            }
             if in_window && !req.failed[r] {
                 let ns = now.duration_since(req.issued[r]).as_nanos() as u64;
                 if let Some(every) = cfg.sample_bytes {

@@ -31,6 +31,7 @@ pub use clients::GIVEN_SERVER;
 pub use name::StudyName;
 pub use plan::{Context, Point};
 pub use scheduler::SchedulerGuard;
+pub use stream::column as stream_column;
 pub use summary::{Key, Metric, Table, summarize};
 pub use tuned::SPEC as TUNE;
 

@@ -14,13 +14,21 @@ pub static SPEC: StudySpec = StudySpec {
     exec: Exec::Plan(plan),
     summary: Summary::Pivot(Table {
         rows: Key::Bs,
-        cols: Key::Rw,
+        cols: Key::RwMode,
         metrics: &[MBs, P50, P999],
-        title: "block size × access → throughput and latency",
+        title: "block size × access, direct or buffered → throughput and latency",
     }),
     fio_fits: |p| p.threads == 1 && p.iodepth == 1 && (p.rw == "read" || p.rw == "randread"),
     charts: crate::report::charts::figures::stream,
 };
+
+/// The column (summary) and series (report figure) of a point of this study: its access and
+/// whether it went through the page cache — `sequential direct`, `sequential buffered`,
+/// `random direct` — so buffered and direct readings never share a cell, and the summary and the
+/// figure name them alike. `access` is `sequential` or `random`.
+pub fn column(access: &str, direct: bool) -> String {
+    format!("{access} {}", if direct { "direct" } else { "buffered" })
+}
 
 /// Sequential points sample their throughput every 4 MiB of the target (bandwidth against offset).
 const SAMPLE: u64 = 4 * M;

@@ -15,6 +15,8 @@ pub enum Key {
     Bs,
     Engine,
     Rw,
+    /// Access and direct or buffered (the stream study's columns, [`super::stream::column`]).
+    RwMode,
     Threads,
     Iodepth,
     Batch,
@@ -40,6 +42,16 @@ impl Key {
                 Rw::Read => (0, "sequential".into()),
                 Rw::Randread => (1, "random".into()),
             },
+            Key::RwMode => {
+                let (k, access) = match c.rw {
+                    Rw::Read => (0, "sequential"),
+                    Rw::Randread => (2, "random"),
+                };
+                (
+                    k + u64::from(!c.direct),
+                    super::stream::column(access, c.direct),
+                )
+            }
             Key::Threads => (c.threads as u64, c.threads.to_string()),
             Key::Iodepth => (c.iodepth as u64, c.iodepth.to_string()),
             Key::Batch => (c.batch as u64, c.batch.to_string()),

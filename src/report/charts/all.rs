@@ -6,9 +6,14 @@ use super::*;
 /// The all-experiments scatter of one target's points with its own Pareto frontier; `nth`
 /// numbers the chart when the report has several targets (`all-scatter-2`).
 fn scatter(report: &Report, target: &str, nth: Option<usize>) -> Option<Chart> {
-    let idx: Vec<usize> = (0..report.points.len())
+    let mine: Vec<usize> = (0..report.points.len())
         .filter(|&i| report.points[i].plottable() && report.points[i].name == target)
         .collect();
+    // A point whose p99.9 too few requests support has no place on a p99.9 axis (its tables
+    // print `–`); the title says how many are in the tables only.
+    let (idx, hidden): (Vec<usize>, Vec<usize>) = mine
+        .into_iter()
+        .partition(|&i| report.points[i].latency.shown(99.9).is_some());
     if idx.is_empty() {
         return None;
     }
@@ -25,7 +30,7 @@ fn scatter(report: &Report, target: &str, nth: Option<usize>) -> Option<Chart> {
             let p = &report.points[i];
             Dot {
                 x: p.mb_s,
-                y: p.latency.p999_ns as f64,
+                y: shown(p, 99.9),
                 shape: sizes.iter().position(|&b| b == p.bs).unwrap_or(0),
                 cpu: p.cpu_pct,
                 big: report.highlights.contains(&i),
@@ -41,12 +46,7 @@ fn scatter(report: &Report, target: &str, nth: Option<usize>) -> Option<Chart> {
     let frontier = report
         .frontier_of(target)
         .into_iter()
-        .map(|i| {
-            (
-                report.points[i].mb_s,
-                report.points[i].latency.p999_ns as f64,
-            )
-        })
+        .map(|i| (report.points[i].mb_s, shown(&report.points[i], 99.9)))
         .collect();
     let (id, on) = match nth {
         Some(k) => (format!("all-scatter-{k}"), format!(" on {target}")),
@@ -55,7 +55,15 @@ fn scatter(report: &Report, target: &str, nth: Option<usize>) -> Option<Chart> {
     let mut c = chart(
         id,
         format!(
-            "All experiments{on}: throughput against p99.9 latency (shape: block size, colour: CPU; best of each block size enlarged and labelled; dashed: this target's Pareto frontier)"
+            "All experiments{on}: throughput against p99.9 latency (shape: block size, colour: CPU; best of each block size enlarged and labelled; dashed: this target's Pareto frontier){}",
+            match hidden.len() {
+                0 => String::new(),
+                n => format!(
+                    "; {n} point{} with fewer than {} requests, too few for a p99.9, in the tables only",
+                    if n == 1 { "" } else { "s" },
+                    crate::stats::min_samples(99.9)
+                ),
+            }
         ),
         &pts,
         Kind::Scatter(Scatter {

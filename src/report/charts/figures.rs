@@ -144,10 +144,7 @@ fn hockey_stick(c: &Ctx, pts: &[&Point]) -> Chart {
             g.sort_by_key(|p| p.iodepth);
             LineSeries {
                 name,
-                points: g
-                    .iter()
-                    .map(|p| (p.iops, p.latency.p99_ns as f64))
-                    .collect(),
+                points: g.iter().map(|p| (p.iops, shown(p, 99.0))).collect(),
                 color: k,
                 dashed: g[0].is_fio(),
                 marker: Some(SHAPES[k % SHAPES.len()]),
@@ -376,16 +373,8 @@ pub fn tune_search(c: &Ctx) -> Vec<Chart> {
 /// offset read, one line per block size and mode.
 pub fn stream(c: &Ctx) -> Vec<Chart> {
     let (pts, namer) = (&c.pts, &c.namer);
-    let direct: Vec<&Point> = pts.iter().copied().filter(|p| p.direct).collect();
-    let mut out = if direct.is_empty() {
-        Vec::new()
-    } else {
-        studies::stream(&Ctx {
-            pts: direct,
-            namer: Namer::new(pts),
-            study: c.study,
-        })
-    };
+    // Every point, each in its summary column (access, direct or buffered).
+    let mut out = studies::stream(c);
     // Block sizes read both ways, sequentially.
     let both: BTreeSet<u64> = pts
         .iter()
@@ -450,6 +439,63 @@ mod tests {
             namer: Namer::new(pts),
             study,
         }
+    }
+
+    /// The stream study's summary.md and its HTML throughput figure, from the same stored
+    /// results: buffered and direct sequential reading each in their own column and line, with the
+    /// same figures (the summary put the buffered 4K point in the "sequential" column).
+    #[test]
+    fn stream_summary_and_figure_keep_buffered_and_direct_apart() {
+        let docs: Vec<crate::result::Document> =
+            include_str!("../../../tests/fixtures/results-small.jsonl")
+                .lines()
+                .map(|l| serde_json::from_str(l).unwrap())
+                .filter(|d: &crate::result::Document| {
+                    d.study.as_ref().is_some_and(|t| t.study.name() == "stream")
+                })
+                .collect();
+        let mut docs = docs;
+        let mut buffered = docs
+            .iter()
+            .find(|d| d.config.rw == crate::config::Rw::Read)
+            .unwrap()
+            .clone();
+        buffered.config.direct = false;
+        buffered.result.mb_s = 430.9;
+        docs.push(buffered);
+        let name = crate::study::StudyName::parse("stream").unwrap();
+        let md = crate::study::summarize(&[name], &docs);
+        let header = md.lines().find(|l| l.starts_with("| |")).unwrap();
+        let row = md.lines().find(|l| l.starts_with("| 4K |")).unwrap();
+        let cell = |col: &str| -> String {
+            let h: Vec<&str> = header.split('|').map(str::trim).collect();
+            let k = h
+                .iter()
+                .position(|c| *c == format!("{col} MB/s"))
+                .unwrap_or_else(|| panic!("no column {col}: {header}"));
+            row.split('|').map(str::trim).nth(k).unwrap().to_string()
+        };
+        let points: Vec<Point> = docs
+            .iter()
+            .map(|d| Point::from_document(d, "s/results.jsonl"))
+            .collect();
+        let refs: Vec<&Point> = points.iter().collect();
+        let charts = stream(&ctx(&refs, "stream"));
+        let Kind::Lines(l) = &charts[0].kind else {
+            panic!("{:?}", charts[0].kind)
+        };
+        let mut names: Vec<&str> = l.series.iter().map(|s| s.name.as_str()).collect();
+        names.sort_unstable();
+        assert_eq!(
+            names,
+            ["random direct", "sequential buffered", "sequential direct"]
+        );
+        for s in &l.series {
+            assert_eq!(s.points.len(), 1, "{s:?}");
+            assert_eq!(cell(&s.name), format!("{:.1}", s.points[0].1), "{}", s.name);
+        }
+        assert_eq!(cell("sequential buffered"), "430.9");
+        assert_eq!(cell("sequential direct"), "67.8");
     }
 
     #[test]

@@ -220,13 +220,20 @@ fn chart(id: String, title: String, pts: &[&Point], kind: Kind) -> Chart {
 
 pub const LATENCY_LAYERS: [&str; 5] = ["min", "avg", "p99", "p99.9", "max"];
 
+/// Percentile `pct` of a point as drawn: NaN (nothing drawn) where its tables print `–`, by the
+/// one rule of [`LatencySummary::shown`](crate::stats::LatencySummary::shown).
+fn shown(p: &Point, pct: f64) -> f64 {
+    p.latency.shown(pct).map_or(f64::NAN, |ns| ns as f64)
+}
+
+/// A point's latency bar layers; a percentile too few requests support is left out (NaN).
 fn latency_layers(p: &Point) -> Vec<f64> {
     let l = &p.latency;
     vec![
         l.min_ns as f64,
         l.mean_ns,
-        l.p99_ns as f64,
-        l.p999_ns as f64,
+        shown(p, 99.0),
+        shown(p, 99.9),
         l.max_ns as f64,
     ]
 }
@@ -357,6 +364,8 @@ fn bars<K: Ord + Clone>(
                     pts.iter()
                         .find(|p| series(p) == name && cat(p) == *k)
                         .map(|p| values(p))
+                        // Nothing to draw (a hidden percentile alone): no bar.
+                        .filter(|v| v.iter().any(|x| x.is_finite()))
                 })
                 .collect();
             BarSeries { name, fio, values }
@@ -388,15 +397,17 @@ fn lines_over<K: Ord + Clone>(
         let x = keys.iter().position(|k| *k == cat(p)).unwrap_or(0) as f64;
         let y = value(p);
         let n = out.len();
+        // A hidden value (NaN: a percentile too few requests support) is no point of the line.
+        let y_shown = y.is_finite();
         match out.iter_mut().find(|s| s.name == name) {
             Some(s) => {
-                if !s.points.iter().any(|q| q.0 == x) {
+                if y_shown && !s.points.iter().any(|q| q.0 == x) {
                     s.points.push((x, y));
                 }
             }
             None => out.push(LineSeries {
                 name,
-                points: vec![(x, y)],
+                points: if y_shown { vec![(x, y)] } else { Vec::new() },
                 color: n,
                 dashed: p.is_fio(),
                 marker: Some(SHAPES[n % SHAPES.len()]),
@@ -581,6 +592,87 @@ mod tests {
         let mut c = a.clone();
         c.origin = "dir/study-b/results.jsonl".into();
         assert_eq!(Namer::new(&[&a, &c]).name(&c, "psync"), "psync (study-b)");
+    }
+
+    /// Every value a chart could draw, with where it is.
+    fn drawn(c: &Chart) -> Vec<f64> {
+        let lines = |l: &Lines| -> Vec<f64> {
+            l.series
+                .iter()
+                .flat_map(|s| s.points.iter().map(|p| p.1))
+                .collect()
+        };
+        match &c.kind {
+            Kind::Bars(b) => b
+                .series
+                .iter()
+                .flat_map(|s| s.values.iter().flatten().flatten().copied())
+                .collect(),
+            Kind::Lines(l) => lines(l),
+            Kind::Stack(v) => v.iter().flat_map(lines).collect(),
+            Kind::Scatter(s) => s
+                .dots
+                .iter()
+                .map(|d| d.y)
+                .chain(s.frontier.iter().map(|f| f.1))
+                .collect(),
+        }
+    }
+
+    /// A report built from stored study results: no chart draws a percentile its tables print
+    /// as `–` (the threads and multiblock figures drew p99.9 from 1,503 and 7,483 requests).
+    #[test]
+    fn charts_hide_the_percentiles_tables_hide() {
+        let text = include_str!("../../../tests/fixtures/results-small.jsonl");
+        let mut points = Vec::new();
+        for l in text.lines() {
+            let d: crate::result::Document = serde_json::from_str(l).unwrap();
+            points.extend(Point::from_run(&d, "study/results.jsonl"));
+        }
+        let report = Report::from_points(points);
+        // Values the tables withhold, less any the tables show elsewhere.
+        let mut shown: Vec<f64> = Vec::new();
+        let mut hidden: Vec<f64> = Vec::new();
+        for p in &report.points {
+            let l = &p.latency;
+            shown.extend([l.min_ns as f64, l.mean_ns, l.max_ns as f64]);
+            for q in [50.0, 90.0, 99.0, 99.9, 99.99] {
+                match l.shown(q) {
+                    Some(v) => shown.push(v as f64),
+                    None => hidden.push(match q {
+                        50.0 => l.p50_ns,
+                        90.0 => l.p90_ns,
+                        99.0 => l.p99_ns,
+                        99.9 => l.p999_ns,
+                        _ => l.p9999_ns,
+                    } as f64),
+                }
+            }
+        }
+        hidden.retain(|h| !shown.contains(h));
+        assert!(
+            hidden.len() >= 3,
+            "the fixture has hidden tails: {hidden:?}"
+        );
+        let charts = every_chart(&report);
+        assert!(charts.iter().any(|c| c.id.contains("multiblock")));
+        for c in &charts {
+            for v in drawn(c) {
+                assert!(
+                    !hidden.contains(&v),
+                    "{} draws {v} ns, a percentile its table prints as –",
+                    c.id
+                );
+            }
+        }
+        // The table prints them as –.
+        let tables = crate::report::tables::tables(&report);
+        assert!(
+            tables
+                .iter()
+                .flat_map(|t| t.rows.iter().flatten())
+                .any(|v| *v == crate::report::tables::Value::TooFew)
+        );
     }
 
     #[test]

@@ -193,7 +193,7 @@ pub fn clients(c: &Ctx) -> Vec<Chart> {
             &c.pts,
             |p| side(p, true),
             Axis::log("p99 latency (log scale)", Unit::Ns),
-            |p| p.latency.p99_ns as f64,
+            |p| shown(p, 99.0),
         )),
     ));
     let remote: Vec<&Point> = c.pts.iter().copied().filter(has_server).collect();
@@ -301,7 +301,7 @@ pub fn server_model(c: &Ctx) -> Vec<Chart> {
                 &c.pts,
                 name,
                 Axis::log("p99 latency (log scale)", Unit::Ns),
-                |p| p.latency.p99_ns as f64,
+                |p| shown(p, 99.0),
             )),
         ),
     ];

@@ -93,18 +93,20 @@ pub fn stream(c: &Ctx) -> Vec<Chart> {
     let (pts, namer) = (c.pts.clone(), &c.namer);
     let id = |what: &str| c.id(what);
     let mut out = Vec::new();
+    // One series per column of the study's summary: buffered and direct never share a line.
+    let series = |p: &Point| namer.name(p, &crate::study::stream_column(p.access(), p.direct));
     let l = lines_over(
         &pts,
         "block size",
         |p| p.bs,
         bs_name,
-        |p| namer.name(p, p.access()),
+        series,
         mb_axis(),
         |p| p.mb_s,
     );
     out.push(chart(
         id("throughput"),
-        "One thread: sequential and random throughput per block size".into(),
+        "One thread: sequential and random throughput per block size, direct and buffered".into(),
         &pts,
         Kind::Lines(l),
     ));
@@ -113,12 +115,12 @@ pub fn stream(c: &Ctx) -> Vec<Chart> {
         "block size",
         |p| p.bs,
         bs_name,
-        |p| namer.name(p, p.access()),
+        series,
         Measure::latency(),
     );
     out.push(chart(
         id("latency"),
-        "One thread: sequential and random read latency per block size".into(),
+        "One thread: sequential and random read latency per block size, direct and buffered".into(),
         &pts,
         Kind::Bars(b),
     ));
@@ -211,7 +213,7 @@ pub fn queue_batch(c: &Ctx) -> Vec<Chart> {
         (
             "p999",
             "p99.9 latency",
-            Measure::one(p999_axis(), |p| p.latency.p999_ns as f64),
+            Measure::one(p999_axis(), |p| shown(p, 99.9)),
         ),
     ];
     for (key, title, m) in measures {
@@ -255,7 +257,7 @@ pub fn multiblock(c: &Ctx) -> Vec<Chart> {
                 .iter()
                 .map(|p| {
                     let v = if dashed {
-                        p.latency.p999_ns as f64
+                        shown(p, 99.9)
                     } else {
                         p.latency.mean_ns
                     };
@@ -354,7 +356,7 @@ pub fn uring_features(c: &Ctx) -> Vec<Chart> {
             label,
             name,
             single,
-            Measure::one(p999_axis(), |p| p.latency.p999_ns as f64),
+            Measure::one(p999_axis(), |p| shown(p, 99.9)),
         )),
     ));
     out
@@ -405,7 +407,7 @@ pub fn scheduler(c: &Ctx) -> Vec<Chart> {
             tname,
             series,
             p999_axis(),
-            |p| p.latency.p999_ns as f64,
+            |p| shown(p, 99.9),
         )),
     ));
     out

@@ -124,8 +124,13 @@ impl Report {
         self.frontier.clear();
         self.highlights.clear();
         for name in self.targets() {
+            // Only points whose p99.9 is shown (enough requests) stand on the frontier: a p99.9
+            // the tables withhold places no point.
             let plottable: Vec<usize> = (0..self.points.len())
-                .filter(|&i| self.points[i].plottable() && self.points[i].name == name)
+                .filter(|&i| {
+                    let p = &self.points[i];
+                    p.plottable() && p.name == name && p.latency.shown(99.9).is_some()
+                })
                 .collect();
             let xy: Vec<(f64, f64)> = plottable
                 .iter()

@@ -10,6 +10,7 @@ use crate::result::Document;
 use crate::source::TargetKind;
 use crate::stats::{LatencySummary, OffsetSample, TimelinePoint, decode_histogram};
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeSet;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -204,6 +205,20 @@ impl Point {
             monitor: d.monitor.clone().map(Arc::new),
             multi: None,
         }
+        .as_fleet(d.fleet.as_deref())
+    }
+
+    /// A fleet's aggregate (several MPI ranks measured as one) is a target of its own: named
+    /// for its ranks and their targets, never for rank 0's device, whose configuration and
+    /// environment the fleet's document carries. Verdicts, "devices side by side" and charts
+    /// keep targets apart by name, so the fleet's summed IOPS are never credited to one device.
+    fn as_fleet(mut self, fleet: Option<&crate::result::fleet::FleetRecord>) -> Point {
+        let Some(f) = fleet else { return self };
+        self.name = fleet_name(f);
+        self.env.target = f.target.clone();
+        self.env.device = String::new();
+        self.env.hostname = f.hosts.join(", ");
+        self
     }
 
     /// The points of one run: the run itself, and for a run on several targets its aggregate
@@ -291,6 +306,54 @@ pub fn default_name(e: &Environment) -> String {
         (_, Some(fs), None) => fs.clone(),
         (_, None, Some(d)) => d.to_string(),
         (_, None, None) => crate::outdir::target_name(&e.target.path),
+    }
+}
+
+/// A fleet's name: `fleet of 2 ranks: loop6, loop7` — its members' targets by their names
+/// ([`default_name`]); where those repeat, with their hosts, else by the paths the ranks read.
+pub fn fleet_name(f: &crate::result::fleet::FleetRecord) -> String {
+    let distinct = |v: &[String]| {
+        let set: BTreeSet<&String> = v.iter().collect();
+        set.len() == v.len()
+    };
+    let mut names: Vec<String> = f
+        .members
+        .iter()
+        .map(|m| default_name(&m.environment))
+        .collect();
+    if !distinct(&names) && f.hosts.len() > 1 {
+        names = f
+            .members
+            .iter()
+            .zip(&names)
+            .map(|(m, n)| format!("{}:{n}", m.host))
+            .collect();
+    }
+    if !distinct(&names) {
+        let paths: Vec<String> = f
+            .members
+            .iter()
+            .map(|m| crate::outdir::target_name(Path::new(&m.target)))
+            .collect();
+        if distinct(&paths) {
+            names = paths;
+        }
+    }
+    let list = if names.len() > 4 {
+        format!(
+            "{}, … {}",
+            names[..3].join(", "),
+            names.last().expect("more than four")
+        )
+    } else {
+        names.join(", ")
+    };
+    let ranks = f.ranks;
+    let s = if ranks == 1 { "" } else { "s" };
+    if list.is_empty() {
+        format!("fleet of {ranks} rank{s}")
+    } else {
+        format!("fleet of {ranks} rank{s}: {list}")
     }
 }
 
@@ -391,6 +454,52 @@ mod tests {
             note.ends_with("other processes used 90 % of a core"),
             "{note}"
         );
+    }
+
+    /// A fleet's document carries rank 0's configuration and environment; its point is the
+    /// fleet, named for its ranks' targets, never rank 0's device.
+    #[test]
+    fn a_fleet_is_its_own_target() {
+        let (docs, mut members) = crate::result::fleet::sample_members();
+        for (m, dev) in members.iter_mut().zip(["loop6", "loop7", "loop8"]) {
+            m.environment.target.kind = TargetKind::Block;
+            m.environment.device.name = Some(dev.into());
+            m.environment.filesystem = None;
+        }
+        let record = crate::result::fleet::FleetRecord {
+            ranks: 3,
+            hosts: vec!["a".into(), "b".into()],
+            target: "/dev/loop{rank}".into(),
+            start: crate::result::fleet::FleetStart {
+                skew_ns: 0,
+                clock_uncertainty_ns: 0,
+                notice_ns: 0,
+            },
+            common_window_s: 1.0,
+            aggregate: String::new(),
+            members: members.clone(),
+            idle: Vec::new(),
+        };
+        let mut d = docs[0].clone();
+        d.study = None;
+        d.environment = members[0].environment.clone();
+        d.fleet = Some(Box::new(record));
+        let rank0 = default_name(&d.environment);
+        assert_eq!(rank0, "loop6");
+        let p = Point::from_document(&d, "fleet.json");
+        assert_eq!(p.name, "fleet of 3 ranks: loop6, loop7, loop8");
+        assert_eq!(p.env.target, "/dev/loop{rank}");
+        assert_ne!(p.name, rank0);
+        // The same devices behind every rank on several hosts: named with their hosts.
+        let mut f = d.fleet.clone().unwrap();
+        for m in &mut f.members {
+            m.environment.device.name = Some("nvme0n1".into());
+        }
+        // Two ranks on host a read the same name: the paths the ranks read tell them apart.
+        assert_eq!(fleet_name(&f), "fleet of 3 ranks: t0, t1, t2");
+        f.members.remove(1);
+        f.ranks = 2;
+        assert_eq!(fleet_name(&f), "fleet of 2 ranks: a:nvme0n1, b:nvme0n1");
     }
 
     /// A run measured with --repeat carries its intervals into the report.
