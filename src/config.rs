@@ -205,7 +205,10 @@ impl RunConfig {
         if self.engine.capabilities().asynchronous {
             l.push_str(&format!("{}B{}", self.iodepth, self.batch));
         }
-        l.push_str(&crate::engine::option::label_suffix(self.engine, &self.options));
+        l.push_str(&crate::engine::option::label_suffix(
+            self.engine,
+            &self.options,
+        ));
         if self.blocks_per_request > 1 {
             l.push_str(&format!("×{}", self.blocks_per_request));
         }

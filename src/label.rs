@@ -345,7 +345,16 @@ mod tests {
             "preadv2, polled completions (RWF_HIPRI), measured by fio"
         );
         assert_eq!(words("not a label"), "not a label");
-        for l in ["A48B8T3", "U64B4MFS", "R1B1P", "PT8", "W16B1R4×2", "VHN", "N", "X8B2T2"] {
+        for l in [
+            "A48B8T3",
+            "U64B4MFS",
+            "R1B1P",
+            "PT8",
+            "W16B1R4×2",
+            "VHN",
+            "N",
+            "X8B2T2",
+        ] {
             assert_eq!(from_words(&words(l)).as_deref(), Some(l), "{}", words(l));
         }
         assert_eq!(from_words("libaio, warp speed"), None);
@@ -376,7 +385,10 @@ mod tests {
             let label = cfg.label();
             let w = words(&label);
             assert!(w.starts_with(kind.words()), "{label}: {w}");
-            assert!(w.contains(&d.words_in(&cfg.options).unwrap()), "{label}: {w}");
+            assert!(
+                w.contains(&d.words_in(&cfg.options).unwrap()),
+                "{label}: {w}"
+            );
             assert!(w.ends_with("3 threads"), "{label}: {w}");
             let mut again = RunConfig::new("/x");
             parse(&label).unwrap().apply(&mut again);

@@ -258,3 +258,54 @@ fn a_pid_that_ends_mid_monitor_ends_the_monitor() {
     assert!(samples.len() < 50 && !samples.is_empty(), "{rec}");
     assert_eq!(samples.last().unwrap()["process_ended"], true, "{rec}");
 }
+
+/// 2 MiB direct reads on a loop device that takes at most `max_sectors_kb` per request: the
+/// device sees each read as several requests, and `run --monitor` says so in requests with the
+/// split factor, never "within 100 %".
+#[test]
+fn run_monitor_counts_device_requests_per_readlab_request() {
+    let l = LoopDev::prepared("256M");
+    let max_kb: f64 = std::fs::read_to_string(format!(
+        "/sys/block/{}/queue/max_sectors_kb",
+        dev_name(&l.dev)
+    ))
+    .unwrap()
+    .trim()
+    .parse()
+    .unwrap();
+    let split = (2048.0 / max_kb).ceil();
+    let o = run(&[
+        "run",
+        "--engine",
+        "psync",
+        "--bs",
+        "2m",
+        "--runtime",
+        "3s",
+        "--monitor",
+        &l.dev,
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    let line = out
+        .lines()
+        .find(|l| l.contains("requests/s for readlab's"))
+        .unwrap_or_else(|| panic!("no monitor line: {out}"));
+    assert!(!line.contains("within 100"), "{line}");
+    if split > 1.0 {
+        let factor: f64 = line
+            .split(": ")
+            .nth(2)
+            .and_then(|s| s.split_whitespace().next())
+            .and_then(|s| s.parse().ok())
+            .unwrap_or_else(|| panic!("no split factor: {line}"));
+        assert!(
+            (factor / split - 1.0).abs() < 0.1,
+            "{factor} vs {split}: {line}"
+        );
+        assert!(
+            line.contains("device requests per readlab request (2048 KiB each, split into"),
+            "{line}"
+        );
+    }
+}

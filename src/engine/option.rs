@@ -73,7 +73,10 @@ pub fn all() -> impl Iterator<Item = (EngineKind, &'static EngineOption)> {
 
 /// The options of `kind` set in `o`, in its table's order.
 pub fn set_in(kind: EngineKind, o: &EngineOptions) -> impl Iterator<Item = &'static EngineOption> {
-    kind.spec().options.iter().filter(move |d| (d.get)(o).is_some())
+    kind.spec()
+        .options
+        .iter()
+        .filter(move |d| (d.get)(o).is_some())
 }
 
 /// The first option set in `o` that belongs to an engine other than `kind`, with that engine.
@@ -115,7 +118,9 @@ pub fn parse_suffix(kind: EngineKind, s: &str) -> Option<EngineOptions> {
         rest = &rest[c.len_utf8()..];
         let mut n = 1;
         if d.value == Value::Count {
-            let end = rest.find(|c: char| !c.is_ascii_digit()).unwrap_or(rest.len());
+            let end = rest
+                .find(|c: char| !c.is_ascii_digit())
+                .unwrap_or(rest.len());
             n = rest[..end].parse().ok().filter(|&n| n >= 1)?;
             if n.to_string() != rest[..end] {
                 return None;
@@ -230,7 +235,11 @@ mod tests {
                 let back = from_fio(k, |name| (name == f).then(|| v.clone()));
                 assert_eq!((d.get)(&back), Some(n), "{}", d.flag);
             }
-            assert!(d.readlab_arg(&o).unwrap().starts_with(&format!("--{}", d.flag)));
+            assert!(
+                d.readlab_arg(&o)
+                    .unwrap()
+                    .starts_with(&format!("--{}", d.flag))
+            );
         }
     }
 

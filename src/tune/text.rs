@@ -23,15 +23,7 @@ impl Recommendation {
         );
         for (g, c) in &self.per_goal {
             let cfg = &c.config;
-            let o = &cfg.options;
-            let feats: Vec<&str> = [
-                (o.uring.fixed_files, "fixed files"),
-                (o.uring.fixed_bufs, "fixed buffers"),
-                (o.uring.sqpoll, "SQ poll"),
-            ]
-            .into_iter()
-            .filter_map(|(on, n)| on.then_some(n))
-            .collect();
+            let feats = crate::engine::option::words(cfg.engine, &cfg.options);
             t.push([
                 format!(
                     "{}{}",
@@ -100,7 +92,7 @@ pub fn recommendation_text(rec: &Recommendation, opts: &TuneOptions) -> String {
     let _ = write!(
         s,
         "\n## {} — block size {}, goal {}, {} points measured\n\n",
-        opts.target.display(),
+        crate::nbd::shown(&opts.target.display().to_string()),
         format_bytes(rec.bs as f64, Style::Table),
         rec.goal.name(),
         rec.points_measured
@@ -109,6 +101,11 @@ pub fn recommendation_text(rec: &Recommendation, opts: &TuneOptions) -> String {
         &rec.table(&crate::outdir::target_name(&opts.target))
             .markdown(),
     );
+    // Every label in the table, in words.
+    let key = crate::label::key_lines(rec.per_goal.iter().map(|(_, c)| c.label.as_str()));
+    if !key.is_empty() {
+        let _ = write!(s, "\n{key}");
+    }
     if rec.per_goal.iter().any(|(_, c)| c.few_samples()) {
         let _ = writeln!(
             s,
@@ -191,7 +188,7 @@ mod tests {
     }
 
     fn setup() -> (Recommendation, TuneOptions) {
-        let mut fast = cand(EngineKind::Uring, 1, 32, "U32B4");
+        let mut fast = cand(EngineKind::Uring, 1, 32, "U32B4MF");
         fast.config.batch = 4;
         fast.config.options.uring.fixed_files = true;
         fast.config.options.uring.fixed_bufs = true;
@@ -232,8 +229,10 @@ mod tests {
             "\n## /dev/loop0 — block size 4K, goal balanced, 7 points measured\n\n\
              | goal | target | engine | threads | queue size | batch | features | MB/s | IOPS | p99.9 | CPU (cores) | label |\n\
              |---|---|---|---:|---:|---:|---|---:|---:|---:|---:|---|\n\
-             | throughput | loop0 | uring | 1 | 32 | 4 | fixed files, fixed buffers | 500.0 | 122070 | 1.22ms | 0.95 | U32B4 |\n\
+             | throughput | loop0 | uring | 1 | 32 | 4 | fixed buffers, fixed files | 500.0 | 122070 | 1.22ms | 0.95 | U32B4MF |\n\
              | balanced (recommended) | loop0 | psync | 2 | 1 | 1 | - | 100.0 | 24414 | 100.0us | 2.00 | PT2 |\n\
+             \nkey: U32B4MF  io_uring, queue depth 32, batch 4, fixed buffers, fixed files\n     \
+             PT2      pread, 2 threads\n\
              \nRecommended: PT2 (balanced goal)\n  \
              trade-off: uring U32B4: +400 % IOPS for 12.20× p99.9 and 0.48× CPU\n\
              \n  readlab: {}\n  fio:     {}\n",
