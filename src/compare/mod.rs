@@ -249,9 +249,12 @@ fn inputs(a: &[Point], b: &[Point]) -> (String, String) {
     (long(a), long(b))
 }
 
+/// An attribute of a point the sides may differ in, and how to read it.
+type Attribute = (&'static str, fn(&Point) -> String);
+
 /// What the sides differ in: each attribute whose values are not the same on both.
 fn differences(a: &[Point], b: &[Point]) -> Vec<Difference> {
-    let attributes: [(&'static str, fn(&Point) -> String); 5] = [
+    let attributes: [Attribute; 5] = [
         ("device", |p| p.env.device.clone()),
         ("target", |p| p.env.target.clone()),
         ("kernel", |p| p.env.kernel.clone()),

@@ -251,7 +251,8 @@ impl Layout {
             .collect();
         Layout {
             cols,
-            top_width: if left >= 16 { left } else { 0 },
+            // Room for its values and for its heading (` busiest thread group`) over them.
+            top_width: if left >= 19 { left } else { 0 },
             width,
         }
     }
@@ -415,6 +416,19 @@ mod tests {
             "{wide}"
         );
         assert!(wide.contains("12"), "{wide}");
+    }
+
+    /// Every width, two devices and a process: no line or header is wider than the terminal
+    /// (the busiest thread group's heading included).
+    #[test]
+    fn every_width_fits() {
+        let opts = MonitorOptions::new(vec!["loop0".into(), "loop1".into()], Some(1));
+        for width in 60..=260 {
+            let l = Layout::new(&opts, width);
+            for h in l.header().lines().chain([l.line(&sample()).as_str()]) {
+                assert!(h.chars().count() <= width, "{width}: {h}");
+            }
+        }
     }
 
     /// The device's columns say what they are, and iostat's aqu-sz and r_await stand beside the

@@ -112,7 +112,8 @@ pub fn run(a: &MonitorArgs) -> anyhow::Result<ExitCode> {
         let mut n = printed.lock().unwrap();
         let mut out = std::io::stdout().lock();
         if *n == 0 {
-            let _ = writeln!(out, "{}", layout.legend());
+            // What the columns are, once, on stderr: stdout stays one line per sample.
+            eprintln!("{}", layout.legend());
         }
         if (*n).is_multiple_of(HEADER_EVERY) {
             let _ = writeln!(out, "{}", layout.header());
