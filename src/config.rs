@@ -205,7 +205,10 @@ impl RunConfig {
         if self.engine.capabilities().asynchronous {
             l.push_str(&format!("{}B{}", self.iodepth, self.batch));
         }
-        l.push_str(&(self.engine.spec().label_suffix)(&self.options));
+        l.push_str(&crate::engine::option::label_suffix(
+            self.engine,
+            &self.options,
+        ));
         if self.blocks_per_request > 1 {
             l.push_str(&format!("×{}", self.blocks_per_request));
         }
@@ -331,16 +334,11 @@ impl RunConfig {
         }
         // An option belongs to one engine (its spec says which are its own); the engine checks
         // its own options against the rest of the configuration.
-        for spec in crate::engine::registry() {
-            if spec.name == self.engine.name() {
-                continue;
-            }
-            if let Some(flag) = (spec.options_set)(&self.options).first() {
-                return Err(Error::invalid(format!(
-                    "--{flag} needs --engine {}",
-                    spec.name
-                )));
-            }
+        if let Some((owner, flag)) = crate::engine::option::foreign(self.engine, &self.options) {
+            return Err(Error::invalid(format!(
+                "--{flag} needs --engine {}",
+                owner.name()
+            )));
         }
         let workload = crate::engine::Workload {
             direct: self.direct,

@@ -93,7 +93,7 @@ pub fn parse(label: &str) -> Result<Labelled> {
         batch = count(&rest[..b]).ok_or_else(|| bad(label, "the batch size is missing"))?;
         rest = &rest[b..];
     }
-    let options = (engine.spec().parse_suffix)(rest).ok_or_else(|| {
+    let options = crate::engine::option::parse_suffix(engine, rest).ok_or_else(|| {
         bad(
             label,
             &format!("'{rest}' are not letters {} writes", engine.name()),
@@ -107,6 +107,113 @@ pub fn parse(label: &str) -> Result<Labelled> {
         blocks_per_request,
         options,
     })
+}
+
+impl Labelled {
+    /// The configuration in words, from the engine's table of options: `libaio, queue depth 48,
+    /// batch 8, 3 threads` for `A48B8T3`.
+    pub fn words(&self) -> String {
+        let mut w = vec![self.engine.words().to_string()];
+        if self.engine.capabilities().asynchronous {
+            w.push(format!("queue depth {}", self.iodepth));
+            w.push(format!("batch {}", self.batch));
+        }
+        w.extend(crate::engine::option::words(self.engine, &self.options));
+        if self.blocks_per_request > 1 {
+            w.push(format!("{} blocks per request", self.blocks_per_request));
+        }
+        if self.threads > 1 {
+            w.push(format!("{} threads", self.threads));
+        }
+        w.join(", ")
+    }
+}
+
+/// A label in words (`A48B8T3`: `libaio, queue depth 48, batch 8, 3 threads`; a `fio:` label
+/// adds `measured by fio`), none when it is not a readlab label.
+pub fn try_words(label: &str) -> Option<String> {
+    let l = parse(label).ok()?;
+    let mut w = l.words();
+    if label.trim().starts_with("fio:") {
+        w.push_str(", measured by fio");
+    }
+    Some(w)
+}
+
+/// A label in words, for a key or a tooltip beside it; a text that is not a label comes back
+/// as it is.
+pub fn words(label: &str) -> String {
+    try_words(label).unwrap_or_else(|| label.to_string())
+}
+
+/// The label that words written by [`Labelled::words`] name (the inverse of [`words`]), none
+/// when they are not such words.
+pub fn from_words(words: &str) -> Option<String> {
+    let mut parts = words.split(", ");
+    let first = parts.next()?;
+    let engine = EngineKind::all().find(|k| k.words() == first)?;
+    let mut cfg = RunConfig {
+        engine,
+        ..RunConfig::new("/x")
+    };
+    let number = |p: &str, before: &str, after: &str| -> Option<usize> {
+        count(p.strip_prefix(before)?.strip_suffix(after)?)
+    };
+    let mut next = 0;
+    let table = engine.spec().options;
+    'parts: for p in parts {
+        if let Some(n) = number(p, "queue depth ", "") {
+            cfg.iodepth = n;
+        } else if let Some(n) = number(p, "batch ", "") {
+            cfg.batch = n;
+        } else if let Some(n) = number(p, "", " blocks per request") {
+            cfg.blocks_per_request = n;
+        } else if let Some(n) = number(p, "", " threads") {
+            cfg.threads = n;
+        } else {
+            for (k, d) in table.iter().enumerate().skip(next) {
+                let n = match d.words.split_once("{n}") {
+                    Some((before, after)) => number(p, before, after),
+                    None => (p == d.words).then_some(1),
+                };
+                if let Some(n) = n {
+                    (d.set)(&mut cfg.options, n as u64);
+                    next = k + 1;
+                    continue 'parts;
+                }
+            }
+            return None;
+        }
+    }
+    Some(cfg.label())
+}
+
+/// The key of a table whose rows carry `labels`: each distinct label once, in the order first
+/// seen, with its words (`A48B8T3  libaio, queue depth 48, batch 8, 3 threads`). Texts that are
+/// not labels are left out; empty when none is one.
+pub fn key<'a>(labels: impl IntoIterator<Item = &'a str>) -> Vec<(String, String)> {
+    let mut seen = std::collections::BTreeSet::new();
+    labels
+        .into_iter()
+        .filter(|l| seen.insert(l.to_string()))
+        .filter_map(|l| Some((l.to_string(), try_words(l)?)))
+        .collect()
+}
+
+/// [`key`] as lines of text under a terminal table: `key: A48B8T3 = libaio, …`, one label a line,
+/// labels aligned.
+pub fn key_lines<'a>(labels: impl IntoIterator<Item = &'a str>) -> String {
+    let k = key(labels);
+    let width = k.iter().map(|(l, _)| l.chars().count()).max().unwrap_or(0);
+    k.iter()
+        .enumerate()
+        .map(|(i, (l, w))| {
+            format!(
+                "{} {l:<width$}  {w}\n",
+                if i == 0 { "key:" } else { "    " }
+            )
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -211,6 +318,83 @@ mod tests {
                     }
                 }
             }
+        }
+    }
+
+    #[test]
+    fn labels_in_words() {
+        assert_eq!(
+            words("A48B8T3"),
+            "libaio, queue depth 48, batch 8, 3 threads"
+        );
+        assert_eq!(
+            words("U64B4MFS"),
+            "io_uring, queue depth 64, batch 4, fixed buffers, fixed files, SQ poll"
+        );
+        assert_eq!(
+            words("R1B1P"),
+            "NBD, queue depth 1, batch 1, busy-polling its socket"
+        );
+        assert_eq!(words("PT8"), "pread, 8 threads");
+        assert_eq!(
+            words("W16B1R4×2"),
+            "thread pool, queue depth 16, batch 1, 4 reader threads, 2 blocks per request"
+        );
+        assert_eq!(
+            words("fio:VH"),
+            "preadv2, polled completions (RWF_HIPRI), measured by fio"
+        );
+        assert_eq!(words("not a label"), "not a label");
+        for l in [
+            "A48B8T3",
+            "U64B4MFS",
+            "R1B1P",
+            "PT8",
+            "W16B1R4×2",
+            "VHN",
+            "N",
+            "X8B2T2",
+        ] {
+            assert_eq!(from_words(&words(l)).as_deref(), Some(l), "{}", words(l));
+        }
+        assert_eq!(from_words("libaio, warp speed"), None);
+        assert_eq!(try_words("Q"), None);
+        let k = key_lines(["PT8", "-", "PT8", "A1B1"]);
+        assert_eq!(
+            k,
+            "key: PT8   pread, 8 threads\n     A1B1  libaio, queue depth 1, batch 1\n"
+        );
+    }
+
+    /// Label → words → label: every option's words name it, so the words of a label carrying
+    /// options say each of them, and the label written from what it was read as is the same.
+    #[test]
+    fn label_words_label_round_trips() {
+        for (kind, d) in crate::engine::option::all() {
+            if d.letter.is_none() {
+                continue;
+            }
+            let mut cfg = RunConfig {
+                engine: kind,
+                iodepth: 4,
+                batch: 2,
+                threads: 3,
+                ..RunConfig::new("/x")
+            };
+            (d.set)(&mut cfg.options, 5);
+            let label = cfg.label();
+            let w = words(&label);
+            assert!(w.starts_with(kind.words()), "{label}: {w}");
+            assert!(
+                w.contains(&d.words_in(&cfg.options).unwrap()),
+                "{label}: {w}"
+            );
+            assert!(w.ends_with("3 threads"), "{label}: {w}");
+            let mut again = RunConfig::new("/x");
+            parse(&label).unwrap().apply(&mut again);
+            assert_eq!(again.label(), label);
+            assert_eq!(words(&again.label()), w);
+            assert_eq!(from_words(&w).as_deref(), Some(label.as_str()), "{w}");
         }
     }
 

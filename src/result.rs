@@ -173,6 +173,32 @@ pub struct OpenLoopSummary {
     pub final_backlog: f64,
 }
 
+impl OpenLoopSummary {
+    /// The rate asked and the rate achieved, as every output says them: `rate 5,000/s, achieved
+    /// 4,998/s`.
+    pub fn words(&self) -> String {
+        format!(
+            "rate {}/s, achieved {}/s",
+            grouped(self.target_iops),
+            grouped(self.achieved_iops)
+        )
+    }
+}
+
+/// A rate rounded to a whole number, its thousands apart (`4,998`).
+fn grouped(v: f64) -> String {
+    let n = v.round().max(0.0) as u64;
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 /// Which study point a run belongs to (absent for a plain `readlab run`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StudyTag {

@@ -184,6 +184,19 @@ fn monitor_count_3_json_parses_and_covers_every_device_named() {
     let text = stdout(&o);
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines.len(), 5, "two header lines and three samples: {text}");
+    // What the columns are, once, on stderr; iostat's aqu-sz and r_await beside the sampled qd.
+    let legend = stderr(&o);
+    for w in [
+        "qd = requests in flight",
+        "aqu-sz = iostat's",
+        "r_await = iostat's",
+    ] {
+        assert!(legend.contains(w), "{w}: {legend}");
+    }
+    assert!(
+        lines[1].contains(" aqu-sz ") && lines[1].contains(" r_await"),
+        "{text}"
+    );
     assert!(lines[0].contains(dev_name(&a.dev)) && lines[0].contains(dev_name(&b.dev)));
     assert!(lines.iter().all(|l| l.chars().count() <= 200));
     let rec = read_json(&out);
@@ -257,4 +270,53 @@ fn a_pid_that_ends_mid_monitor_ends_the_monitor() {
     let samples = rec["samples"].as_array().unwrap();
     assert!(samples.len() < 50 && !samples.is_empty(), "{rec}");
     assert_eq!(samples.last().unwrap()["process_ended"], true, "{rec}");
+}
+
+/// 2 MiB direct reads on a loop device that takes at most `max_sectors_kb` per request: the
+/// device sees each read as several requests, and `run --monitor` says so in requests with the
+/// split factor, never "within 100 %".
+#[test]
+fn run_monitor_counts_device_requests_per_readlab_request() {
+    let l = LoopDev::prepared("256M");
+    let o = run(&[
+        "run",
+        "--engine",
+        "psync",
+        "--bs",
+        "2m",
+        "--runtime",
+        "3s",
+        "--monitor",
+        &l.dev,
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    let line = out
+        .lines()
+        .find(|l| l.contains("requests/s for readlab's"))
+        .unwrap_or_else(|| panic!("no monitor line: {out}"));
+    assert!(!line.contains("within 100"), "{line}");
+    // The split the device's own request size implies (its queue limits decide: 512 KiB here).
+    let kib: f64 = line
+        .split("; ")
+        .find_map(|p| p.strip_suffix(" KiB per device request, 0 merges/s"))
+        .and_then(|k| k.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no request size: {line}"));
+    let split = (2048.0 / kib).round();
+    assert!(split >= 2.0, "the device did not split 2 MiB reads: {line}");
+    let factor: f64 = line
+        .split(": ")
+        .nth(2)
+        .and_then(|s| s.split_whitespace().next())
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("no split factor: {line}"));
+    assert!(
+        (factor / split - 1.0).abs() < 0.1,
+        "{factor} vs {split}: {line}"
+    );
+    assert!(
+        line.contains("device requests per readlab request (2048 KiB each, split into"),
+        "{line}"
+    );
+    assert!(line.contains("of that (largest gap"), "{line}");
 }

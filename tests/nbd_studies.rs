@@ -332,6 +332,18 @@ fn run_reads_a_server_in_another_namespace_with_netns() {
         "json",
         "-q",
     ]);
+    // On the terminal the target is named by its server, never by the throwaway namespace.
+    let shown = run(&[
+        "run",
+        "--engine",
+        "nbd",
+        "--netns",
+        &ns.1,
+        &url,
+        "--runtime",
+        "1s",
+        "-q",
+    ]);
     let _ = server.kill();
     let _ = server.wait();
     assert!(o.status.success(), "{}", stderr(&o));
@@ -339,6 +351,11 @@ fn run_reads_a_server_in_another_namespace_with_netns() {
     let d = if d.is_array() { d[0].clone() } else { d };
     assert_eq!(d["config"]["target"], format!("{url}?netns={}", ns.1));
     assert!(d["result"]["iops"].as_f64().unwrap() > 0.0, "{d}");
+    let text = stdout(&shown);
+    assert!(
+        text.contains(&format!(" on {url} (")) && !text.contains("netns"),
+        "{text}"
+    );
     // --netns names a namespace of an NBD target only.
     let o = run(&["run", "--netns", &ns.1, "/tmp/x"]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));

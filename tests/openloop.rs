@@ -147,3 +147,37 @@ fn bad_open_loop_and_stability_options_are_bad_input() {
         assert!(stderr(&o).contains(needle), "{args:?}: {}", stderr(&o));
     }
 }
+
+/// An open-loop run says its rate and what it achieved: in the run's block on the terminal and
+/// in the report's rows.
+#[test]
+fn an_open_loop_run_says_its_rate_and_what_it_achieved() {
+    let d = disk_dir();
+    let f = prepare(d.path(), "f", "64M");
+    let out = d.path().join("ol.json");
+    let o = run(&[
+        "run",
+        "--runtime",
+        "1s",
+        "--rate",
+        "2000",
+        "--json",
+        out.to_str().unwrap(),
+        f.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(text.contains("open loop rate 2,000/s, achieved "), "{text}");
+    let md = d.path().join("r.md");
+    let o = run(&[
+        "report",
+        out.to_str().unwrap(),
+        "--format",
+        "md",
+        "-o",
+        md.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let md = std::fs::read_to_string(&md).unwrap();
+    assert!(md.contains("rate 2,000/s, achieved "), "{md}");
+}

@@ -50,6 +50,11 @@ fn several_configurations_compare_and_a_baseline() {
         &lo.dev,
     ]);
     let out = stdout(&o);
+    // Every label of the table in words, in a key under it.
+    assert!(
+        out.contains("U4B1  io_uring, queue depth 4, batch 1\n") && out.contains("key: "),
+        "{out}"
+    );
     // One row per configuration, then the verdict; psync and pvsync2 are told apart.
     for label in [
         "P ",
@@ -85,6 +90,11 @@ fn several_configurations_compare_and_a_baseline() {
     // compare: the configurations of both, with their changes, on the terminal and as JSON.
     let o = ok(&["compare", s(&a), s(&b)]);
     let text = stdout(&o);
+    // Each side by its input (not both by the device), and what differs.
+    assert!(
+        text.starts_with("A: a: ") && text.contains("\nB: b: "),
+        "{text}"
+    );
     for row in [
         "P 4K random",
         "U1B1 4K random",

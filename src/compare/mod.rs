@@ -147,9 +147,16 @@ pub struct Row {
 /// What two sets of points have in common, and what only one has.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Comparison {
-    /// What A and B are (their targets' names, or the inputs).
+    /// What A and B are, as the outputs name them: the input, its targets, and what differs
+    /// from the other side (`before: loop3, kernel 6.1.0`).
     pub a_name: String,
     pub b_name: String,
+    /// The inputs the sides were read from (file or directory names).
+    pub a_input: String,
+    pub b_input: String,
+    /// What the sides' points differ in besides their measurements (`kernel`, `host`, `target`,
+    /// `device`, `tool`), each as it reads on A and on B.
+    pub differs: Vec<Difference>,
     pub rows: Vec<Row>,
     pub only_a: Vec<String>,
     pub only_b: Vec<String>,
@@ -204,15 +211,81 @@ fn by_key(points: &[Point], by_name: bool) -> BTreeMap<Key, Point> {
         .collect()
 }
 
-/// The names the points' targets go by, joined.
-fn names(points: &[Point]) -> String {
-    let mut v: Vec<&str> = Vec::new();
+/// The distinct values of `f` over the points, in order, joined.
+fn distinct(points: &[Point], f: impl Fn(&Point) -> String) -> String {
+    let mut v: Vec<String> = Vec::new();
     for p in points {
-        if !v.contains(&p.name.as_str()) {
-            v.push(&p.name);
+        let x = f(p);
+        if !x.is_empty() && !v.contains(&x) {
+            v.push(x);
         }
     }
     v.join(", ")
+}
+
+/// The names the points' targets go by, joined.
+fn names(points: &[Point]) -> String {
+    distinct(points, |p| p.name.clone())
+}
+
+/// One thing the two sides differ in besides their measurements.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Difference {
+    /// `kernel`, `host`, `target`, `device` or `tool`.
+    pub what: &'static str,
+    pub a: String,
+    pub b: String,
+}
+
+/// The inputs of each side by name: the file or directory name, or the whole path when both
+/// sides' names are the same.
+fn inputs(a: &[Point], b: &[Point]) -> (String, String) {
+    let short = |ps: &[Point]| distinct(ps, |p| crate::report::model::origin_name(&p.origin));
+    let (x, y) = (short(a), short(b));
+    if x != y {
+        return (x, y);
+    }
+    let long = |ps: &[Point]| distinct(ps, |p| p.origin.clone());
+    (long(a), long(b))
+}
+
+/// An attribute of a point the sides may differ in, and how to read it.
+type Attribute = (&'static str, fn(&Point) -> String);
+
+/// What the sides differ in: each attribute whose values are not the same on both.
+fn differences(a: &[Point], b: &[Point]) -> Vec<Difference> {
+    let attributes: [Attribute; 5] = [
+        ("device", |p| p.env.device.clone()),
+        ("target", |p| p.env.target.clone()),
+        ("kernel", |p| p.env.kernel.clone()),
+        ("host", |p| p.env.hostname.clone()),
+        ("tool", |p| p.env.tool.clone()),
+    ];
+    attributes
+        .into_iter()
+        .map(|(what, f)| Difference {
+            what,
+            a: distinct(a, f),
+            b: distinct(b, f),
+        })
+        .filter(|d| d.a != d.b)
+        .collect()
+}
+
+/// A side's name: its input, its targets, and its values of what differs from the other side.
+fn side_name(input: &str, targets: &str, differs: &[Difference], a: bool) -> String {
+    let mut s = format!(
+        "{input}: {}",
+        if targets.is_empty() { "?" } else { targets }
+    );
+    for d in differs {
+        let v = if a { &d.a } else { &d.b };
+        let _ = std::fmt::Write::write_fmt(
+            &mut s,
+            format_args!(", {} {}", d.what, if v.is_empty() { "unknown" } else { v }),
+        );
+    }
+    s
 }
 
 /// Compare the points of A with those of B. Targets' names take part in the match only when
@@ -249,9 +322,14 @@ pub fn compare(a: &[Point], b: &[Point]) -> Comparison {
             deltas,
         });
     }
+    let (a_input, b_input) = inputs(a, b);
+    let differs = differences(a, b);
     Comparison {
-        a_name: names(a),
-        b_name: names(b),
+        a_name: side_name(&a_input, &names(a), &differs, true),
+        b_name: side_name(&b_input, &names(b), &differs, false),
+        a_input,
+        b_input,
+        differs,
         only_a: ka
             .keys()
             .filter(|k| !kb.contains_key(*k))

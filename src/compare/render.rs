@@ -235,6 +235,8 @@ pub fn json(c: &Comparison) -> serde_json::Value {
         "schema": "readlab.compare/1",
         "a": c.a_name,
         "b": c.b_name,
+        "a_input": c.a_input,
+        "b_input": c.b_input,
         "rows": rows,
         "only_a": c.only_a,
         "only_b": c.only_b,

@@ -36,8 +36,9 @@ fn changes_beyond_the_spread_are_marked() {
         steady("X4B1", 1.0, 0.0),
     ];
     let c = compare(&a, &b);
-    assert_eq!(c.a_name, "x");
-    assert_eq!(c.b_name, "x, ext4 on vda");
+    // Both sides come from an input named `test`: named by their whole paths (the same here).
+    assert_eq!(c.a_name, "test: x");
+    assert_eq!(c.b_name, "test: x, ext4 on vda");
     let rows: Vec<&str> = c.rows.iter().map(|r| r.what.as_str()).collect();
     assert_eq!(rows, ["P 4K random", "U32B1 4K random"]);
     let p = &c.rows[0].deltas[0];
@@ -62,7 +63,7 @@ fn changes_beyond_the_spread_are_marked() {
     assert_eq!(json["rows"][1]["figures"]["iops"]["beyond_spread"], true);
     let html = render::html(&c).unwrap();
     assert!(
-        html.contains("<svg id=\"chart-compare-iops\"") && html.contains("A: x"),
+        html.contains("<svg id=\"chart-compare-iops\"") && html.contains("A: test: x"),
         "html"
     );
 }
@@ -76,4 +77,39 @@ fn several_targets_on_both_sides_match_by_name() {
     assert_eq!(c.rows.len(), 2);
     assert!(c.rows.iter().all(|r| r.deltas[0].change == 0.0));
     assert!(c.rows[0].what.ends_with("on loop0"), "{}", c.rows[0].what);
+}
+
+/// Two runs of the same device from two inputs and two kernels: each side is named by its input
+/// and says what differs, never both just "loop3".
+#[test]
+fn each_side_is_named_by_its_input_and_what_differs() {
+    let side = |origin: &str, kernel: &str| {
+        let mut p = steady("P", 1000.0, 0.0);
+        p.name = "loop3".into();
+        p.origin = origin.into();
+        p.env.kernel = kernel.into();
+        p.env.target = "/dev/loop3".into();
+        p
+    };
+    let c = compare(
+        &[side("runs/before.json", "6.1.0")],
+        &[side("runs/after/results.jsonl", "6.18.44")],
+    );
+    assert_eq!(
+        (c.a_input.as_str(), c.b_input.as_str()),
+        ("before", "after")
+    );
+    assert_eq!(c.a_name, "before: loop3, kernel 6.1.0");
+    assert_eq!(c.b_name, "after: loop3, kernel 6.18.44");
+    assert_eq!(c.differs.len(), 1);
+    let text = render::text(&c);
+    assert!(
+        text.starts_with("A: before: loop3, kernel 6.1.0\nB: after: loop3, kernel 6.18.44\n"),
+        "{text}"
+    );
+    assert_eq!(render::json(&c)["b_input"], "after");
+    // Inputs of the same name go by their paths.
+    let c = compare(&[side("a/run.json", "k")], &[side("b/run.json", "k")]);
+    assert_eq!(c.a_name, "a/run.json: loop3");
+    assert_eq!(c.b_name, "b/run.json: loop3");
 }

@@ -12,11 +12,10 @@ pub static SPEC: EngineSpec = EngineSpec {
     name: "fake",
     label: "Z",
     fio_name: "psync",
+    words: "fake",
     capabilities: super::ASYNC,
-    options_set: super::no_options,
+    options: &[],
     check: super::no_check,
-    label_suffix: super::no_suffix,
-    parse_suffix: super::no_suffix_parse,
     variants: super::plain,
     open: |s| Ok(Box::new(Fake::new(s, Script::new())?)),
 };

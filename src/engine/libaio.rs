@@ -14,15 +14,14 @@ pub static SPEC: EngineSpec = EngineSpec {
     name: "libaio",
     label: "A",
     fio_name: "libaio",
+    words: "libaio",
     // Without O_DIRECT, io_submit performs the read itself before returning.
     capabilities: Capabilities {
         needs_direct: true,
         ..super::ASYNC
     },
-    options_set: super::no_options,
+    options: &[],
     check: super::no_check,
-    label_suffix: super::no_suffix,
-    parse_suffix: super::no_suffix_parse,
     variants: super::plain,
     open: |s| Ok(Box::new(Libaio::new(s)?)),
 };

@@ -11,6 +11,7 @@ pub(crate) mod fake;
 mod libaio;
 mod nbd;
 mod null;
+pub mod option;
 mod pool;
 mod posixaio;
 mod psync;
@@ -100,17 +101,15 @@ pub struct EngineSpec {
     /// fio's `ioengine` for the same interface (fio has no thread pool or null reader of this
     /// kind: those map to `psync`).
     pub fio_name: &'static str,
+    /// The interface in words, as a label's expansion starts (`io_uring`, `thread pool`).
+    pub words: &'static str,
     pub capabilities: Capabilities,
-    /// The options of [`EngineOptions`] this engine owns, by their flag names, and whether each is
-    /// set; an option set for another engine is refused by [`RunConfig::check`](crate::config).
-    pub options_set: fn(&EngineOptions) -> Vec<&'static str>,
+    /// The options of [`EngineOptions`] this engine owns, each declared once: flag, label letter
+    /// (in the order labels write them), words, fio option ([`option`] reads them). An option
+    /// set for another engine is refused by [`RunConfig::check`](crate::config).
+    pub options: &'static [option::EngineOption],
     /// Check its own options (beyond which engine they belong to) against the workload.
     pub check: fn(&EngineOptions, &Workload) -> Result<()>,
-    /// Letters its options add to the label (`M`, `F`, `S` for io_uring).
-    pub label_suffix: fn(&EngineOptions) -> String,
-    /// The inverse of `label_suffix`: the options a suffix stands for, None when it is not one
-    /// this engine writes (`crate::label::parse` reads labels back with it).
-    pub parse_suffix: fn(&str) -> Option<EngineOptions>,
     /// Its feature variants worth trying on their own, as (flags, options): `("", default)` first,
     /// then e.g. `("--fixed-bufs", …)`. The probe's table and the conformance suite run each.
     pub variants: fn() -> Vec<(&'static str, EngineOptions)>,
@@ -128,11 +127,6 @@ pub(crate) fn with(f: impl FnOnce(&mut EngineOptions)) -> EngineOptions {
     let mut o = EngineOptions::default();
     f(&mut o);
     o
-}
-
-/// No options of its own.
-pub(crate) fn no_options(_: &EngineOptions) -> Vec<&'static str> {
-    Vec::new()
 }
 
 /// What of a run's configuration an engine checks its options against.
@@ -153,32 +147,6 @@ pub const MAX_THREADS: usize = 4096;
 /// Nothing to check.
 pub(crate) fn no_check(_: &EngineOptions, _: &Workload) -> Result<()> {
     Ok(())
-}
-
-/// No label letters.
-pub(crate) fn no_suffix(_: &EngineOptions) -> String {
-    String::new()
-}
-
-/// No label letters to read: only the empty suffix is one.
-pub(crate) fn no_suffix_parse(s: &str) -> Option<EngineOptions> {
-    s.is_empty().then(EngineOptions::default)
-}
-
-/// A label letter and the option it sets.
-pub(crate) type Letter = (char, fn(&mut EngineOptions));
-
-/// Read a suffix of single letters, each setting one option, written in the order of `letters`
-/// (`MFS` for io_uring); None for a letter not in the list, a repeated or misplaced one.
-pub(crate) fn parse_letters(s: &str, letters: &[Letter]) -> Option<EngineOptions> {
-    let mut o = EngineOptions::default();
-    let mut next = 0;
-    for c in s.chars() {
-        let k = letters[next..].iter().position(|(l, _)| *l == c)? + next;
-        (letters[k].1)(&mut o);
-        next = k + 1;
-    }
-    Some(o)
 }
 
 /// Synchronous, one I/O in flight per thread.
@@ -276,6 +244,11 @@ impl EngineKind {
     /// fio's name for the same interface.
     pub fn fio_name(self) -> &'static str {
         self.0.fio_name
+    }
+
+    /// The interface in words (`io_uring`, `thread pool`).
+    pub fn words(self) -> &'static str {
+        self.0.words
     }
 }
 

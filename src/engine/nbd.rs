@@ -4,6 +4,7 @@
 //! through one receive buffer, so several small replies cost one system call. With `--busy-poll`
 //! the worker spins on its socket for replies instead of sleeping in the kernel.
 
+use super::option::{EngineOption, Value};
 use super::{Capabilities, Completion, Engine, EngineSetup, EngineSpec, Io};
 use crate::buffer::BufferPool;
 use crate::error::{Error, Result};
@@ -32,34 +33,31 @@ pub static SPEC: EngineSpec = EngineSpec {
     name: "nbd",
     label: "R",
     fio_name: "nbd",
+    words: "NBD",
     capabilities: Capabilities {
         asynchronous: true,
         needs_direct: false,
         supports_batch: true,
         does_io: true,
     },
-    options_set: |o| {
-        if o.nbd.busy_poll_us > 0 {
-            vec!["busy-poll"]
-        } else {
-            Vec::new()
-        }
-    },
+    // `P`: the worker busy-polls its socket (`RP` next to `R`); the label leaves out for how long.
+    options: &[EngineOption {
+        flag: "busy-poll",
+        letter: Some('P'),
+        words: "busy-polling its socket",
+        fio: None,
+        column: "busy_poll_us",
+        value: Value::Setting { unit: "us" },
+        get: |o| (o.nbd.busy_poll_us > 0).then_some(o.nbd.busy_poll_us.into()),
+        set: |o, n| {
+            o.nbd.busy_poll_us = if n > 1 {
+                n.min(u32::MAX as u64) as u32
+            } else {
+                NbdOptions::BUSY_POLL_US
+            }
+        },
+    }],
     check: super::no_check,
-    // `P`: the worker busy-polls its socket (`RP` next to `R`).
-    label_suffix: |o| {
-        if o.nbd.busy_poll_us > 0 {
-            "P".into()
-        } else {
-            String::new()
-        }
-    },
-    parse_suffix: |s| {
-        super::parse_letters(
-            s,
-            &[('P', |o| o.nbd.busy_poll_us = NbdOptions::BUSY_POLL_US)],
-        )
-    },
     // It reads remote exports only: nothing to try on a local file in the probe or the
     // conformance suite (the end-to-end tests run it against real servers).
     variants: Vec::new,

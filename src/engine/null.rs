@@ -6,14 +6,13 @@ pub static SPEC: EngineSpec = EngineSpec {
     name: "null",
     label: "N",
     fio_name: "psync",
+    words: "no reads (null)",
     capabilities: Capabilities {
         does_io: false,
         ..super::SYNC
     },
-    options_set: super::no_options,
+    options: &[],
     check: super::no_check,
-    label_suffix: super::no_suffix,
-    parse_suffix: super::no_suffix_parse,
     variants: super::plain,
     open: |s: EngineSetup| Ok(Box::new(SyncEngine::new(Null, s.pool))),
 };

@@ -9,6 +9,7 @@
 
 #![forbid(unsafe_code)]
 
+use super::option::{EngineOption, Value};
 use super::{Capabilities, Completion, Engine, EngineSetup, EngineSpec, Io};
 use serde::{Deserialize, Serialize};
 
@@ -24,17 +25,22 @@ pub static SPEC: EngineSpec = EngineSpec {
     name: "pool",
     label: "W",
     fio_name: "psync",
+    words: "thread pool",
     capabilities: Capabilities {
         supports_batch: false,
         ..super::ASYNC
     },
-    options_set: |o| {
-        if o.pool.pool_threads.is_some() {
-            vec!["pool-threads"]
-        } else {
-            Vec::new()
-        }
-    },
+    // `R<n>`: n reader threads, when set apart from the default (one per queue slot).
+    options: &[EngineOption {
+        flag: "pool-threads",
+        letter: Some('R'),
+        words: "{n} reader threads",
+        fio: None,
+        column: "pool_threads",
+        value: Value::Count,
+        get: |o| o.pool.pool_threads.map(|n| n as u64),
+        set: |o, n| o.pool.pool_threads = Some(n as usize),
+    }],
     check: |o, w| {
         if o.pool.pool_threads == Some(0) {
             return Err(crate::error::Error::invalid(
@@ -58,26 +64,6 @@ pub static SPEC: EngineSpec = EngineSpec {
             )));
         }
         Ok(())
-    },
-    // `R<n>`: n reader threads, when set apart from the default (one per queue slot).
-    label_suffix: |o| {
-        o.pool
-            .pool_threads
-            .map(|n| format!("R{n}"))
-            .unwrap_or_default()
-    },
-    parse_suffix: |s| {
-        let mut o = super::EngineOptions::default();
-        if let Some(n) = s.strip_prefix('R') {
-            let n: usize = n.parse().ok().filter(|&n| n > 0)?;
-            if n.to_string() != s[1..] {
-                return None;
-            }
-            o.pool.pool_threads = Some(n);
-        } else if !s.is_empty() {
-            return None;
-        }
-        Some(o)
     },
     variants: super::plain,
     open: |s| Ok(Box::new(Pool::new(s)?)),

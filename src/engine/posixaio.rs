@@ -18,11 +18,10 @@ pub static SPEC: EngineSpec = EngineSpec {
     name: "posixaio",
     label: "X",
     fio_name: "posixaio",
+    words: "POSIX aio",
     capabilities: super::ASYNC,
-    options_set: super::no_options,
+    options: &[],
     check: super::no_check,
-    label_suffix: super::no_suffix,
-    parse_suffix: super::no_suffix_parse,
     variants: super::plain,
     open: |s| Ok(Box::new(PosixAio::new(s)?)),
 };

@@ -8,11 +8,10 @@ pub static SPEC: EngineSpec = EngineSpec {
     name: "psync",
     label: "P",
     fio_name: "psync",
+    words: "pread",
     capabilities: super::SYNC,
-    options_set: super::no_options,
+    options: &[],
     check: super::no_check,
-    label_suffix: super::no_suffix,
-    parse_suffix: super::no_suffix_parse,
     variants: super::plain,
     open: |s: EngineSetup| {
         let file = s.handle.file()?;

@@ -1,5 +1,6 @@
 //! `pvsync2`: preadv2(2) with optional RWF_HIPRI (polled completion) and RWF_NOWAIT flags.
 
+use super::option::{EngineOption, Value};
 use super::{EngineOptions, EngineSetup, EngineSpec, SyncEngine, SyncRead};
 use rustix::io::ReadWriteFlags;
 use serde::{Deserialize, Serialize};
@@ -21,32 +22,31 @@ pub static SPEC: EngineSpec = EngineSpec {
     name: "pvsync2",
     label: "V",
     fio_name: "pvsync2",
+    words: "preadv2",
     capabilities: super::SYNC,
-    options_set: |o| {
-        let o = &o.pvsync2;
-        [(o.hipri, "hipri"), (o.nowait, "nowait")]
-            .into_iter()
-            .filter_map(|(on, f)| on.then_some(f))
-            .collect()
-    },
+    options: &[
+        EngineOption {
+            flag: "hipri",
+            letter: Some('H'),
+            words: "polled completions (RWF_HIPRI)",
+            fio: Some("hipri"),
+            column: "hipri",
+            value: Value::Switch,
+            get: |o| o.pvsync2.hipri.then_some(1),
+            set: |o, _| o.pvsync2.hipri = true,
+        },
+        EngineOption {
+            flag: "nowait",
+            letter: Some('N'),
+            words: "no waiting (RWF_NOWAIT)",
+            fio: Some("nowait"),
+            column: "nowait",
+            value: Value::Switch,
+            get: |o| o.pvsync2.nowait.then_some(1),
+            set: |o, _| o.pvsync2.nowait = true,
+        },
+    ],
     check: super::no_check,
-    // `H` RWF_HIPRI, `N` RWF_NOWAIT: `VH` is preadv2 polling for its completion.
-    label_suffix: |o| {
-        let o = &o.pvsync2;
-        [(o.hipri, 'H'), (o.nowait, 'N')]
-            .into_iter()
-            .filter_map(|(on, c)| on.then_some(c))
-            .collect()
-    },
-    parse_suffix: |s| {
-        super::parse_letters(
-            s,
-            &[
-                ('H', |o| o.pvsync2.hipri = true),
-                ('N', |o| o.pvsync2.nowait = true),
-            ],
-        )
-    },
     variants: || {
         vec![
             ("", EngineOptions::default()),

@@ -22,6 +22,21 @@ impl SecondCheck {
     pub fn gap(&self) -> f64 {
         self.device_iops / self.run_iops.max(1e-9) - 1.0
     }
+
+    /// The device's requests relative to `factor` device requests per run I/O, minus one: how far
+    /// this second is from the split (or merge) the whole run shows.
+    pub fn gap_from(&self, factor: f64) -> f64 {
+        self.device_iops / (self.run_iops * factor).max(1e-9) - 1.0
+    }
+}
+
+/// Device requests per readlab request over `secs`: 2 when the device splits each read in two
+/// (a 1 MiB read through 512 KiB requests), below 1 when it merges reads (readahead), and
+/// `blocks_per_request` blocks of one readlab request counting as that many reads.
+pub fn split_factor(secs: &[SecondCheck], blocks_per_request: usize) -> f64 {
+    let run: f64 = secs.iter().map(|c| c.run_iops).sum();
+    let dev: f64 = secs.iter().map(|c| c.device_iops).sum();
+    dev / run.max(1e-9) * blocks_per_request.max(1) as f64
 }
 
 /// Every full second of `r`'s timeline beside the device's IOPS in the monitor's sample ending
@@ -56,7 +71,7 @@ pub fn target_devices(d: &Document) -> Vec<(String, String, &RunResult)> {
             .iter()
             .map(|dev| {
                 (
-                    d.config.target.display().to_string(),
+                    crate::nbd::shown(&d.config.target.display().to_string()),
                     dev.clone(),
                     &d.result,
                 )
@@ -89,10 +104,6 @@ pub fn monitor_summary(d: &Document) -> String {
         }
         let mean =
             |f: &dyn Fn(&SecondCheck) -> f64| secs.iter().map(f).sum::<f64>() / secs.len() as f64;
-        let worst = secs
-            .iter()
-            .max_by(|a, b| a.gap().abs().total_cmp(&b.gap().abs()))
-            .unwrap();
         let in_run: Vec<_> = rec
             .samples
             .iter()
@@ -102,15 +113,51 @@ pub fn monitor_summary(d: &Document) -> String {
         let n = in_run.len().max(1) as f64;
         let kib = in_run.iter().map(|x| x.read_kib_per_io).sum::<f64>() / n;
         let merges = in_run.iter().map(|x| x.read_merges_s).sum::<f64>() / n;
+        let bpr = d.config.blocks_per_request.max(1) as f64;
+        // readlab's requests per second (each of `blocks_per_request` reads) and the device's.
+        let run_rps = mean(&|c| c.run_iops) / bpr;
+        let dev_rps = mean(&|c| c.device_iops);
+        let factor = split_factor(&secs, d.config.blocks_per_request);
+        // Each second against the run's own split: a device that splits every read in two is
+        // steady at 2 device requests per readlab request, not "100 % off".
+        let per_io = factor / bpr;
+        let worst = secs
+            .iter()
+            .max_by(|a, b| {
+                a.gap_from(per_io)
+                    .abs()
+                    .total_cmp(&b.gap_from(per_io).abs())
+            })
+            .unwrap();
+        let req_kib = d.config.bs as f64 * bpr / 1024.0;
+        let _ = write!(
+            s,
+            "  monitor  {name} ({dev}): device {dev_rps:.0} requests/s for readlab's {run_rps:.0} \
+             requests/s over {} s",
+            secs.len()
+        );
+        if (factor - 1.0).abs() > 0.05 {
+            let _ = write!(
+                s,
+                ": {factor:.2} device requests per readlab request ({req_kib:.0} KiB {} \
+                 {kib:.1} KiB device requests)",
+                if factor > 1.0 {
+                    "each, split into"
+                } else {
+                    "each, merged into"
+                }
+            );
+        }
         let _ = writeln!(
             s,
-            "  monitor  {name} ({dev}): device {:.0} reads/s vs run {:.0} IOPS over {} s, \
-             per second within {:.1} % (largest gap at {:.0} s); {kib:.1} KiB per device read, \
-             {merges:.0} merges/s",
-            mean(&|c| c.device_iops),
-            mean(&|c| c.run_iops),
-            secs.len(),
-            100.0 * worst.gap().abs(),
+            "; per second within {:.1} %{} (largest gap at {:.0} s); {kib:.1} KiB per device \
+             request, {merges:.0} merges/s",
+            100.0 * worst.gap_from(per_io).abs(),
+            if (factor - 1.0).abs() > 0.05 {
+                " of that"
+            } else {
+                ""
+            },
             worst.t_s
         );
         let bs_kib = d.config.bs as f64 / 1024.0;
@@ -118,7 +165,7 @@ pub fn monitor_summary(d: &Document) -> String {
             let _ = writeln!(
                 s,
                 "           the device read larger requests than the {bs_kib:.0} KiB blocks \
-                 (readahead, merged reads): its reads/s is not the run's IOPS"
+                 (readahead, merged reads): its requests/s is not readlab's"
             );
         }
     }
@@ -156,4 +203,81 @@ pub fn monitor_summary(d: &Document) -> String {
             .collect::<String>()
     );
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::monitor::{DeviceSample, MonitorOptions, Sample};
+    use crate::stats::TimelinePoint;
+
+    /// A run of 1 MiB reads at 1,000 a second whose device splits each read into two 512 KiB
+    /// requests: `blocks_per_request` readlab blocks per request.
+    fn split_run(blocks_per_request: usize) -> Document {
+        let text = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/results-small.jsonl"
+        ))
+        .unwrap();
+        let mut d: Document = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+        d.config.bs = 1 << 20;
+        d.config.blocks_per_request = blocks_per_request;
+        d.result.timeline = (1..=3)
+            .map(|t| TimelinePoint {
+                t_s: t as f64,
+                ios: 1000,
+                iops: 1000.0,
+                mib_s: 1000.0,
+                p50_ns: 1,
+                p99_ns: 1,
+                max_ns: 1,
+            })
+            .collect();
+        let dev = d.environment.device.name.clone().unwrap();
+        d.monitor = Some(MonitorRecord {
+            options: MonitorOptions::new(vec![dev.clone()], None),
+            samples: (1..=3)
+                .map(|t| Sample {
+                    t_s: t as f64,
+                    interval_s: 1.0,
+                    devices: vec![DeviceSample {
+                        name: dev.clone(),
+                        read_iops: if t == 2 { 2020.0 } else { 2000.0 },
+                        read_kib_per_io: 512.0,
+                        ..Default::default()
+                    }],
+                    machine: Default::default(),
+                    threads: Default::default(),
+                    process_ended: false,
+                    sampler_cpu_pct: 0.1,
+                })
+                .collect(),
+            sampler_cpu_pct: 0.1,
+            notes: Vec::new(),
+        });
+        d
+    }
+
+    /// The device saw twice the requests: the check says so in requests, with the split
+    /// factor, and measures each second against that split (never "within 100 %").
+    #[test]
+    fn a_device_splitting_each_read_in_two_is_said_in_requests() {
+        let s = monitor_summary(&split_run(1));
+        assert!(
+            s.contains(
+                "device 2007 requests/s for readlab's 1000 requests/s over 3 s: 2.01 device \
+                 requests per readlab request (1024 KiB each, split into 512.0 KiB device requests)"
+            ),
+            "{s}"
+        );
+        assert!(s.contains("per second within 0.7 % of that"), "{s}");
+        assert!(!s.contains("within 100"), "{s}");
+        // Four 1 MiB blocks per readlab request: 8 device requests each.
+        let s = monitor_summary(&split_run(4));
+        assert!(
+            s.contains("for readlab's 250 requests/s over 3 s: 8.03 device requests per readlab"),
+            "{s}"
+        );
+        assert!(s.contains("(4096 KiB each, split into 512.0 KiB"), "{s}");
+    }
 }

@@ -95,11 +95,23 @@ impl TableExporter {
         }
         t
     }
+
+    /// What follows the run table: every label shown in words, and an open-loop run's rate
+    /// asked and achieved.
+    pub fn notes(docs: &[Document]) -> String {
+        let mut out = crate::label::key_lines(docs.iter().map(|d| d.result.label.as_str()));
+        for d in docs {
+            if let Some(o) = &d.result.open_loop {
+                let _ = writeln!(out, "open loop {}: {}", d.result.label, o.words());
+            }
+        }
+        out
+    }
 }
 
 impl Exporter for TableExporter {
     fn render(&self, docs: &[Document]) -> Result<String> {
-        Ok(TableExporter::table(docs).text())
+        Ok(TableExporter::table(docs).text() + &TableExporter::notes(docs))
     }
 }
 
@@ -123,7 +135,7 @@ pub fn run_report(d: &Document) -> String {
         r.label,
         c.threads,
         c.iodepth,
-        c.target.display(),
+        crate::nbd::shown(&c.target.display().to_string()),
         dev
     );
     let _ = writeln!(
@@ -193,6 +205,15 @@ pub fn run_report(d: &Document) -> String {
             } else {
                 String::new()
             }
+        );
+    }
+    if let Some(o) = &r.open_loop {
+        let _ = writeln!(
+            s,
+            "  open loop {}; {:.1} % issued late, largest backlog {:.0} requests",
+            o.words(),
+            o.late_pct,
+            o.max_backlog
         );
     }
     if let Some(depth) = r.achieved_depth {
@@ -330,6 +351,64 @@ mod tests {
             ));
         }
         assert!(docs.len() > 5);
-        assert_eq!(TableExporter.render(&docs).unwrap(), want);
+        // Under the table, every label shown once, in words.
+        let got = TableExporter.render(&docs).unwrap();
+        let key = got
+            .strip_prefix(want.as_str())
+            .unwrap_or_else(|| panic!("{got}"));
+        assert!(
+            key.starts_with("key: P         pread\n     PT2       pread, 2 threads\n"),
+            "{key}"
+        );
+        assert!(
+            key.ends_with(
+                "     U16B4MFS  io_uring, queue depth 16, batch 4, fixed buffers, fixed files, SQ poll\n"
+            ),
+            "{key}"
+        );
+        assert_eq!(key.lines().count(), 8, "{key}");
+    }
+
+    /// An open-loop run says the rate it was asked for and what it achieved, in its block and
+    /// under the run table; the table's labels are expanded in words beneath it.
+    #[test]
+    fn open_loop_runs_say_their_rate_and_labels_their_words() {
+        let text = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/results-small.jsonl"
+        ))
+        .unwrap();
+        let mut d: Document = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+        d.config.engine = crate::engine::EngineKind::Libaio;
+        (d.config.iodepth, d.config.batch, d.config.threads) = (48, 8, 3);
+        d.result.label = d.config.label();
+        d.result.open_loop = Some(crate::result::OpenLoopSummary {
+            target_iops: 5000.0,
+            achieved_iops: 4998.2,
+            issue_delay: d.result.latency.clone(),
+            late: 3,
+            late_pct: 0.1,
+            max_backlog: 2.0,
+            final_backlog: 0.0,
+        });
+        let block = run_report(&d);
+        assert!(
+            block.contains("open loop rate 5,000/s, achieved 4,998/s"),
+            "{block}"
+        );
+        let table = TableExporter.render(std::slice::from_ref(&d)).unwrap();
+        assert!(
+            table.contains("key: A48B8T3  libaio, queue depth 48, batch 8, 3 threads\n"),
+            "{table}"
+        );
+        assert!(
+            table.contains("open loop A48B8T3: rate 5,000/s, achieved 4,998/s\n"),
+            "{table}"
+        );
+        let p = crate::report::model::Point::from_document(&d, "x.jsonl");
+        assert_eq!(
+            p.open_loop.as_deref(),
+            Some("rate 5,000/s, achieved 4,998/s")
+        );
     }
 }

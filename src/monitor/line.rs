@@ -21,6 +21,8 @@ pub struct Layout {
     cols: Vec<Col>,
     /// Width of the free-text column at the end (the busiest thread group), 0 when none.
     top_width: usize,
+    /// The terminal's width the layout fits.
+    width: usize,
 }
 
 /// A number in at most `w` characters: `950`, `12.5`, `1234`, `45.6k`, `1.2M`.
@@ -93,6 +95,28 @@ pub fn top_group(s: &Sample) -> String {
         })
 }
 
+/// What a column head means, for the legend (none for the obvious ones).
+fn meaning(head: &str) -> Option<&'static str> {
+    Some(match head {
+        "r/s" => "= device read requests completed per second",
+        "MB/s" => "= device read MB/s",
+        "KiB" => "= KiB per device read request (iostat rareq-sz)",
+        "mrg" => "= reads merged per second (rrqm/s)",
+        "qd" => "= requests in flight, sampled from /sys/block/*/inflight",
+        "aqu-sz" => "= iostat's mean queue length (time-weighted, from diskstats)",
+        "util" => "= % of the time with a request in flight (%util)",
+        "r_await" => "= iostat's ms per read request, queued to completed",
+        "wai" => "= CPU % in iowait",
+        "blk" => "= tasks blocked on I/O",
+        "cach" => "= page cache bytes",
+        "wrk" => "= io_uring workers",
+        "wrkD" => "= io_uring workers in disk wait",
+        "sqp" => "= SQ poll threads active",
+        "kern" => "= other kernel threads running or in disk wait",
+        _ => return None,
+    })
+}
+
 impl Layout {
     /// The columns for these options at this terminal width (at least the time and the first
     /// device's IOPS).
@@ -110,8 +134,9 @@ impl Layout {
             all.push(col(name, "KiB", 4, 3, dev(i, |d| d.read_kib_per_io, 4)));
             all.push(col(name, "mrg", 4, 4, dev(i, |d| d.read_merges_s, 4)));
             all.push(col(name, "qd", 4, 2, dev(i, |d| d.inflight, 4)));
+            all.push(col(name, "aqu-sz", 6, 3, dev(i, |d| d.queue, 6)));
             all.push(col(name, "util", 4, 2, dev(i, |d| d.util_pct.round(), 4)));
-            all.push(col(name, "ms", 4, 3, dev(i, |d| d.read_await_ms, 4)));
+            all.push(col(name, "r_await", 7, 3, dev(i, |d| d.read_await_ms, 7)));
         }
         all.push(col("cpu", "usr", 3, 1, pct(|s| s.machine.usr_pct)));
         all.push(col("cpu", "sys", 3, 1, pct(|s| s.machine.sys_pct)));
@@ -226,7 +251,9 @@ impl Layout {
             .collect();
         Layout {
             cols,
-            top_width: if left >= 16 { left } else { 0 },
+            // Room for its values and for its heading (` busiest thread group`) over them.
+            top_width: if left >= 19 { left } else { 0 },
+            width,
         }
     }
 
@@ -279,6 +306,35 @@ impl Layout {
             "avg kind state syscall wchan".into(),
         );
         format!("{groups}\n{heads}")
+    }
+
+    /// What the columns shown are, one `head: meaning` a column, for a line above the first
+    /// header; the device's columns as iostat names them where it has them.
+    pub fn legend(&self) -> String {
+        let mut seen = Vec::new();
+        for c in &self.cols {
+            if let Some(m) = meaning(c.head)
+                && !seen.iter().any(|(h, _)| *h == c.head)
+            {
+                seen.push((c.head, m));
+            }
+        }
+        // Lines within the terminal's width, broken between columns.
+        let mut out = String::new();
+        let mut line = String::new();
+        for (h, m) in seen {
+            let item = format!("{h} {m}");
+            if !line.is_empty() && line.chars().count() + 2 + item.chars().count() > self.width {
+                out.push_str(&line);
+                out.push_str(";\n");
+                line.clear();
+            } else if !line.is_empty() {
+                line.push_str("; ");
+            }
+            line.push_str(&item);
+        }
+        out.push_str(&line);
+        out
     }
 
     /// One sample's line.
@@ -360,5 +416,50 @@ mod tests {
             "{wide}"
         );
         assert!(wide.contains("12"), "{wide}");
+    }
+
+    /// Every width, two devices and a process: no line or header is wider than the terminal
+    /// (the busiest thread group's heading included).
+    #[test]
+    fn every_width_fits() {
+        let opts = MonitorOptions::new(vec!["loop0".into(), "loop1".into()], Some(1));
+        for width in 60..=260 {
+            let l = Layout::new(&opts, width);
+            for h in l.header().lines().chain([l.line(&sample()).as_str()]) {
+                assert!(h.chars().count() <= width, "{width}: {h}");
+            }
+        }
+    }
+
+    /// The device's columns say what they are, and iostat's aqu-sz and r_await stand beside the
+    /// monitor's own sampled qd.
+    #[test]
+    fn columns_say_what_they_are_beside_iostats() {
+        let opts = MonitorOptions::new(vec!["loop0".into()], Some(1));
+        let l = Layout::new(&opts, 250);
+        let heads = l.header();
+        for h in ["qd", "aqu-sz", "r_await"] {
+            assert!(heads.split([' ', '|']).any(|w| w == h), "{h}: {heads}");
+        }
+        let legend = l.legend();
+        assert!(
+            legend.contains("qd = requests in flight, sampled"),
+            "{legend}"
+        );
+        let narrow = Layout::new(&opts, 100).legend();
+        assert!(narrow.lines().all(|l| l.chars().count() <= 100), "{narrow}");
+        assert!(
+            legend.contains("aqu-sz = iostat's mean queue length"),
+            "{legend}"
+        );
+        assert!(
+            legend.contains("r_await = iostat's ms per read request"),
+            "{legend}"
+        );
+        let mut s = sample();
+        s.devices[0].queue = 27.4;
+        s.devices[0].read_await_ms = 0.31;
+        let line = l.line(&s);
+        assert!(line.contains("27.4") && line.contains("0.3"), "{line}");
     }
 }

@@ -92,6 +92,17 @@ impl NbdUrl {
         s.starts_with("nbd://") || s.starts_with("nbd+unix://")
     }
 
+    /// The URL naming the server alone (`nbd://10.213.0.1:10809/disk`): how people see the
+    /// target. The network namespace it is reached from is left out, a throwaway name that
+    /// says nothing about what was read.
+    pub fn server(&self) -> String {
+        NbdUrl {
+            netns: None,
+            ..self.clone()
+        }
+        .to_string()
+    }
+
     /// Connect to the server (from inside the URL's network namespace, if it names one).
     pub fn connect(&self) -> io::Result<Stream> {
         match &self.netns {
@@ -181,6 +192,15 @@ impl NbdUrl {
             export,
             netns,
         })
+    }
+}
+
+/// A target as people see it: an NBD URL by its server ([`NbdUrl::server`]), anything else as
+/// it is written.
+pub fn shown(target: &str) -> String {
+    match NbdUrl::is_url(target).then(|| NbdUrl::parse(target)) {
+        Some(Ok(u)) => u.server(),
+        _ => target.to_string(),
     }
 }
 
@@ -447,6 +467,24 @@ mod tests {
             assert!(NbdUrl::parse(bad).is_err(), "{bad}");
         }
         assert!(NbdUrl::is_url("nbd://x") && !NbdUrl::is_url("/tmp/nbd://x"));
+    }
+
+    #[test]
+    fn a_target_is_shown_by_its_server_never_its_namespace() {
+        assert_eq!(
+            shown("nbd://10.213.0.1:99/e?netns=rl3445_0c"),
+            "nbd://10.213.0.1:99/e"
+        );
+        assert_eq!(
+            shown("nbd://10.213.0.1?netns=rl1_0c"),
+            "nbd://10.213.0.1:10809/"
+        );
+        assert_eq!(
+            shown("nbd+unix:///e?socket=/s&netns=c"),
+            "nbd+unix:///e?socket=/s"
+        );
+        assert_eq!(shown("/dev/loop3"), "/dev/loop3");
+        assert_eq!(shown("nbd://"), "nbd://");
     }
 
     #[test]

@@ -9,6 +9,6 @@ pub mod client;
 pub mod handshake;
 pub mod proto;
 
-pub use addr::{Address, Listener, NbdUrl, Stream};
+pub use addr::{Address, Listener, NbdUrl, Stream, shown};
 pub use client::Connection;
 pub use handshake::{Advertised, BlockSizes, ExportInfo};

@@ -116,26 +116,14 @@ fn bins(block: &Value) -> Vec<(u64, u64)> {
     v
 }
 
-/// fio's options for the features readlab labels (`fixedbufs`, `registerfiles`,
-/// `sqthread_poll`, `hipri`, `nowait`), as readlab's options of the same engine.
+/// fio's options for the features readlab labels, as readlab's options of the same engine: the
+/// engine's table of options says which fio option each is (`fixedbufs`, `registerfiles`,
+/// `sqthread_poll`, `hipri` for io_uring's polled completions, `hipri`, `nowait` for pvsync2).
 fn options(engine: &str, opts: &Map<String, Value>) -> EngineOptions {
-    let on = |names: &[&str]| opt(opts, names).is_some_and(|v| v == "1" || v == "true");
-    let mut o = EngineOptions::default();
-    match engine {
-        "uring" => {
-            o.uring.fixed_bufs = on(&["fixedbufs"]);
-            o.uring.fixed_files = on(&["registerfiles"]);
-            o.uring.sqpoll = on(&["sqthread_poll"]);
-            // fio's io_uring hipri is IORING_SETUP_IOPOLL.
-            o.uring.iopoll = on(&["hipri"]);
-        }
-        "pvsync2" => {
-            o.pvsync2.hipri = on(&["hipri"]);
-            o.pvsync2.nowait = on(&["nowait"]);
-        }
-        _ => {}
+    match EngineKind::parse(engine) {
+        Ok(kind) => crate::engine::option::from_fio(kind, |name| opt(opts, &[name])),
+        Err(_) => EngineOptions::default(),
     }
-    o
 }
 
 fn label(
@@ -338,6 +326,7 @@ pub fn import(text: &str, origin: &str) -> Result<Imported> {
             mb_s: bw_bytes / 1e6,
             cpu_pct,
             sqpoll_cpu_pct: 0.0,
+            open_loop: None,
             cpu_us_per_io: if iops > 0.0 {
                 cpu_pct / 100.0 / iops * 1e6
             } else {
@@ -405,6 +394,30 @@ mod tests {
         );
         assert!(p.env.tool.starts_with("fio-"));
         assert!(p.env.kernel.is_empty());
+    }
+
+    /// What the tuner's fio command sets, the import reads back as the same options: both read the
+    /// engines' one table of options.
+    #[test]
+    fn the_tuners_fio_command_imports_as_the_same_options() {
+        for (kind, d) in crate::engine::option::all() {
+            let mut c = RunConfig::new("/dev/x");
+            c.engine = kind;
+            (d.set)(&mut c.options, 3);
+            let cmd = crate::tune::fio_command(&c);
+            let job: Map<String, Value> = cmd
+                .split_whitespace()
+                .filter_map(|a| a.strip_prefix("--")?.split_once('='))
+                .map(|(k, v)| (k.to_string(), Value::String(v.to_string())))
+                .collect();
+            let back = options(kind.name(), &job);
+            let want = if d.fio.is_some() {
+                c.options.clone()
+            } else {
+                EngineOptions::default()
+            };
+            assert_eq!(back, want, "{} {}: {cmd}", kind.name(), d.flag);
+        }
     }
 
     #[test]

@@ -35,17 +35,11 @@ pub struct Selected {
     pub spread: Option<Spread>,
 }
 
-fn features(o: &crate::engine::EngineOptions) -> String {
-    let f: Vec<&str> = [
-        (o.uring.fixed_files, "fixed files"),
-        (o.uring.fixed_bufs, "fixed buffers"),
-        (o.uring.sqpoll, "SQ poll"),
-        (o.uring.iopoll, "polled"),
-        (o.pvsync2.hipri, "hipri"),
-    ]
-    .into_iter()
-    .filter_map(|(on, n)| on.then_some(n))
-    .collect();
+/// The engine's options in words, from the engine's table (`fixed files, SQ poll`), `-` without.
+fn features(engine: &str, o: &crate::engine::EngineOptions) -> String {
+    let f = crate::engine::EngineKind::parse(engine)
+        .map(|k| crate::engine::option::words(k, o))
+        .unwrap_or_default();
     if f.is_empty() {
         "-".into()
     } else {
@@ -59,7 +53,7 @@ pub fn selected(report: &Report) -> Vec<Selected> {
     let mut covered: BTreeSet<(String, u64)> = BTreeSet::new();
     for t in &report.tuned {
         // The tuner's points name the target as the report does.
-        let target = t.target.display().to_string();
+        let target = crate::nbd::shown(&t.target.display().to_string());
         let name = report
             .points
             .iter()
@@ -79,7 +73,7 @@ pub fn selected(report: &Report) -> Vec<Selected> {
                     threads: c.config.threads,
                     iodepth: c.config.iodepth,
                     batch: c.config.batch,
-                    features: features(&c.config.options),
+                    features: features(c.config.engine.name(), &c.config.options),
                     iops: c.iops,
                     mb_s: c.mb_s,
                     p999_ns: c.p999_ns as f64,
@@ -120,7 +114,7 @@ pub fn selected(report: &Report) -> Vec<Selected> {
                 threads: p.threads,
                 iodepth: p.iodepth,
                 batch: p.batch,
-                features: features(&p.options),
+                features: features(&p.engine, &p.options),
                 iops: p.iops,
                 mb_s: p.mb_s,
                 p999_ns: p.latency.p999_ns as f64,

@@ -103,8 +103,27 @@ const fn caption_col(key: &'static str, header: &'static str) -> Column {
     }
 }
 
-/// Every column of every table, in order.
-pub const COLUMNS: &[Column] = &[
+/// Every column of every table, in order: the point's own, then one per engine option, from the
+/// engines' table of options (its field as the key, its words as the header).
+pub static COLUMNS: std::sync::LazyLock<Vec<Column>> = std::sync::LazyLock::new(|| {
+    let options = crate::engine::option::all().map(|(_, d)| {
+        caption_col(
+            d.column,
+            // `{n} reader threads` heads a column as `reader threads`.
+            Box::leak(
+                d.words
+                    .replace("{n}", "")
+                    .trim()
+                    .to_string()
+                    .into_boxed_str(),
+            ),
+        )
+    });
+    POINT_COLUMNS.iter().copied().chain(options).collect()
+});
+
+/// The columns of a point before its engine's options.
+const POINT_COLUMNS: &[Column] = &[
     caption_col("source", "source"),
     metric("label", "label"),
     col("name", "device"),
@@ -118,6 +137,7 @@ pub const COLUMNS: &[Column] = &[
     metric("achieved_depth", "depth"),
     col("batch", "batch"),
     col("blocks_per_request", "blocks/req"),
+    col("open_loop", "open loop"),
     col("direct", "direct"),
     col("seconds", "s"),
     metric("ios", "I/Os"),
@@ -138,16 +158,34 @@ pub const COLUMNS: &[Column] = &[
     caption_col("target", "target"),
     caption_col("kernel", "kernel"),
     caption_col("date", "date"),
-    // The engine's features, one column each, for machines (people read them in the label).
-    caption_col("fixed_files", "fixed files"),
-    caption_col("fixed_bufs", "fixed buffers"),
-    caption_col("sqpoll", "SQ poll"),
-    caption_col("iopoll", "polled completions"),
-    caption_col("plain_setup", "plain ring setup"),
-    caption_col("hipri", "RWF_HIPRI"),
-    caption_col("nowait", "RWF_NOWAIT"),
-    caption_col("pool_threads", "pool threads"),
 ];
+
+#[cfg(test)]
+mod option_columns {
+    use super::*;
+
+    /// The engine options' columns are the engines' table of options: one per option, keyed by
+    /// its field, headed by its words, filled from the point's options.
+    #[test]
+    fn option_columns_come_from_the_table_of_options() {
+        let options: Vec<_> = crate::engine::option::all().collect();
+        let tail = &COLUMNS[COLUMNS.len() - options.len()..];
+        for ((_, d), c) in options.iter().zip(tail) {
+            assert_eq!(c.key, d.column);
+            assert!(d.words.contains(c.header.trim()), "{} {}", c.key, c.header);
+        }
+        let mut p = crate::report::model::tests::point("U8B1MF", 4096, 1.0, 10.0);
+        p.options.uring.fixed_files = true;
+        p.options.pool.pool_threads = Some(4);
+        let r = row(&p, false);
+        let at = |k: &str| &r[COLUMNS.iter().position(|c| c.key == k).unwrap()];
+        assert_eq!(at("fixed_files"), &Value::Flag(true));
+        assert_eq!(at("fixed_bufs"), &Value::Flag(false));
+        assert_eq!(at("pool_threads"), &Value::Int(4));
+        assert_eq!(at("busy_poll_us"), &Value::Empty);
+        assert_eq!(at("open_loop"), &Value::Empty);
+    }
+}
 
 /// The cells of one point, in [`COLUMNS`] order.
 pub fn row(p: &Point, on_frontier: bool) -> Vec<Value> {
@@ -176,6 +214,9 @@ pub fn row(p: &Point, on_frontier: bool) -> Vec<Value> {
         Value::Num(p.achieved_depth, 1),
         Value::Int(p.batch as u64),
         Value::Int(p.blocks_per_request as u64),
+        p.open_loop
+            .as_deref()
+            .map_or(Value::Empty, |w| Value::Text(w.into())),
         Value::Flag(p.direct),
         Value::Num(p.seconds, 2),
         Value::Int(p.ios),
@@ -196,17 +237,16 @@ pub fn row(p: &Point, on_frontier: bool) -> Vec<Value> {
         text(&p.env.target),
         text(&p.env.kernel),
         text(&p.env.date),
-        Value::Flag(o.uring.fixed_files),
-        Value::Flag(o.uring.fixed_bufs),
-        Value::Flag(o.uring.sqpoll),
-        Value::Flag(o.uring.iopoll),
-        Value::Flag(o.uring.plain_setup),
-        Value::Flag(o.pvsync2.hipri),
-        Value::Flag(o.pvsync2.nowait),
-        o.pool
-            .pool_threads
-            .map_or(Value::Empty, |n| Value::Int(n as u64)),
     ]
+    .into_iter()
+    // The engine's options, one column each, for machines (people read them in the label).
+    .chain(
+        crate::engine::option::all().map(|(_, d)| match (d.value, (d.get)(o)) {
+            (crate::engine::option::Value::Switch, v) => Value::Flag(v.is_some()),
+            (_, v) => v.map_or(Value::Empty, Value::Int),
+        }),
+    )
+    .collect()
 }
 
 /// One table of the report.
@@ -429,10 +469,10 @@ mod tests {
             rows: vec![row(&a, false)],
             ..t
         };
-        // The test point has neither study nor scheduler: those two columns are left out.
+        // The test point has neither study, scheduler nor open loop: those columns are left out.
         assert_eq!(
             human_layout(&one).0.len(),
-            COLUMNS.iter().filter(|c| c.human).count() - 2
+            COLUMNS.iter().filter(|c| c.human).count() - 3
         );
     }
 }

@@ -256,7 +256,7 @@ pub fn summarize(names: &[StudyName], docs: &[Document]) -> String {
         let _ = writeln!(
             s,
             "Target {} ({}{}), kernel {}, {} CPUs, {}.\n",
-            e.target.path.display(),
+            crate::nbd::shown(&e.target.path.display().to_string()),
             e.device.name.as_deref().unwrap_or("no block device"),
             e.filesystem
                 .as_deref()

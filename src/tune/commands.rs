@@ -2,7 +2,6 @@
 //! measures the same workload, printed under each recommendation.
 
 use crate::config::{RunConfig, Rw};
-use crate::engine::EngineKind;
 use crate::units::{Style, format_bytes};
 
 /// The fio command line that runs the same workload.
@@ -30,23 +29,12 @@ pub fn fio_command(c: &RunConfig) -> String {
             c.batch, c.complete_min
         ));
     }
-    let o = &c.options;
-    if c.engine == EngineKind::Uring {
-        if o.uring.fixed_bufs {
-            s.push_str(" --fixedbufs=1");
+    // Each option fio has too, from the engine's table (`--registerfiles=1`, …).
+    for d in crate::engine::option::set_in(c.engine, &c.options) {
+        if let Some(arg) = d.fio_arg(&c.options) {
+            s.push(' ');
+            s.push_str(&arg);
         }
-        if o.uring.fixed_files {
-            s.push_str(" --registerfiles=1");
-        }
-        if o.uring.sqpoll {
-            s.push_str(" --sqthread_poll=1");
-        }
-        if o.uring.iopoll {
-            s.push_str(" --hipri=1");
-        }
-    }
-    if o.pvsync2.hipri {
-        s.push_str(" --hipri=1");
     }
     s
 }
@@ -69,14 +57,10 @@ pub fn readlab_command(c: &RunConfig) -> String {
     if !c.direct {
         s.push_str(" --buffered");
     }
-    let o = &c.options;
-    for (on, flag) in [
-        (o.uring.fixed_files, " --fixed-files"),
-        (o.uring.fixed_bufs, " --fixed-bufs"),
-        (o.uring.sqpoll, " --sqpoll"),
-    ] {
-        if on {
-            s.push_str(flag);
+    for d in crate::engine::option::set_in(c.engine, &c.options) {
+        if let Some(arg) = d.readlab_arg(&c.options) {
+            s.push(' ');
+            s.push_str(&arg);
         }
     }
     s.push_str(&format!(" {}", c.target.display()));

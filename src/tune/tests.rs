@@ -71,3 +71,21 @@ fn fio_command_carries_the_uring_features() {
         assert!(f.contains(part), "{f}");
     }
 }
+
+/// The replay commands carry every option set, as the engine's table of options writes it: fio's
+/// option where fio has one (pvsync2's RWF_NOWAIT too), readlab's flag always.
+#[test]
+fn commands_carry_every_option_of_the_table() {
+    for (kind, d) in crate::engine::option::all() {
+        let mut c = RunConfig::new("/dev/x");
+        c.engine = kind;
+        (d.set)(&mut c.options, 3);
+        let fio = fio_command(&c);
+        if let Some(arg) = d.fio_arg(&c.options) {
+            assert!(fio.contains(&arg), "{} {arg}: {fio}", d.flag);
+        }
+        let readlab = readlab_command(&c);
+        let arg = d.readlab_arg(&c.options).unwrap();
+        assert!(readlab.contains(&arg), "{} {arg}: {readlab}", d.flag);
+    }
+}

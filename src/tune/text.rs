@@ -29,15 +29,7 @@ impl Recommendation {
         ]);
         for (g, c) in &self.per_goal {
             let cfg = &c.config;
-            let o = &cfg.options;
-            let feats: Vec<&str> = [
-                (o.uring.fixed_files, "fixed files"),
-                (o.uring.fixed_bufs, "fixed buffers"),
-                (o.uring.sqpoll, "SQ poll"),
-            ]
-            .into_iter()
-            .filter_map(|(on, n)| on.then_some(n))
-            .collect();
+            let feats = crate::engine::option::words(cfg.engine, &cfg.options);
             t.push([
                 format!(
                     "{}{}",
@@ -154,7 +146,7 @@ pub fn recommendation_text(rec: &Recommendation, opts: &TuneOptions, term: &Term
     let _ = write!(
         s,
         "\n## {} — block size {}, goal {}, {} points measured\n\n",
-        opts.target.display(),
+        crate::nbd::shown(&opts.target.display().to_string()),
         format_bytes(rec.bs as f64, Style::Table),
         rec.goal.name(),
         rec.points_measured
@@ -163,6 +155,11 @@ pub fn recommendation_text(rec: &Recommendation, opts: &TuneOptions, term: &Term
         &rec.table(&crate::outdir::target_name(&opts.target))
             .text_within(width),
     );
+    // Every label in the table, in words.
+    let key = crate::label::key_lines(rec.per_goal.iter().map(|(_, c)| c.label.as_str()));
+    if !key.is_empty() {
+        let _ = write!(s, "\n{key}");
+    }
     if rec.per_goal.iter().any(|(_, c)| c.few_samples()) {
         let _ = writeln!(
             s,
@@ -262,7 +259,7 @@ mod tests {
     }
 
     fn setup() -> (Recommendation, TuneOptions) {
-        let mut fast = cand(EngineKind::Uring, 1, 32, "U32B4");
+        let mut fast = cand(EngineKind::Uring, 1, 32, "U32B4MF");
         fast.config.batch = 4;
         fast.config.options.uring.fixed_files = true;
         fast.config.options.uring.fixed_bufs = true;
@@ -302,6 +299,8 @@ mod tests {
         let table = rec.table("loop0").text();
         let want = format!(
             "\n## /dev/loop0 — block size 4K, goal balanced, 7 points measured\n\n{table}\
+             \nkey: U32B4MF  io_uring, queue depth 32, batch 4, fixed buffers, fixed files\n     \
+             PT2      pread, 2 threads\n\
              \nRecommended: PT2 (balanced goal)\n  \
              trade-off: uring U32B4: +400 % IOPS for 12.20× p99.9 and 0.48× CPU\n\
              \n  readlab: {}\n  fio:     {}\n",

@@ -76,6 +76,9 @@ impl Lines {
             Layout::new(&MonitorOptions::new(names, pid), self.width)
         });
         let mut out = Vec::new();
+        if *n == 0 {
+            out.extend(layout.legend().lines().map(str::to_string));
+        }
         if (*n).is_multiple_of(HEADER_EVERY) {
             out.extend(layout.header().lines().map(str::to_string));
         }
@@ -108,6 +111,10 @@ pub fn run(a: &MonitorArgs) -> anyhow::Result<ExitCode> {
     let sink = |s: &Sample| {
         let mut n = printed.lock().unwrap();
         let mut out = std::io::stdout().lock();
+        if *n == 0 {
+            // What the columns are, once, on stderr: stdout stays one line per sample.
+            eprintln!("{}", layout.legend());
+        }
         if (*n).is_multiple_of(HEADER_EVERY) {
             let _ = writeln!(out, "{}", layout.header());
         }

@@ -548,5 +548,6 @@ readlab measuring itself (no I/O; its own cost per I/O, not ranked):
         );
         s.push_str(&TableExporter::table(&own).text_within(crate::out().width));
     }
+    s.push_str(&crate::out().fit(&TableExporter::notes(docs)));
     Ok(s)
 }

@@ -15,6 +15,7 @@
 //! `Submitter`, `SubmissionQueue` and `CompletionQueue` of one `IoUring::split()` for its whole
 //! life. They borrow the ring, which lives in a leaked `Box` freed by `Drop` after them.
 
+use super::option::{EngineOption, Value};
 use super::{Completion, Engine, EngineOptions, EngineSetup, EngineSpec, Io};
 use serde::{Deserialize, Serialize};
 
@@ -42,50 +43,74 @@ pub static SPEC: EngineSpec = EngineSpec {
     name: "uring",
     label: "U",
     fio_name: "io_uring",
+    words: "io_uring",
     capabilities: super::ASYNC,
-    options_set: |o| {
-        let o = &o.uring;
-        [
-            (o.fixed_files, "fixed-files"),
-            (o.fixed_bufs, "fixed-bufs"),
-            (o.sqpoll, "sqpoll"),
-            (o.sqpoll_cpu.is_some(), "sqpoll-cpu"),
-            (o.iopoll, "iopoll"),
-            (o.plain_setup, "plain-setup"),
-        ]
-        .into_iter()
-        .filter_map(|(on, f)| on.then_some(f))
-        .collect()
-    },
-    check: check_options,
     // `M` fixed buffers, `F` fixed files, `S` SQ poll (the report's letters); readlab adds `I`
     // for polled completions and `L` for the plain (legacy) ring setup. The SQ poll thread's CPU
     // and idle time are tuning details left out of the label.
-    label_suffix: |o| {
-        let o = &o.uring;
-        [
-            (o.fixed_bufs, 'M'),
-            (o.fixed_files, 'F'),
-            (o.sqpoll, 'S'),
-            (o.iopoll, 'I'),
-            (o.plain_setup, 'L'),
-        ]
-        .into_iter()
-        .filter_map(|(on, c)| on.then_some(c))
-        .collect()
-    },
-    parse_suffix: |s| {
-        super::parse_letters(
-            s,
-            &[
-                ('M', |o| o.uring.fixed_bufs = true),
-                ('F', |o| o.uring.fixed_files = true),
-                ('S', |o| o.uring.sqpoll = true),
-                ('I', |o| o.uring.iopoll = true),
-                ('L', |o| o.uring.plain_setup = true),
-            ],
-        )
-    },
+    options: &[
+        EngineOption {
+            flag: "fixed-bufs",
+            letter: Some('M'),
+            words: "fixed buffers",
+            fio: Some("fixedbufs"),
+            column: "fixed_bufs",
+            value: Value::Switch,
+            get: |o| o.uring.fixed_bufs.then_some(1),
+            set: |o, _| o.uring.fixed_bufs = true,
+        },
+        EngineOption {
+            flag: "fixed-files",
+            letter: Some('F'),
+            words: "fixed files",
+            fio: Some("registerfiles"),
+            column: "fixed_files",
+            value: Value::Switch,
+            get: |o| o.uring.fixed_files.then_some(1),
+            set: |o, _| o.uring.fixed_files = true,
+        },
+        EngineOption {
+            flag: "sqpoll",
+            letter: Some('S'),
+            words: "SQ poll",
+            fio: Some("sqthread_poll"),
+            column: "sqpoll",
+            value: Value::Switch,
+            get: |o| o.uring.sqpoll.then_some(1),
+            set: |o, _| o.uring.sqpoll = true,
+        },
+        EngineOption {
+            flag: "sqpoll-cpu",
+            letter: None,
+            words: "SQ poll on CPU {n}",
+            fio: Some("sqthread_poll_cpu"),
+            column: "sqpoll_cpu",
+            value: Value::Setting { unit: "" },
+            get: |o| o.uring.sqpoll_cpu.map(u64::from),
+            set: |o, n| o.uring.sqpoll_cpu = Some(n.min(u32::MAX as u64) as u32),
+        },
+        EngineOption {
+            flag: "iopoll",
+            letter: Some('I'),
+            words: "polled completions",
+            fio: Some("hipri"),
+            column: "iopoll",
+            value: Value::Switch,
+            get: |o| o.uring.iopoll.then_some(1),
+            set: |o, _| o.uring.iopoll = true,
+        },
+        EngineOption {
+            flag: "plain-setup",
+            letter: Some('L'),
+            words: "plain ring setup",
+            fio: None,
+            column: "plain_setup",
+            value: Value::Switch,
+            get: |o| o.uring.plain_setup.then_some(1),
+            set: |o, _| o.uring.plain_setup = true,
+        },
+    ],
+    check: check_options,
     variants: || {
         vec![
             ("", EngineOptions::default()),

@@ -218,19 +218,10 @@ pub fn batch(c: &Ctx) -> Vec<Chart> {
     out
 }
 
-/// An io_uring point's features in words: `plain`, `fixed files`, `fixed buffers + files`, …
+/// An io_uring point's features in words, from the engine's table of options: `plain`, `fixed
+/// files`, `fixed buffers + fixed files`, …
 fn uring_variant(p: &Point) -> String {
-    let o = &p.options.uring;
-    let mut v = Vec::new();
-    if o.fixed_bufs {
-        v.push("fixed buffers");
-    }
-    if o.fixed_files {
-        v.push("fixed files");
-    }
-    if o.sqpoll {
-        v.push("SQ poll");
-    }
+    let v = crate::engine::option::words(crate::engine::EngineKind::Uring, &p.options);
     if v.is_empty() {
         "plain".into()
     } else {

@@ -48,6 +48,7 @@ pub(crate) mod tests {
             mb_s,
             cpu_pct: 10.0,
             sqpoll_cpu_pct: 0.0,
+            open_loop: None,
             cpu_us_per_io: 1.0,
             timer_ns_per_io: Some(40.0),
             spread: None,

@@ -68,6 +68,9 @@ pub struct Point {
     pub setting: Option<String>,
     /// The report's label (`P`, `A16B1T3`, …); fio points carry a `fio:` prefix.
     pub label: String,
+    /// An open-loop run's rate asked and achieved (`rate 5,000/s, achieved 4,998/s`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub open_loop: Option<String>,
     /// Engine name in readlab's vocabulary (fio's `io_uring` is `uring`).
     pub engine: String,
     /// `read` (sequential) or `randread`; fio's other patterns are kept as fio names them.
@@ -164,6 +167,10 @@ impl Point {
             // Written again from the configuration, so results stored before a label convention
             // changed read as today's labels.
             label: c.label(),
+            open_loop: r
+                .open_loop
+                .as_ref()
+                .map(crate::result::OpenLoopSummary::words),
             engine: c.engine.name().to_string(),
             rw: match c.rw {
                 Rw::Read => "read".into(),
@@ -194,7 +201,7 @@ impl Point {
             offset_samples: r.offset_samples.clone(),
             bins,
             env: Env {
-                target: c.target.display().to_string(),
+                target: crate::nbd::shown(&c.target.display().to_string()),
                 device,
                 kernel: e.kernel.clone(),
                 hostname: e.hostname.clone(),

@@ -1,0 +1,261 @@
+//! One table of engine options: each engine declares each of its options once (its flag, label
+//! letter, words, fio option and field), and everything that names an option reads that row —
+//! the label and its reading back, the check that an option belongs to the engine run, the
+//! words in tables and tooltips, the `readlab run` and fio command lines and the fio import.
+
+use super::{EngineKind, EngineOptions, registry};
+
+/// How an option carries its value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Value {
+    /// On or off (`--fixed-files`).
+    Switch,
+    /// A number the label writes after the letter (`--pool-threads 8`, label `R8`).
+    Count,
+    /// A number the label leaves out (the SQ poll thread's CPU; the busy-poll budget, whose letter
+    /// only says it is on): `unit` is what the command line writes after it.
+    Setting { unit: &'static str },
+}
+
+/// One engine option, declared once in its engine's file.
+pub struct EngineOption {
+    /// Its flag on the command line, without the dashes (`fixed-files`).
+    pub flag: &'static str,
+    /// Its letter in the label (`F`), none when labels leave it out.
+    pub letter: Option<char>,
+    /// What it is, in words (`fixed files`); `{n}` stands for its value (`{n} reader threads`).
+    pub words: &'static str,
+    /// fio's option for the same thing (`registerfiles`), none when fio has none.
+    pub fio: Option<&'static str>,
+    /// Its field in the results and its column in the report's CSV and JSON (`fixed_files`).
+    pub column: &'static str,
+    pub value: Value,
+    /// Its value in `o`: none when it is off or unset (a switch that is on is `Some(1)`).
+    pub get: fn(&EngineOptions) -> Option<u64>,
+    /// Set it in `o` to `n` (a switch ignores `n`; a letter without a number sets the default).
+    pub set: fn(&mut EngineOptions, u64),
+}
+
+impl EngineOption {
+    /// Its words for value `n` (`8 reader threads`, `fixed files`).
+    pub fn words_for(&self, n: u64) -> String {
+        self.words.replace("{n}", &n.to_string())
+    }
+
+    /// Its words when set in `o`.
+    pub fn words_in(&self, o: &EngineOptions) -> Option<String> {
+        (self.get)(o).map(|n| self.words_for(n))
+    }
+
+    /// Its flag on `readlab run`'s command line, when set in `o` (`--fixed-files`,
+    /// `--pool-threads 8`, `--busy-poll=200us`).
+    pub fn readlab_arg(&self, o: &EngineOptions) -> Option<String> {
+        let n = (self.get)(o)?;
+        Some(match self.value {
+            Value::Switch => format!("--{}", self.flag),
+            Value::Count => format!("--{} {n}", self.flag),
+            Value::Setting { unit: "" } => format!("--{} {n}", self.flag),
+            Value::Setting { unit } => format!("--{}={n}{unit}", self.flag),
+        })
+    }
+
+    /// Its option on fio's command line, when set in `o` and fio has it (`--registerfiles=1`).
+    pub fn fio_arg(&self, o: &EngineOptions) -> Option<String> {
+        let (name, n) = (self.fio?, (self.get)(o)?);
+        Some(format!("--{name}={n}"))
+    }
+}
+
+/// Every option of every engine, with its engine, in the registry's order.
+pub fn all() -> impl Iterator<Item = (EngineKind, &'static EngineOption)> {
+    EngineKind::all().flat_map(|k| k.spec().options.iter().map(move |o| (k, o)))
+}
+
+/// The options of `kind` set in `o`, in its table's order.
+pub fn set_in(kind: EngineKind, o: &EngineOptions) -> impl Iterator<Item = &'static EngineOption> {
+    kind.spec()
+        .options
+        .iter()
+        .filter(move |d| (d.get)(o).is_some())
+}
+
+/// The first option set in `o` that belongs to an engine other than `kind`, with that engine.
+pub fn foreign(kind: EngineKind, o: &EngineOptions) -> Option<(EngineKind, &'static str)> {
+    registry()
+        .iter()
+        .filter(|s| s.name != kind.name())
+        .flat_map(|s| s.options.iter().map(move |d| (s, d)))
+        .find(|(_, d)| (d.get)(o).is_some())
+        .map(|(s, d)| (EngineKind::parse(s.name).expect("registered"), d.flag))
+}
+
+/// The letters `kind`'s options in `o` add to a label (`MF` for io_uring, `R8` for the pool).
+pub fn label_suffix(kind: EngineKind, o: &EngineOptions) -> String {
+    let mut s = String::new();
+    for d in set_in(kind, o) {
+        let (Some(c), Some(n)) = (d.letter, (d.get)(o)) else {
+            continue;
+        };
+        s.push(c);
+        if d.value == Value::Count {
+            s.push_str(&n.to_string());
+        }
+    }
+    s
+}
+
+/// The options a label suffix stands for (the inverse of [`label_suffix`]): letters in the
+/// table's order, each at most once, a counted letter followed by its number (at least 1, no
+/// leading zero); none when the suffix is not one `kind` writes.
+pub fn parse_suffix(kind: EngineKind, s: &str) -> Option<EngineOptions> {
+    let table = kind.spec().options;
+    let mut o = EngineOptions::default();
+    let mut next = 0;
+    let mut rest = s;
+    while let Some(c) = rest.chars().next() {
+        let k = table[next..].iter().position(|d| d.letter == Some(c))? + next;
+        let d = &table[k];
+        rest = &rest[c.len_utf8()..];
+        let mut n = 1;
+        if d.value == Value::Count {
+            let end = rest
+                .find(|c: char| !c.is_ascii_digit())
+                .unwrap_or(rest.len());
+            n = rest[..end].parse().ok().filter(|&n| n >= 1)?;
+            if n.to_string() != rest[..end] {
+                return None;
+            }
+            rest = &rest[end..];
+        }
+        (d.set)(&mut o, n);
+        next = k + 1;
+    }
+    Some(o)
+}
+
+/// The options in `o` of `kind`, in words (`fixed files, SQ poll`); empty when none is set.
+pub fn words(kind: EngineKind, o: &EngineOptions) -> Vec<String> {
+    set_in(kind, o).filter_map(|d| d.words_in(o)).collect()
+}
+
+/// fio's options for the same features, as readlab's options of `kind`: `fio_value(name)` gives
+/// the value fio's job had for option `name`, if any (`1`, `true`, or a number).
+pub fn from_fio(kind: EngineKind, fio_value: impl Fn(&str) -> Option<String>) -> EngineOptions {
+    let mut o = EngineOptions::default();
+    for d in kind.spec().options {
+        let Some(v) = d.fio.and_then(&fio_value) else {
+            continue;
+        };
+        let n = match (d.value, v.as_str()) {
+            (Value::Switch, "1" | "true") => 1,
+            (Value::Switch, _) => continue,
+            (_, v) => match v.parse::<u64>() {
+                Ok(n) => n,
+                Err(_) => continue,
+            },
+        };
+        (d.set)(&mut o, n);
+    }
+    o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeSet;
+
+    /// Each option is declared once: one engine owns each flag, field and fio option, and an
+    /// engine's letters are its own (not `T`, `B` or `×`, which the label's grammar uses).
+    #[test]
+    fn every_option_appears_exactly_once() {
+        let mut flags = BTreeSet::new();
+        let mut columns = BTreeSet::new();
+        for (k, d) in all() {
+            assert!(flags.insert(d.flag), "--{} declared twice", d.flag);
+            assert!(columns.insert(d.column), "{} declared twice", d.column);
+            assert!(!d.words.is_empty() && !d.flag.starts_with('-'));
+            match d.value {
+                Value::Switch => assert!(!d.words.contains("{n}"), "{}", d.flag),
+                Value::Count => assert!(d.words.contains("{n}"), "{}", d.flag),
+                Value::Setting { .. } => {}
+            }
+            let mut fio = BTreeSet::new();
+            let mut letters = BTreeSet::new();
+            for e in k.spec().options {
+                if let Some(f) = e.fio {
+                    assert!(fio.insert(f), "{}: fio's {f} twice", k.name());
+                }
+                if let Some(c) = e.letter {
+                    assert!(letters.insert(c), "{}: letter {c} twice", k.name());
+                    assert!(!"TBx×0123456789".contains(c), "{}: letter {c}", k.name());
+                }
+            }
+        }
+        // The options of EngineOptions are all in the table (the SQ poll thread's idle time is
+        // a setting every configuration carries, not an option of one engine).
+        let fields = serde_json::to_value(EngineOptions::default()).unwrap();
+        let fields: BTreeSet<&str> = fields
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .filter(|f| *f != "sqpoll_idle_ms")
+            .collect();
+        assert_eq!(fields, columns);
+    }
+
+    /// Each option set alone: `get` reads back what `set` wrote, it belongs to its own engine
+    /// only, and its field is the one its column names.
+    #[test]
+    fn each_option_sets_its_own_field() {
+        for (k, d) in all() {
+            let mut o = EngineOptions::default();
+            assert_eq!((d.get)(&o), None, "{}", d.flag);
+            (d.set)(&mut o, 3);
+            let n = (d.get)(&o).unwrap_or_else(|| panic!("{} not set", d.flag));
+            if d.value == Value::Count {
+                assert_eq!(n, 3);
+            }
+            assert_eq!(set_in(k, &o).map(|e| e.flag).collect::<Vec<_>>(), [d.flag]);
+            assert_eq!(foreign(k, &o), None);
+            let json = serde_json::to_value(&o).unwrap();
+            let default = serde_json::to_value(EngineOptions::default()).unwrap();
+            let changed: Vec<&String> = json
+                .as_object()
+                .unwrap()
+                .iter()
+                .filter(|(f, v)| default[f.as_str()] != **v)
+                .map(|(f, _)| f)
+                .collect();
+            assert_eq!(changed, [d.column], "{}", d.flag);
+            // fio reads back what fio's option says.
+            if let Some(f) = d.fio {
+                let arg = d.fio_arg(&o).unwrap();
+                let v = arg.strip_prefix(&format!("--{f}=")).unwrap().to_string();
+                let back = from_fio(k, |name| (name == f).then(|| v.clone()));
+                assert_eq!((d.get)(&back), Some(n), "{}", d.flag);
+            }
+            assert!(
+                d.readlab_arg(&o)
+                    .unwrap()
+                    .starts_with(&format!("--{}", d.flag))
+            );
+        }
+    }
+
+    /// Every letter reads back as its option, and every option's words are in the words of a
+    /// label carrying it.
+    #[test]
+    fn letters_round_trip_through_words() {
+        for (k, d) in all() {
+            let Some(c) = d.letter else { continue };
+            let mut o = EngineOptions::default();
+            (d.set)(&mut o, 8);
+            let suffix = label_suffix(k, &o);
+            assert!(suffix.starts_with(c), "{suffix}");
+            let back = parse_suffix(k, &suffix).unwrap();
+            assert_eq!(label_suffix(k, &back), suffix);
+            assert_eq!(words(k, &back), [d.words_in(&back).unwrap()]);
+        }
+    }
+}
