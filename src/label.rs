@@ -109,6 +109,31 @@ pub fn parse(label: &str) -> Result<Labelled> {
     })
 }
 
+/// A label in words, for people: `U32B1MFT2` → `uring, queue depth 32, batch 1, 2 threads,
+/// fixed bufs, fixed files`. The label itself when it is not one readlab writes. (The one place
+/// labels are expanded: the table of engine options may give it better words.)
+pub fn words(label: &str) -> String {
+    let Ok(l) = parse(label) else {
+        return label.to_string();
+    };
+    let mut parts = vec![l.engine.name().to_string()];
+    if l.engine.capabilities().asynchronous {
+        parts.push(format!("queue depth {}", l.iodepth));
+        parts.push(format!("batch {}", l.batch));
+    }
+    parts.push(match l.threads {
+        1 => "1 thread".to_string(),
+        n => format!("{n} threads"),
+    });
+    if l.blocks_per_request > 1 {
+        parts.push(format!("{} blocks per request", l.blocks_per_request));
+    }
+    for flag in (l.engine.spec().options_set)(&l.options) {
+        parts.push(flag.replace('-', " "));
+    }
+    parts.join(", ")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -238,6 +263,20 @@ mod tests {
         assert_eq!(parse("U1B1x4").unwrap().blocks_per_request, 4);
         assert_eq!(parse("PT8").unwrap().threads, 8);
         assert!(parse("VH").unwrap().options.pvsync2.hipri);
+    }
+
+    #[test]
+    fn labels_read_in_words() {
+        assert_eq!(words("P"), "psync, 1 thread");
+        assert_eq!(
+            words("U32B4MFT2"),
+            "uring, queue depth 32, batch 4, 2 threads, fixed files, fixed bufs"
+        );
+        assert_eq!(
+            words("fio:A16B1×4"),
+            "libaio, queue depth 16, batch 1, 1 thread, 4 blocks per request"
+        );
+        assert_eq!(words("not a label"), "not a label");
     }
 
     #[test]

@@ -37,7 +37,7 @@ pub fn table(t: &TargetVerdict, points: &[Point]) -> Table {
                 } else {
                     f.kind.title()
                 },
-                f.label.clone(),
+                f.named(),
                 p.engine.clone(),
                 format!("{:.0}", p.iops),
                 format!("{:.1}", p.mb_s),
@@ -84,12 +84,16 @@ pub fn own_cost(t: &TargetVerdict, points: &[Point]) -> Option<String> {
     (!parts.is_empty()).then(|| format!("Self-measurement, not ranked: {}.", parts.join("; ")))
 }
 
-/// What a group's recommendation says in one line: `4K random: throughput U32B1, balanced …`.
+/// What a group's recommendation says in one line: `4K random: throughput U32B1, balanced …`
+/// (`balanced too close to call (U32B1 ~ A32B1)` where no winner can be named).
 pub fn headline(g: &Group) -> String {
     let picks: Vec<String> = g
         .findings
         .iter()
         .filter_map(|f: &Finding| match f.kind {
+            Kind::Recommended(goal) if f.sure.close() => {
+                Some(format!("{} too close to call ({})", goal.name(), f.named()))
+            }
             Kind::Recommended(goal) => Some(format!("{} {}", goal.name(), f.label)),
             _ => None,
         })
@@ -97,8 +101,46 @@ pub fn headline(g: &Group) -> String {
     format!("{}: {}", g.title(), picks.join(", "))
 }
 
-/// For the terminal: a heading per target, its table and its own cost.
+/// The rules of the picks in a target's table, one per kind shown, in table order: `Rules:
+/// fastest: most IOPS; …; latency: lowest p99.9 keeping half the best IOPS.`
+pub fn rules(t: &TargetVerdict) -> Option<String> {
+    let mut kinds: Vec<Kind> = Vec::new();
+    for g in t.groups.iter().filter(|g| g.configurations > 1) {
+        for f in &g.findings {
+            if !kinds.contains(&f.kind) {
+                kinds.push(f.kind);
+            }
+        }
+    }
+    let rules: Vec<String> = kinds.into_iter().map(Kind::rule).collect();
+    (!rules.is_empty()).then(|| format!("Rules: {}.", rules.join("; ")))
+}
+
+/// `text` in lines of at most `width` characters (a longer word keeps its own line), the lines
+/// after the first indented by two.
+fn wrap(text: &str, width: usize) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    let mut line = String::new();
+    for word in text.split(' ') {
+        let indent = if lines.is_empty() { 0 } else { 2 };
+        if !line.is_empty() && indent + line.chars().count() + 1 + word.chars().count() > width {
+            lines.push(std::mem::take(&mut line));
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    lines.push(line);
+    for l in lines.iter_mut().skip(1) {
+        l.insert_str(0, "  ");
+    }
+    lines
+}
+
+/// For the terminal: a heading per target, its table, the rules of its picks and its own cost.
 pub fn text(v: &Verdict, points: &[Point]) -> String {
+    let points = &*v.points(points);
     let mut s = String::new();
     for t in &v.targets {
         let _ = writeln!(s, "Verdict for {}:", t.name);
@@ -107,6 +149,11 @@ pub fn text(v: &Verdict, points: &[Point]) -> String {
         } else {
             for line in table(t, points).text().lines() {
                 let _ = writeln!(s, "  {}", line.trim_end());
+            }
+            if let Some(r) = rules(t) {
+                for line in wrap(&r, 96) {
+                    let _ = writeln!(s, "  {line}");
+                }
             }
         }
         if let Some(o) = own_cost(t, points) {
@@ -118,6 +165,7 @@ pub fn text(v: &Verdict, points: &[Point]) -> String {
 
 /// Markdown: a section per target.
 pub fn markdown(v: &Verdict, points: &[Point]) -> String {
+    let points = &*v.points(points);
     let mut s = String::new();
     for t in &v.targets {
         let _ = writeln!(
@@ -130,6 +178,9 @@ pub fn markdown(v: &Verdict, points: &[Point]) -> String {
         } else {
             s.push_str(&table(t, points).markdown());
             s.push('\n');
+            if let Some(r) = rules(t) {
+                let _ = writeln!(s, "{}\n", crate::table::markdown_escape(&r));
+            }
         }
         if let Some(o) = own_cost(t, points) {
             let _ = writeln!(s, "{}\n", crate::table::markdown_escape(&o));
@@ -140,6 +191,7 @@ pub fn markdown(v: &Verdict, points: &[Point]) -> String {
 
 /// HTML: one table per target, its own cost below, headlines first.
 pub fn html(v: &Verdict, points: &[Point]) -> String {
+    let points = &*v.points(points);
     let mut s = String::new();
     for (k, t) in v.targets.iter().enumerate() {
         let _ = writeln!(s, "<h3>Verdict for {}</h3>", html_escape(&t.name));
@@ -159,6 +211,9 @@ pub fn html(v: &Verdict, points: &[Point]) -> String {
                     "Per block size and access: the fastest, the lowest tail at queue depth 1, the cheapest in CPU, and the pick of each goal, with how sure the measurements let us be"
                 )
             );
+            if let Some(r) = rules(t) {
+                let _ = writeln!(s, "<p class=\"rules\">{}</p>", html_escape(&r));
+            }
         }
         if let Some(o) = own_cost(t, points) {
             let _ = writeln!(s, "<p class=\"own\">{}</p>", html_escape(&o));
@@ -169,6 +224,7 @@ pub fn html(v: &Verdict, points: &[Point]) -> String {
 
 /// As JSON values: per target, per group, each finding with its figures.
 pub fn json(v: &Verdict, points: &[Point]) -> serde_json::Value {
+    let points = &*v.points(points);
     let targets: Vec<serde_json::Value> = v
         .targets
         .iter()
@@ -184,7 +240,9 @@ pub fn json(v: &Verdict, points: &[Point]) -> serde_json::Value {
                             let p = &points[f.point];
                             serde_json::json!({
                                 "verdict": f.kind.title(),
+                                "rule": f.kind.rule(),
                                 "label": f.label,
+                                "too_close_to_call": f.sure.close(),
                                 "engine": p.engine,
                                 "threads": p.threads,
                                 "iodepth": p.iodepth,

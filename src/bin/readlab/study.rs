@@ -145,6 +145,11 @@ pub fn run(a: &StudyArgs) -> anyhow::Result<ExitCode> {
         "runs": docs,
     }))?;
     if !a.out_json.is_json() {
+        // The answer first.
+        let answer = readlab::verdict::answer_text_for(&docs);
+        if !answer.is_empty() {
+            println!("{answer}");
+        }
         println!("{}", outcome.summary);
         let text = readlab::verdict::text_for(&docs);
         if !text.is_empty() {

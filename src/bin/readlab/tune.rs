@@ -104,6 +104,12 @@ pub fn run(a: &TuneArgs) -> anyhow::Result<ExitCode> {
     let text = !a.out_json.is_json();
     let mut exit = ExitCode::SUCCESS;
     let mut profiles = Vec::new();
+    if text {
+        // The answer first, from the finalists' medians the picks were chosen on.
+        let docs = readlab::store::load(&report.results)?;
+        let answers = readlab::verdict::answer::for_tune(&report, &docs);
+        print!("{}", readlab::verdict::answer::text(&answers));
+    }
     for rec in &report.recommendations {
         if text {
             print!("{}", tune::recommendation_text(rec, &opts));
