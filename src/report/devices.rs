@@ -194,7 +194,7 @@ mod tests {
         let v = crate::verdict::of_report(&r);
         let t = table(&v, &r.points).markdown();
         assert!(
-            t.contains("| 4K random | x | P |") && t.contains("| 4K random | loop0 | U32B1 |"),
+            t.contains("| 4K random | x | P |") && t.contains("| 4K random | loop0 | U32B1 ~ P |"),
             "{t}"
         );
         assert!(targets(&Report::from_points(vec![point("P", 4096, 1.0, 1.0)])).is_empty());

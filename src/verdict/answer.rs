@@ -52,35 +52,36 @@ fn margin_words(kind: Kind, g: &Group) -> String {
 fn answer(v: &Verdict, points: &[Point], t: &TargetVerdict, g: &Group, f: &Finding) -> Answer {
     let head = format!("{} {}", t.name, g.title());
     let rule = f.kind.rule();
-    let pick = format!("{} ({})", f.label, crate::label::words(&f.label));
+    let p = v.point(points, f.point);
+    let pick = format!(
+        "{} ({}; {:.0} IOPS, {} {})",
+        f.label,
+        crate::label::words(&f.label),
+        p.iops,
+        g.tail.name(),
+        crate::units::format_ns(g.tail.ns(p), crate::units::Style::Table)
+    );
     let (text, close) = match &f.sure {
         Sureness::Alone if g.configurations <= 1 => (
             format!("{head}: only {pick} was measured; nothing to choose from"),
             false,
         ),
-        Sureness::Alone => {
-            // The only configuration keeping enough throughput: as sure as its throughput is.
-            let p = v.point(points, f.point);
-            let measured = super::spread(p, Kind::Fastest, g.tail).is_some();
-            if measured {
-                (
-                    format!(
-                        "{head}: use {pick} — {rule}; the only configuration keeping {:.0} % of the best IOPS",
-                        100.0 * goal_of(f.kind).floor()
-                    ),
-                    false,
-                )
-            } else {
-                (
-                    format!(
-                        "{head}: too close to call: {REPEAT_HINT} ({rule}; {} is the only configuration keeping {:.0} % of the best IOPS, but no spread was measured)",
-                        f.label,
-                        100.0 * goal_of(f.kind).floor()
-                    ),
-                    true,
-                )
-            }
-        }
+        // The only configuration keeping enough throughput: as sure as the throughput is.
+        Sureness::Alone if f.close => (
+            format!(
+                "{head}: too close to call: {REPEAT_HINT} ({rule}; {} is the only configuration keeping {:.0} % of the best IOPS, but no spread was measured)",
+                f.label,
+                100.0 * goal_of(f.kind).floor()
+            ),
+            true,
+        ),
+        Sureness::Alone => (
+            format!(
+                "{head}: use {pick} — {rule}; the only configuration keeping {:.0} % of the best IOPS",
+                100.0 * goal_of(f.kind).floor()
+            ),
+            false,
+        ),
         Sureness::Clear {
             runner_up,
             margin,

@@ -192,6 +192,10 @@ pub struct Finding {
     pub point: usize,
     pub label: String,
     pub sure: Sureness,
+    /// No winner can be named: the margin is inside the spread, or no spread was measured (also
+    /// for the only configuration keeping a goal's share of the best IOPS, when other
+    /// configurations were measured: how far they fell short is unknown without a spread).
+    pub close: bool,
 }
 
 impl Finding {
@@ -199,8 +203,19 @@ impl Finding {
     /// named then).
     pub fn named(&self) -> String {
         match self.sure.runner_up() {
-            Some(r) if self.sure.close() => format!("{} ~ {r}", self.label),
+            Some(r) if self.close => format!("{} ~ {r}", self.label),
+            _ if self.close => format!("{}?", self.label),
             _ => self.label.clone(),
+        }
+    }
+
+    /// How sure, in words (see [`Sureness::phrase`]).
+    pub fn phrase(&self) -> String {
+        let p = self.sure.phrase(self.kind);
+        if self.close && !self.sure.close() {
+            format!("too close to call: {p}, but no spread was measured; {REPEAT_HINT}")
+        } else {
+            p
         }
     }
 }
@@ -708,11 +723,17 @@ fn group(
     let mut findings = Vec::new();
     let mut find = |kind: Kind, among: &[usize], pick: Option<usize>| {
         if let Some(w) = pick {
+            let sure = sureness(points, among, w, kind, tail, label);
+            let close = sure.close()
+                || (sure == Sureness::Alone
+                    && configurations > 1
+                    && spread(&points[w], Kind::Fastest, tail).is_none());
             findings.push(Finding {
                 kind,
                 point: w,
                 label: label(w),
-                sure: sureness(points, among, w, kind, tail, label),
+                sure,
+                close,
             });
         }
     };

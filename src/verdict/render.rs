@@ -44,7 +44,7 @@ pub fn table(t: &TargetVerdict, points: &[Point]) -> Table {
                 format_ns(p.latency.p50_ns as f64, Style::Table),
                 tail_cell(p, g.tail),
                 format!("{:.2}", p.cpu_us_per_io),
-                f.sure.phrase(f.kind),
+                f.phrase(),
             ]);
         }
     }
@@ -91,7 +91,7 @@ pub fn headline(g: &Group) -> String {
         .findings
         .iter()
         .filter_map(|f: &Finding| match f.kind {
-            Kind::Recommended(goal) if f.sure.close() => {
+            Kind::Recommended(goal) if f.close => {
                 Some(format!("{} too close to call ({})", goal.name(), f.named()))
             }
             Kind::Recommended(goal) => Some(format!("{} {}", goal.name(), f.label)),
@@ -242,7 +242,7 @@ pub fn json(v: &Verdict, points: &[Point]) -> serde_json::Value {
                                 "verdict": f.kind.title(),
                                 "rule": f.kind.rule(),
                                 "label": f.label,
-                                "too_close_to_call": f.sure.close(),
+                                "too_close_to_call": f.close,
                                 "engine": p.engine,
                                 "threads": p.threads,
                                 "iodepth": p.iodepth,
@@ -254,7 +254,7 @@ pub fn json(v: &Verdict, points: &[Point]) -> serde_json::Value {
                                 "p999_ns": p.latency.p999_ns,
                                 "compared_on": g.tail.name(),
                                 "cpu_us_per_io": p.cpu_us_per_io,
-                                "how_sure": f.sure.phrase(f.kind),
+                                "how_sure": f.phrase(),
                             })
                         })
                         .collect();

@@ -159,7 +159,7 @@ fn without_a_spread_it_is_too_close_to_call() {
     let v = verdict(&pts, &|i| pts[i].label.clone());
     let g = &v.targets[0].groups[0];
     let f = finding(g, Kind::Recommended(Goal::Balanced));
-    assert!(f.sure.close(), "{:?}", f.sure);
+    assert!(f.sure.close() && f.close, "{:?}", f.sure);
     assert_eq!(f.named(), "A32B1 ~ P", "no winner in the label cell");
     assert!(
         f.sure
@@ -224,8 +224,8 @@ fn a_clear_winner_is_still_named_in_words_with_its_rule() {
     assert!(!a[0].close);
     assert_eq!(
         a[0].text,
-        "x 4K random: use U32B1 (uring, queue depth 32, batch 1, 1 thread) — throughput: most \
-         IOPS (within 1 %, the lower p99.9); runner-up A32B1; margin 100.0 % more IOPS against \
+        "x 4K random: use U32B1 (uring, queue depth 32, batch 1, 1 thread; 100000 IOPS, p99.9 \
+         900.0us) — throughput: most IOPS (within 1 %, the lower p99.9); runner-up A32B1; margin 100.0 % more IOPS against \
          spread ±4.0 % over 5 runs"
     );
     // Balanced: the only one keeping 90 % of the best IOPS, with a measured spread.
@@ -233,8 +233,8 @@ fn a_clear_winner_is_still_named_in_words_with_its_rule() {
     assert!(!a[0].close, "{}", a[0].text);
     assert!(
         a[0].text.starts_with(
-            "x 4K random: use U32B1 (uring, queue depth 32, batch 1, 1 thread) — balanced: \
-             lowest p99.9 keeping 90 % of the best IOPS; the only configuration keeping 90 %"
+            "x 4K random: use U32B1 (uring, queue depth 32, batch 1, 1 thread; 100000 IOPS, \
+             p99.9 900.0us) — balanced: lowest p99.9 keeping 90 % of the best IOPS; the only configuration keeping 90 %"
         ),
         "{}",
         a[0].text
@@ -248,7 +248,7 @@ fn a_clear_winner_is_still_named_in_words_with_its_rule() {
     let a = answer::answers_for(&v, &pts, Goal::Latency);
     assert!(!a[0].close, "{}", a[0].text);
     assert!(
-        a[0].text.contains("use U8B1 (uring, queue depth 8, batch 1, 1 thread) — latency: lowest p99.9 keeping half the best IOPS; runner-up U32B1; margin 66.7 % lower p99.9 against spread ±4.0 % over 5 runs"),
+        a[0].text.contains("use U8B1 (uring, queue depth 8, batch 1, 1 thread; 60000 IOPS, p99.9 300.0us) — latency: lowest p99.9 keeping half the best IOPS; runner-up U32B1; margin 66.7 % lower p99.9 against spread ±4.0 % over 5 runs"),
         "{}",
         a[0].text
     );
@@ -258,7 +258,8 @@ fn a_clear_winner_is_still_named_in_words_with_its_rule() {
     let a = answer::answers(&v, &one);
     assert_eq!(
         a[0].text,
-        "x 4K random: only P (psync, 1 thread) was measured; nothing to choose from"
+        "x 4K random: only P (psync, 1 thread; 10000 IOPS, p99.9 200.0us) was measured; nothing \
+         to choose from"
     );
     assert!(!render::text(&v, &one).contains("Rules:"));
 }
@@ -303,14 +304,18 @@ fn every_format_states_each_picks_rule() {
         json[0]["groups"][0]["findings"][5]["rule"],
         "latency: lowest p99.9 keeping half the best IOPS"
     );
-    // The fastest has a runner-up and no spread; latency's pick is the only one keeping half.
+    // No spread: neither the fastest (against a runner-up) nor latency's pick (the only one
+    // keeping half the best IOPS, by an unmeasured margin) is called.
+    let latency = &json[0]["groups"][0]["findings"][5];
     assert_eq!(
         json[0]["groups"][0]["findings"][0]["too_close_to_call"],
         true
     );
+    assert_eq!(latency["too_close_to_call"], true);
     assert_eq!(
-        json[0]["groups"][0]["findings"][5]["too_close_to_call"],
-        false
+        latency["how_sure"],
+        "too close to call: the only configuration keeping 50 % of the best IOPS, but no spread \
+         was measured; run with --repeat 3"
     );
 }
 
