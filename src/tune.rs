@@ -47,6 +47,15 @@ impl Goal {
         }
     }
 
+    /// The rule its pick follows, in words: `lowest p99.9 keeping half the best IOPS`.
+    pub fn rule(self) -> &'static str {
+        match self {
+            Goal::Throughput => "most IOPS (within 1 %, the lower p99.9)",
+            Goal::Balanced => "lowest p99.9 keeping 90 % of the best IOPS",
+            Goal::Latency => "lowest p99.9 keeping half the best IOPS",
+        }
+    }
+
     /// The share of the best throughput a pick must keep (see [`crate::pareto::pick`]).
     pub fn floor(self) -> f64 {
         match self {
@@ -191,6 +200,10 @@ pub struct Recommendation {
     /// When nothing met the constraints: the closest points and why they fail.
     pub closest: Vec<(Candidate, String)>,
     pub points_measured: usize,
+    /// Every finalist with the medians of its re-measured runs (the pick is among them): what
+    /// the answer weighs the pick's margin against.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub finalists: Vec<Candidate>,
 }
 
 /// The file in a tune directory holding the [`TuneReport`] (written by `readlab tune`, read by
@@ -618,6 +631,7 @@ pub fn tune(opts: &TuneOptions, obs: &dyn TuneObserver) -> Result<TuneReport> {
             trade_offs,
             closest,
             points_measured: mine.len(),
+            finalists: finals,
         });
     }
     Ok(TuneReport {

@@ -322,3 +322,129 @@ fn every_command_speaks_json() {
     assert_eq!(rep["points"].as_array().map(Vec::len), Some(1));
     assert!(rep["verdict"].is_array());
 }
+
+/// Issue 20: the answer comes first, and says "too close to call" where one-second runs measured
+/// no spread; a profile whose stored spread is wider than `--check`'s tolerance is refused (exit
+/// 2, before anything runs) unless `--check-anyway`.
+#[test]
+fn the_answer_first_and_a_too_wide_profile_refused() {
+    let d = disk_dir();
+    let f = prepare(d.path(), "f", "16M");
+    let o = ok(&[
+        "run",
+        "--engine",
+        "psync,uring",
+        "--iodepth",
+        "1,4",
+        "--runtime",
+        "1s",
+        "-q",
+        s(&f),
+    ]);
+    let out = stdout(&o);
+    assert!(out.starts_with("Answer:\n  "), "the answer first:\n{out}");
+    let answer = out.split("\n\n").next().unwrap();
+    assert!(
+        answer.contains("4K random: too close to call: run with --repeat 3 (balanced: lowest p99.9 keeping 90 % of the best IOPS;"),
+        "{answer}"
+    );
+    assert!(out.contains("Rules: fastest: most IOPS;"), "{out}");
+
+    // A tune whose three runs spread from 164k to 330k IOPS.
+    use readlab::interval::Interval;
+    use readlab::tune::{Candidate, Goal, PROFILE_SCHEMA, Profile, Spread};
+    let config = readlab::config::RunConfig::new(&f);
+    let profile = Profile {
+        schema: PROFILE_SCHEMA.into(),
+        goal: Goal::Balanced,
+        label: "P".into(),
+        config: config.clone(),
+        expected: Candidate {
+            config,
+            label: "P".into(),
+            iops: 250_000.0,
+            mb_s: 1024.0,
+            p999_ns: 200_000,
+            p50_ns: 50_000,
+            cpu_cores: 1.0,
+            requests: 1_000_000,
+            spread: Some(Spread {
+                runs: 3,
+                confidence: 0.75,
+                iops: Interval {
+                    median: 250_000.0,
+                    lo: 164_000.0,
+                    hi: 330_000.0,
+                },
+                p999_ns: Interval {
+                    median: 200_000.0,
+                    lo: 190_000.0,
+                    hi: 210_000.0,
+                },
+                cpu_cores: Interval::default(),
+            }),
+        },
+    };
+    let p = d.path().join("profile-4k.json");
+    std::fs::write(&p, serde_json::to_string(&profile).unwrap()).unwrap();
+    let started = std::time::Instant::now();
+    let o = run(&[
+        "run",
+        "--profile",
+        s(&p),
+        "--check",
+        "--runtime",
+        "1s",
+        "-q",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("stored spread is wider than the tolerance of 10 %")
+            && err.contains(
+                "throughput 164000–330000 IOPS around 250000 (a drop of 41 % would pass)"
+            )
+            && err.contains("--check-anyway"),
+        "{err}"
+    );
+    assert!(stdout(&o).is_empty(), "nothing ran: {}", stdout(&o));
+    assert!(
+        started.elapsed().as_secs_f64() < 1.0,
+        "refused before running"
+    );
+    // Asked to go on, it checks (and says the profile is too wide to hold it to 10 %).
+    let o = run(&[
+        "run",
+        "--profile",
+        s(&p),
+        "--check",
+        "--check-anyway",
+        "--runtime",
+        "1s",
+        "-q",
+    ]);
+    let err = stderr(&o);
+    assert!(matches!(o.status.code(), Some(0 | 3)), "{err}");
+    assert!(
+        err.contains("(checking anyway, as asked)") && err.contains("readlab: check"),
+        "{err}"
+    );
+    // A tolerance wider than the stored spread needs no flag.
+    let o = run(&[
+        "run",
+        "--profile",
+        s(&p),
+        "--check",
+        "--tolerance",
+        "40%",
+        "--runtime",
+        "1s",
+        "-q",
+    ]);
+    assert!(matches!(o.status.code(), Some(0 | 3)), "{}", stderr(&o));
+    assert!(
+        !stderr(&o).contains("wider than the tolerance"),
+        "{}",
+        stderr(&o)
+    );
+}

@@ -70,6 +70,55 @@ pub fn check(expected: &Candidate, got: &RunResult, tolerance: f64) -> Check {
     }
 }
 
+/// Why a profile cannot hold a replay to `tolerance`: its stored interval (from a noisy tune)
+/// reaches further from the stored figure than the tolerance itself, so the check would let
+/// through a regression larger than the tolerance without a word — e.g. an interval of
+/// 164k–330k IOPS around 250k passes a replay at 148k, a 41 % drop, at 10 %. None when it can.
+pub fn too_wide(expected: &Candidate, tolerance: f64) -> Option<String> {
+    let s = expected.spread.as_ref()?;
+    let iops_low = s.iops.lo.min(expected.iops);
+    let down = if expected.iops > 0.0 {
+        1.0 - iops_low / expected.iops
+    } else {
+        0.0
+    };
+    let p999 = expected.p999_ns as f64;
+    let p999_high = s.p999_ns.hi.max(p999);
+    let up = if p999 > 0.0 {
+        p999_high / p999 - 1.0
+    } else {
+        0.0
+    };
+    let mut wide = Vec::new();
+    if down > tolerance {
+        wide.push(format!(
+            "throughput {:.0}–{:.0} IOPS around {:.0} (a drop of {:.0} % would pass)",
+            s.iops.lo,
+            s.iops.hi,
+            expected.iops,
+            100.0 * (1.0 - iops_low * (1.0 - tolerance).max(0.0) / expected.iops)
+        ));
+    }
+    if up > tolerance {
+        wide.push(format!(
+            "p99.9 {}–{} around {} (a rise of {:.0} % would pass)",
+            format_ns(s.p999_ns.lo, Style::Table),
+            format_ns(s.p999_ns.hi, Style::Table),
+            format_ns(p999, Style::Table),
+            100.0 * (p999_high * (1.0 + tolerance) / p999 - 1.0)
+        ));
+    }
+    (!wide.is_empty()).then(|| {
+        format!(
+            "the profile's stored spread is wider than the tolerance of {:.0} %: {}; re-tune on a \
+             quieter machine or with more --repeat, give a larger --tolerance, or add \
+             --check-anyway to check against it all the same",
+            100.0 * tolerance,
+            wide.join("; ")
+        )
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -142,5 +191,30 @@ mod tests {
             c.lines
         );
         assert!(!check(&expected(true), &result(100_000.0, 270_000), 0.1).passed);
+    }
+
+    #[test]
+    fn a_stored_spread_wider_than_the_tolerance_is_named() {
+        // 95 000–103 000 around 100 000 and 180–240 µs around 200 µs: within 20 %, not 10 %.
+        assert_eq!(too_wide(&expected(false), 0.1), None, "no spread stored");
+        assert_eq!(too_wide(&expected(true), 0.2), None);
+        let why = too_wide(&expected(true), 0.1).unwrap();
+        assert!(
+            why.contains("wider than the tolerance of 10 %")
+                && why.contains("p99.9 180.0us–240.0us around 200.0us (a rise of 32 % would pass)")
+                && why.contains("--check-anyway")
+                && !why.contains("throughput"),
+            "{why}"
+        );
+        // The noisy tune of the issue: 164k–330k around 250k.
+        let mut noisy = expected(true);
+        let s = noisy.spread.as_mut().unwrap();
+        (s.iops.lo, s.iops.median, s.iops.hi) = (164_000.0, 250_000.0, 330_000.0);
+        noisy.iops = 250_000.0;
+        let why = too_wide(&noisy, 0.1).unwrap();
+        assert!(
+            why.contains("throughput 164000–330000 IOPS around 250000 (a drop of 41 % would pass)"),
+            "{why}"
+        );
     }
 }

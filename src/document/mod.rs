@@ -174,6 +174,9 @@ impl Document {
         for b in &mut s.blocks {
             match b {
                 Block::Table(t) => {
+                    if t.key.is_empty() {
+                        t.key = label_key(&t.table);
+                    }
                     t.id =
                         unique(&mut used, &format!("table-{}", t.id))["table-".len()..].to_string()
                 }
@@ -224,6 +227,22 @@ impl Document {
             .map(|s| (s.id.as_str(), s.title.as_str()))
             .collect()
     }
+}
+
+/// The key to a table's labels: every label in its `label` column (and the labels it names in
+/// `A ~ B` cells), in words, in first-seen order.
+fn label_key(t: &Table) -> Vec<(String, String)> {
+    let Some(k) = t.columns.iter().position(|c| c.header == "label") else {
+        return Vec::new();
+    };
+    let cells: Vec<&str> = t
+        .rows
+        .iter()
+        .filter_map(|r| r.cells.get(k))
+        .flat_map(|c| c.split(" ~ "))
+        .map(str::trim)
+        .collect();
+    crate::label::key(cells)
 }
 
 /// `want`, or `want-2`, `want-3`, … whichever is not used yet; marks it used.

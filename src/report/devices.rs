@@ -49,10 +49,10 @@ pub fn table(v: &Verdict, points: &[Point]) -> Table {
     for ((_, _, _), per) in groups {
         for (name, g) in per {
             let find = |k: Finding| g.findings.iter().find(|f| f.kind == k);
-            let label = |k: Finding| find(k).map_or_else(|| "–".into(), |f| f.label.clone());
-            let fastest = find(Finding::Fastest).map(|f| &points[f.point]);
-            let qd1 = find(Finding::LowestTailQd1).map(|f| &points[f.point]);
-            let cheap = find(Finding::CheapestCpu).map(|f| &points[f.point]);
+            let label = |k: Finding| find(k).map_or_else(|| "–".into(), |f| f.named());
+            let fastest = find(Finding::Fastest).map(|f| v.point(points, f.point));
+            let qd1 = find(Finding::LowestTailQd1).map(|f| v.point(points, f.point));
+            let cheap = find(Finding::CheapestCpu).map(|f| v.point(points, f.point));
             t.push([
                 g.title(),
                 name.to_string(),
@@ -194,7 +194,7 @@ mod tests {
         let v = crate::verdict::of_report(&r);
         let t = table(&v, &r.points).markdown();
         assert!(
-            t.contains("| 4K random | x | P |") && t.contains("| 4K random | loop0 | U32B1 |"),
+            t.contains("| 4K random | x | P |") && t.contains("| 4K random | loop0 | U32B1 ~ P |"),
             "{t}"
         );
         assert!(targets(&Report::from_points(vec![point("P", 4096, 1.0, 1.0)])).is_empty());

@@ -48,6 +48,7 @@ pub fn document(report: &Report) -> Document {
         ..Document::default()
     };
     let verdict = crate::verdict::of_report(report);
+    d.answers = crate::verdict::answer::answers(&verdict, &report.points);
     if !verdict.targets.is_empty() {
         let mut s = Section::new("verdict", "Verdict");
         s.paragraph(crate::verdict::render::INTRO);

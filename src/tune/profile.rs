@@ -98,6 +98,7 @@ mod tests {
             trade_offs: Vec::new(),
             closest: Vec::new(),
             points_measured: 1,
+            finalists: Vec::new(),
         };
         let p = Profile::of(&rec).unwrap();
         let dir = tempfile::tempdir().unwrap();

@@ -275,6 +275,7 @@ mod tests {
             trade_offs: vec!["uring U32B4: +400 % IOPS for 12.20× p99.9 and 0.48× CPU".into()],
             closest: Vec::new(),
             points_measured: 7,
+            finalists: Vec::new(),
         };
         let opts = TuneOptions {
             target: "/dev/loop0".into(),

@@ -6,6 +6,7 @@
 //! readlab's measurements of itself (the null engine, the clock's cost) are reported apart and
 //! never ranked. The survey, `run`, `study` and the report all print these ([`render`]).
 
+pub mod answer;
 pub mod render;
 
 use crate::interval::{Interval, interval};
@@ -36,6 +37,19 @@ impl Kind {
             k if on_tail(k) => "lower tail",
             Kind::CheapestCpu => "less CPU per I/O",
             _ => "more IOPS",
+        }
+    }
+
+    /// The rule a pick of this kind follows, said wherever the pick is printed:
+    /// `latency: lowest p99.9 keeping half the best IOPS`.
+    pub fn rule(self) -> String {
+        match self {
+            Kind::Fastest => "fastest: most IOPS".into(),
+            Kind::LowestTailQd1 => {
+                "lowest tail at QD1: lowest p99.9 with one request in flight and one thread".into()
+            }
+            Kind::CheapestCpu => "cheapest: least CPU per I/O".into(),
+            Kind::Recommended(g) => format!("{}: {}", g.name(), g.rule()),
         }
     }
 
@@ -75,15 +89,19 @@ pub enum Sureness {
         margin: f64,
         spread: Spread,
     },
-    /// The runner-up is within the run-to-run spread: a tie.
+    /// The runner-up is within the run-to-run spread: too close to call.
     Tie {
         runner_up: String,
         margin: f64,
         spread: Spread,
     },
-    /// Ahead by `margin`, but no spread was measured (one short run without a timeline).
+    /// Ahead by `margin`, but no spread was measured (one short run without a timeline): too
+    /// close to call, whatever the margin.
     Unmeasured { runner_up: String, margin: f64 },
 }
+
+/// What to do when a pick is too close to call.
+pub const REPEAT_HINT: &str = "run with --repeat 3";
 
 /// A relative margin in percent, with a decimal below 10 %: `0.3`, `35`.
 fn pct(m: f64) -> String {
@@ -95,6 +113,22 @@ fn pct(m: f64) -> String {
 }
 
 impl Sureness {
+    /// No winner can be named: the margin is inside the spread, or no spread was measured.
+    pub fn close(&self) -> bool {
+        matches!(self, Sureness::Tie { .. } | Sureness::Unmeasured { .. })
+    }
+
+    /// The configuration the pick is measured against, when there is one.
+    pub fn runner_up(&self) -> Option<&str> {
+        match self {
+            Sureness::Alone => None,
+            Sureness::Clear { runner_up, .. }
+            | Sureness::Narrow { runner_up, .. }
+            | Sureness::Tie { runner_up, .. }
+            | Sureness::Unmeasured { runner_up, .. } => Some(runner_up),
+        }
+    }
+
     /// One phrase for a finding of `kind`: `clear: 35 % more IOPS than A32B1 (spread ±3 % over
     /// 3 runs)`.
     pub fn phrase(&self, kind: Kind) -> String {
@@ -138,12 +172,12 @@ impl Sureness {
                 margin,
                 spread: s,
             } => format!(
-                "a tie: {runner_up} is within {:.1} % ({})",
+                "too close to call: {runner_up} is within {:.1} % ({}); {REPEAT_HINT}",
                 100.0 * margin,
                 spread(s)
             ),
             Sureness::Unmeasured { runner_up, margin } => format!(
-                "{} % {what} than {runner_up}; no spread measured (use --repeat)",
+                "too close to call: {} % {what} than {runner_up}, no spread measured; {REPEAT_HINT}",
                 pct(*margin)
             ),
         }
@@ -158,6 +192,32 @@ pub struct Finding {
     pub point: usize,
     pub label: String,
     pub sure: Sureness,
+    /// No winner can be named: the margin is inside the spread, or no spread was measured (also
+    /// for the only configuration keeping a goal's share of the best IOPS, when other
+    /// configurations were measured: how far they fell short is unknown without a spread).
+    pub close: bool,
+}
+
+impl Finding {
+    /// The label cell: the pick's label, or `A ~ B` when it is too close to call (no winner is
+    /// named then).
+    pub fn named(&self) -> String {
+        match self.sure.runner_up() {
+            Some(r) if self.close => format!("{} ~ {r}", self.label),
+            _ if self.close => format!("{}?", self.label),
+            _ => self.label.clone(),
+        }
+    }
+
+    /// How sure, in words (see [`Sureness::phrase`]).
+    pub fn phrase(&self) -> String {
+        let p = self.sure.phrase(self.kind);
+        if self.close && !self.sure.close() {
+            format!("too close to call: {p}, but no spread was measured; {REPEAT_HINT}")
+        } else {
+            p
+        }
+    }
 }
 
 /// The findings for one block size and access pattern of one target.
@@ -207,6 +267,36 @@ pub struct TargetVerdict {
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Verdict {
     pub targets: Vec<TargetVerdict>,
+    /// How many points the verdict was made from were given: a finding's `point` below it is
+    /// an index into them, one at or above it an index into `extra` (less `given`).
+    pub given: usize,
+    /// Points ranked that are not among those given: the tuner's re-measured finalists (the
+    /// medians of their interleaved runs), from the report's `tune.json`.
+    pub extra: Vec<Point>,
+}
+
+impl Verdict {
+    /// The point a finding names: one of `points` (those the verdict was made from), or one of
+    /// the verdict's own (a tuner's re-measured finalist).
+    pub fn point<'a>(&'a self, points: &'a [Point], i: usize) -> &'a Point {
+        if i < self.given {
+            &points[i]
+        } else {
+            &self.extra[i - self.given]
+        }
+    }
+
+    /// Every point a finding may name: `points` (those the verdict was made from), then the
+    /// verdict's own, so `all[finding.point]` holds.
+    pub fn points<'a>(&self, points: &'a [Point]) -> std::borrow::Cow<'a, [Point]> {
+        if self.extra.is_empty() {
+            std::borrow::Cow::Borrowed(points)
+        } else {
+            let mut all = points[..self.given.min(points.len())].to_vec();
+            all.extend(self.extra.iter().cloned());
+            std::borrow::Cow::Owned(all)
+        }
+    }
 }
 
 /// Whether a point may be ranked: readlab's own measurement of real reads that did not fail.
@@ -370,9 +460,135 @@ fn sureness(
     }
 }
 
-/// The verdict of a report, its points named by their display labels.
+/// The verdict of a report, its points named by their display labels. The tuners' re-measured
+/// finalists (`tune.json`) are ranked too, as the medians of their runs, in place of the single
+/// search runs of the same configurations.
 pub fn of_report(r: &Report) -> Verdict {
-    verdict(&r.points, &|i| r.display_label(i))
+    let n = r.points.len();
+    let finalists = finalists(r, false);
+    if finalists.is_empty() {
+        return verdict(&r.points, &|i| r.display_label(i));
+    }
+    let mut all = r.points.clone();
+    let bases: Vec<usize> = finalists.iter().map(|(b, _)| *b).collect();
+    all.extend(finalists.into_iter().map(|(_, p)| p));
+    let mut v = verdict(&all, &|i| {
+        r.display_label(if i < n { i } else { bases[i - n] })
+    });
+    v.extra = all.split_off(n);
+    v.given = n;
+    v
+}
+
+/// The verdict of the tuners' finalists alone, as the medians of their runs — what the tuner
+/// chose its picks from — with the points it names (labelled as in `r`, whose `tuned` holds the
+/// tuners' reports and whose points their search runs).
+pub fn of_finalists(r: &Report) -> (Verdict, Vec<Point>) {
+    let (bases, points): (Vec<usize>, Vec<Point>) = finalists(r, true).into_iter().unzip();
+    let v = verdict(&points, &|i| r.display_label(bases[i]));
+    (v, points)
+}
+
+/// The tuners' re-measured finalists as points, each beside the index of its search run (the
+/// point it is a copy of, with the medians of its runs and their spread in place of one run's
+/// figures).
+/// With `every`, the finalists the tuner could not re-measure (out of budget) too, as their
+/// search runs.
+fn finalists(r: &Report, every: bool) -> Vec<(usize, Point)> {
+    let mut out: Vec<(usize, Point)> = Vec::new();
+    for t in &r.tuned {
+        let target = t.target.display().to_string();
+        for rec in &t.recommendations {
+            // Every finalist when the tuner kept them, else the best of each goal.
+            let cands: Vec<&crate::tune::Candidate> = if rec.finalists.is_empty() {
+                rec.per_goal.iter().map(|(_, c)| c).collect()
+            } else {
+                rec.finalists.iter().collect()
+            };
+            for c in cands {
+                let sp = c.spread.as_ref().filter(|s| s.runs > 1);
+                if sp.is_none() && !every {
+                    continue;
+                }
+                let Some(base) = r.points.iter().position(|p| {
+                    p.study.as_deref() == Some("tune")
+                        && p.label == c.label
+                        && p.bs == rec.bs
+                        && p.env.target == target
+                        && p.spread.is_none()
+                }) else {
+                    continue;
+                };
+                if out.iter().any(|(b, _)| *b == base) {
+                    continue;
+                }
+                out.push((
+                    base,
+                    match sp {
+                        Some(sp) => remeasured(&r.points[base], c, sp),
+                        None => r.points[base].clone(),
+                    },
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// `search` (the tuner's one run of a configuration) with the figures of the candidate the
+/// tuner re-measured: its medians, and their intervals as the point's spread.
+fn remeasured(search: &Point, c: &crate::tune::Candidate, sp: &crate::tune::Spread) -> Point {
+    let mut p = search.clone();
+    let per_io = |cores: f64, iops: f64| {
+        if iops > 0.0 { cores * 1e6 / iops } else { 0.0 }
+    };
+    let scale = |i: &Interval, by: f64| Interval {
+        median: i.median * by,
+        lo: i.lo * by,
+        hi: i.hi * by,
+    };
+    p.iops = c.iops;
+    p.mb_s = c.mb_s;
+    p.latency.p50_ns = c.p50_ns;
+    p.latency.p999_ns = c.p999_ns;
+    p.cpu_us_per_io = per_io(c.cpu_cores, c.iops);
+    // The tuner keeps no p99 interval: the p99.9's relative spread stands for it.
+    let p999_rel = |v: f64| {
+        let m = sp.p999_ns.median.max(f64::MIN_POSITIVE);
+        Interval {
+            median: v,
+            lo: v * sp.p999_ns.lo / m,
+            hi: v * sp.p999_ns.hi / m,
+        }
+    };
+    let one = |v: f64| Interval {
+        median: v,
+        lo: v,
+        hi: v,
+    };
+    p.spread = Some(crate::interval::RepeatSummary {
+        runs: sp.runs,
+        confidence: sp.confidence,
+        iops: sp.iops,
+        mb_s: scale(&sp.iops, c.mb_s / c.iops.max(f64::MIN_POSITIVE)),
+        p50_ns: one(c.p50_ns as f64),
+        p99_ns: p999_rel(p.latency.p99_ns as f64),
+        p999_ns: sp.p999_ns,
+        cpu_us_per_io: Interval {
+            median: p.cpu_us_per_io,
+            lo: per_io(sp.cpu_cores.lo, c.iops),
+            hi: per_io(sp.cpu_cores.hi, c.iops),
+        },
+        achieved_depth: None,
+    });
+    p.timeline.clear();
+    // Counted once, on the search run.
+    p.timer_ns_per_io = None;
+    p.note = Some(format!(
+        "medians of {} interleaved runs (the tuner's re-measured finalist)",
+        sp.runs
+    ));
+    p
 }
 
 /// Runs as a report (one point each, labels told apart) for their verdict.
@@ -398,16 +614,32 @@ pub fn text_for(docs: &[Document]) -> String {
 pub fn text_for_within(docs: &[Document], width: usize) -> String {
     let r = report_of(docs);
     let v = of_report(&r);
-    let compared = v
-        .targets
-        .iter()
-        .flat_map(|t| &t.groups)
-        .any(|g| g.configurations > 1);
-    if compared {
+    if compared(&v) {
         render::text_within(&v, &r.points, width)
     } else {
         String::new()
     }
+}
+
+/// The answer of finished runs, for the top of the terminal: one line per target, block size
+/// and access (see [`answer`]); empty when fewer than two configurations of real reads were
+/// measured.
+pub fn answer_text_for(docs: &[Document]) -> String {
+    let r = report_of(docs);
+    let v = of_report(&r);
+    if compared(&v) {
+        answer::text(&answer::answers(&v, &r.points))
+    } else {
+        String::new()
+    }
+}
+
+/// Whether some block size and access of some target had two configurations or more.
+fn compared(v: &Verdict) -> bool {
+    v.targets
+        .iter()
+        .flat_map(|t| &t.groups)
+        .any(|g| g.configurations > 1)
 }
 
 /// The verdict of `points`, labelled by `label(i)` (the report's display label, or the plain
@@ -437,6 +669,7 @@ pub fn verdict(points: &[Point], label: &dyn Fn(usize) -> String) -> Verdict {
             let groups = groups
                 .into_iter()
                 .map(|((bs, access, buffered), members)| {
+                    let members = repeated_first(points, members);
                     group(points, bs, access, !buffered, &members, label)
                 })
                 .collect();
@@ -458,7 +691,28 @@ pub fn verdict(points: &[Point], label: &dyn Fn(usize) -> String) -> Verdict {
             }
         })
         .collect();
-    Verdict { targets }
+    Verdict {
+        targets,
+        given: points.len(),
+        extra: Vec::new(),
+    }
+}
+
+/// `members` less the single measurements of configurations that were also measured repeatedly
+/// (a tuner's finalist, `--repeat`): a one-second point never outranks the median of several
+/// runs of the same configuration under the same conditions.
+fn repeated_first(points: &[Point], members: Vec<usize>) -> Vec<usize> {
+    let key = |p: &Point| (p.label.clone(), p.scheduler.clone(), p.setting.clone());
+    let repeated = |p: &Point| p.spread.as_ref().is_some_and(|s| s.runs > 1);
+    let has_repeats: Vec<_> = members
+        .iter()
+        .filter(|&&i| repeated(&points[i]))
+        .map(|&i| key(&points[i]))
+        .collect();
+    members
+        .into_iter()
+        .filter(|&i| repeated(&points[i]) || !has_repeats.contains(&key(&points[i])))
+        .collect()
 }
 
 fn group(
@@ -478,11 +732,17 @@ fn group(
     let mut findings = Vec::new();
     let mut find = |kind: Kind, among: &[usize], pick: Option<usize>| {
         if let Some(w) = pick {
+            let sure = sureness(points, among, w, kind, tail, label);
+            let close = sure.close()
+                || (sure == Sureness::Alone
+                    && configurations > 1
+                    && spread(&points[w], Kind::Fastest, tail).is_none());
             findings.push(Finding {
                 kind,
                 point: w,
                 label: label(w),
-                sure: sureness(points, among, w, kind, tail, label),
+                sure,
+                close,
             });
         }
     };

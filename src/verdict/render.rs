@@ -46,14 +46,14 @@ pub fn table(t: &TargetVerdict, points: &[Point]) -> Table {
                 } else {
                     f.kind.title()
                 },
-                f.label.clone(),
+                f.named(),
                 p.engine.clone(),
                 format!("{:.0}", p.iops),
                 format!("{:.1}", p.mb_s),
                 format_ns(p.latency.p50_ns as f64, Style::Table),
                 tail_cell(p, g.tail),
                 format!("{:.2}", p.cpu_us_per_io),
-                f.sure.phrase(f.kind),
+                f.phrase(),
             ]);
         }
     }
@@ -93,12 +93,16 @@ pub fn own_cost(t: &TargetVerdict, points: &[Point]) -> Option<String> {
     (!parts.is_empty()).then(|| format!("Self-measurement, not ranked: {}.", parts.join("; ")))
 }
 
-/// What a group's recommendation says in one line: `4K random: throughput U32B1, balanced …`.
+/// What a group's recommendation says in one line: `4K random: throughput U32B1, balanced …`
+/// (`balanced too close to call (U32B1 ~ A32B1)` where no winner can be named).
 pub fn headline(g: &Group) -> String {
     let picks: Vec<String> = g
         .findings
         .iter()
         .filter_map(|f: &Finding| match f.kind {
+            Kind::Recommended(goal) if f.close => {
+                Some(format!("{} too close to call ({})", goal.name(), f.named()))
+            }
             Kind::Recommended(goal) => Some(format!("{} {}", goal.name(), f.label)),
             _ => None,
         })
@@ -109,8 +113,25 @@ pub fn headline(g: &Group) -> String {
 /// What the verdict section says before its tables: what is picked, by which rule, how sure.
 pub const INTRO: &str = "What the measurements answer, per target, block size and access: the fastest configuration, the lowest tail latency with one read in flight, the cheapest in CPU per I/O, and the pick for throughput (most IOPS), balanced (lowest p99.9 keeping 90 % of the best IOPS) and latency (lowest p99.9 keeping half). How sure: the margin over the runner-up against the run-to-run spread (of repetitions, or of the per-second figures of one run). fio points and readlab's own cost are not ranked.";
 
-/// The verdict as document blocks: per target a heading, its headlines, its table and its own cost.
+/// The rules of the picks in a target's table, one per kind shown, in table order: `Rules:
+/// fastest: most IOPS; …; latency: lowest p99.9 keeping half the best IOPS.`
+pub fn rules(t: &TargetVerdict) -> Option<String> {
+    let mut kinds: Vec<Kind> = Vec::new();
+    for g in t.groups.iter().filter(|g| g.configurations > 1) {
+        for f in &g.findings {
+            if !kinds.contains(&f.kind) {
+                kinds.push(f.kind);
+            }
+        }
+    }
+    let rules: Vec<String> = kinds.into_iter().map(Kind::rule).collect();
+    (!rules.is_empty()).then(|| format!("Rules: {}.", rules.join("; ")))
+}
+
+/// The verdict as document blocks: per target a heading, its headlines, its table, the rules of
+/// its picks and its own cost.
 pub fn blocks(v: &Verdict, points: &[Point]) -> Vec<Block> {
+    let points = &*v.points(points);
     let mut out = Vec::new();
     for (k, t) in v.targets.iter().enumerate() {
         out.push(Block::Heading(format!("Verdict for {}", t.name)));
@@ -126,6 +147,9 @@ pub fn blocks(v: &Verdict, points: &[Point]) -> Vec<Block> {
                 table: table(t, points),
                 ..TableBlock::default()
             }));
+            if let Some(r) = rules(t) {
+                out.push(Block::Paragraph(r));
+            }
         }
         if let Some(o) = own_cost(t, points) {
             out.push(Block::Note(o));
@@ -177,6 +201,7 @@ pub fn html(v: &Verdict, points: &[Point]) -> String {
 
 /// As JSON values: per target, per group, each finding with its figures.
 pub fn json(v: &Verdict, points: &[Point]) -> serde_json::Value {
+    let points = &*v.points(points);
     let targets: Vec<serde_json::Value> = v
         .targets
         .iter()
@@ -192,7 +217,9 @@ pub fn json(v: &Verdict, points: &[Point]) -> serde_json::Value {
                             let p = &points[f.point];
                             serde_json::json!({
                                 "verdict": f.kind.title(),
+                                "rule": f.kind.rule(),
                                 "label": f.label,
+                                "too_close_to_call": f.close,
                                 "engine": p.engine,
                                 "threads": p.threads,
                                 "iodepth": p.iodepth,
@@ -204,7 +231,7 @@ pub fn json(v: &Verdict, points: &[Point]) -> serde_json::Value {
                                 "p999_ns": p.latency.p999_ns,
                                 "compared_on": g.tail.name(),
                                 "cpu_us_per_io": p.cpu_us_per_io,
-                                "how_sure": f.sure.phrase(f.kind),
+                                "how_sure": f.phrase(),
                             })
                         })
                         .collect();

@@ -80,7 +80,7 @@ fn sureness_weighs_the_margin_against_the_spread() {
     assert!(
         f.sure
             .phrase(Kind::Fastest)
-            .starts_with("a tie: A32B1 is within 2.0 %"),
+            .starts_with("too close to call: A32B1 is within 2.0 %"),
         "{}",
         f.sure.phrase(Kind::Fastest)
     );
@@ -140,4 +140,310 @@ fn targets_and_block_sizes_are_judged_apart() {
     );
     let json = render::json(&v, &pts);
     assert_eq!(json[1]["groups"][0]["findings"][0]["iops"], 90_000.0);
+}
+
+fn qd(mut p: Point, iodepth: usize) -> Point {
+    p.iodepth = iodepth;
+    p
+}
+
+/// After `--quick` (single one-second points, no spread): no winner is named, however small or
+/// large the margin.
+#[test]
+fn without_a_spread_it_is_too_close_to_call() {
+    // 0.3 % lower tail, no spread: the old verdict picked A32B1.
+    let pts = vec![
+        at("P", "psync", 10_000.0, 200.0, 5.0),
+        qd(at("A32B1", "libaio", 10_030.0, 199.4, 5.0), 32),
+    ];
+    let v = verdict(&pts, &|i| pts[i].label.clone());
+    let g = &v.targets[0].groups[0];
+    let f = finding(g, Kind::Recommended(Goal::Balanced));
+    assert!(f.sure.close() && f.close, "{:?}", f.sure);
+    assert_eq!(f.named(), "A32B1 ~ P", "no winner in the label cell");
+    assert!(
+        f.sure
+            .phrase(f.kind)
+            .starts_with("too close to call: 0.3 % lower tail than P, no spread measured"),
+        "{}",
+        f.sure.phrase(f.kind)
+    );
+    let a = answer::answers(&v, &pts);
+    assert_eq!(a.len(), 1);
+    assert!(a[0].close);
+    assert!(
+        a[0].text
+            .starts_with("x 4K random: too close to call: run with --repeat 3 (balanced: lowest p99.9 keeping 90 % of the best IOPS;"),
+        "{}",
+        a[0].text
+    );
+    assert!(!a[0].text.contains("use "), "{}", a[0].text);
+    assert!(
+        render::headline(g).contains("balanced too close to call (A32B1 ~ P)"),
+        "{}",
+        render::headline(g)
+    );
+    // A large margin without a spread is not called either.
+    let pts = vec![
+        at("P", "psync", 10_000.0, 200.0, 5.0),
+        qd(at("U32B1", "uring", 100_000.0, 900.0, 2.0), 32),
+    ];
+    let v = verdict(&pts, &|i| pts[i].label.clone());
+    for goal in Goal::ALL {
+        let a = answer::answers_for(&v, &pts, goal);
+        assert!(a[0].close, "{goal:?}: {}", a[0].text);
+        assert!(a[0].text.contains("too close to call: run with --repeat 3"));
+    }
+}
+
+#[test]
+fn a_margin_inside_the_spread_is_too_close_to_call() {
+    let pts = vec![
+        repeated(qd(at("U32B1", "uring", 100_000.0, 900.0, 2.0), 32), 0.02),
+        repeated(qd(at("A32B1", "libaio", 98_000.0, 900.0, 2.5), 32), 0.02),
+    ];
+    let v = verdict(&pts, &|i| pts[i].label.clone());
+    let a = answer::answers_for(&v, &pts, Goal::Throughput);
+    assert!(a[0].close, "{}", a[0].text);
+    assert_eq!(
+        a[0].text,
+        "x 4K random: too close to call: run with --repeat 3 (throughput: most IOPS (within 1 %, \
+         the lower p99.9); U32B1 and A32B1 differ by 2.0 % more IOPS, inside the spread ±4.0 % \
+         over 5 runs)"
+    );
+}
+
+#[test]
+fn a_clear_winner_is_still_named_in_words_with_its_rule() {
+    let pts = vec![
+        repeated(qd(at("U32B1", "uring", 100_000.0, 900.0, 2.0), 32), 0.02),
+        repeated(qd(at("A32B1", "libaio", 50_000.0, 900.0, 2.5), 32), 0.02),
+    ];
+    let v = verdict(&pts, &|i| pts[i].label.clone());
+    let a = answer::answers_for(&v, &pts, Goal::Throughput);
+    assert!(!a[0].close);
+    assert_eq!(
+        a[0].text,
+        "x 4K random: use U32B1 (uring, queue depth 32, batch 1, 1 thread; 100000 IOPS, p99.9 \
+         900.0us) — throughput: most IOPS (within 1 %, the lower p99.9); runner-up A32B1; margin 100.0 % more IOPS against \
+         spread ±4.0 % over 5 runs"
+    );
+    // Balanced: the only one keeping 90 % of the best IOPS, with a measured spread.
+    let a = answer::answers(&v, &pts);
+    assert!(!a[0].close, "{}", a[0].text);
+    assert!(
+        a[0].text.starts_with(
+            "x 4K random: use U32B1 (uring, queue depth 32, batch 1, 1 thread; 100000 IOPS, \
+             p99.9 900.0us) — balanced: lowest p99.9 keeping 90 % of the best IOPS; the only configuration keeping 90 %"
+        ),
+        "{}",
+        a[0].text
+    );
+    // A margin beyond the spread on the tail, among configurations keeping half the IOPS.
+    let pts = vec![
+        repeated(qd(at("U32B1", "uring", 100_000.0, 900.0, 2.0), 32), 0.02),
+        repeated(qd(at("U8B1", "uring", 60_000.0, 300.0, 2.5), 8), 0.02),
+    ];
+    let v = verdict(&pts, &|i| pts[i].label.clone());
+    let a = answer::answers_for(&v, &pts, Goal::Latency);
+    assert!(!a[0].close, "{}", a[0].text);
+    assert!(
+        a[0].text.contains("use U8B1 (uring, queue depth 8, batch 1, 1 thread; 60000 IOPS, p99.9 300.0us) — latency: lowest p99.9 keeping half the best IOPS; runner-up U32B1; margin 66.7 % lower p99.9 against spread ±4.0 % over 5 runs"),
+        "{}",
+        a[0].text
+    );
+    // Only one configuration: nothing to choose from, and the verdict prints no rules.
+    let one = vec![at("P", "psync", 10_000.0, 200.0, 5.0)];
+    let v = verdict(&one, &|i| one[i].label.clone());
+    let a = answer::answers(&v, &one);
+    assert_eq!(
+        a[0].text,
+        "x 4K random: only P (psync, 1 thread; 10000 IOPS, p99.9 200.0us) was measured; nothing \
+         to choose from"
+    );
+    assert!(!render::text(&v, &one).contains("Rules:"));
+}
+
+/// Each pick's rule is printed beside it on the terminal and in Markdown (the HTML had it alone).
+#[test]
+fn every_format_states_each_picks_rule() {
+    let pts = vec![
+        at("P", "psync", 10_000.0, 200.0, 5.0),
+        qd(at("U32B1", "uring", 80_000.0, 900.0, 2.0), 32),
+    ];
+    let v = verdict(&pts, &|i| pts[i].label.clone());
+    let rules = [
+        "fastest: most IOPS",
+        "lowest tail at QD1: lowest p99.9 with one request in flight and one thread",
+        "cheapest: least CPU per I/O",
+        "throughput: most IOPS (within 1 %, the lower p99.9)",
+        "balanced: lowest p99.9 keeping 90 % of the best IOPS",
+        "latency: lowest p99.9 keeping half the best IOPS",
+    ];
+    let text = render::text(&v, &pts);
+    let md = render::markdown(&v, &pts);
+    let html = render::html(&v, &pts);
+    for r in rules {
+        assert!(md.contains(r), "{r} in:\n{md}");
+        assert!(html.contains(r), "{r} in:\n{html}");
+    }
+    assert!(text.contains("\n  Rules: fastest: most IOPS; "), "{text}");
+    for l in text
+        .lines()
+        .skip_while(|l| !l.contains("Rules:"))
+        .take_while(|l| !l.contains("Self-measurement"))
+    {
+        assert!(l.chars().count() <= 100, "{l}");
+    }
+    let text = text.replace("\n    ", " ");
+    for r in rules {
+        assert!(text.contains(r), "{r} in:\n{text}");
+    }
+    let json = render::json(&v, &pts);
+    assert_eq!(
+        json[0]["groups"][0]["findings"][5]["rule"],
+        "latency: lowest p99.9 keeping half the best IOPS"
+    );
+    // No spread: neither the fastest (against a runner-up) nor latency's pick (the only one
+    // keeping half the best IOPS, by an unmeasured margin) is called.
+    let latency = &json[0]["groups"][0]["findings"][5];
+    assert_eq!(
+        json[0]["groups"][0]["findings"][0]["too_close_to_call"],
+        true
+    );
+    assert_eq!(latency["too_close_to_call"], true);
+    assert_eq!(
+        latency["how_sure"],
+        "too close to call: the only configuration keeping 50 % of the best IOPS, but no spread \
+         was measured; run with --repeat 3"
+    );
+}
+
+/// A configuration measured both once and repeatedly is ranked on its repetitions: a single
+/// lucky run never outranks the median of several.
+#[test]
+fn repeated_measurements_outrank_single_ones_of_the_same_configuration() {
+    let lucky = qd(at("U32B1", "uring", 130_000.0, 900.0, 2.0), 32);
+    let median = repeated(qd(at("U32B1", "uring", 100_000.0, 900.0, 2.0), 32), 0.02);
+    let other = repeated(qd(at("A32B1", "libaio", 110_000.0, 900.0, 2.0), 32), 0.01);
+    let pts = vec![lucky, median, other];
+    let v = verdict(&pts, &|i| pts[i].label.clone());
+    let g = &v.targets[0].groups[0];
+    let f = finding(g, Kind::Fastest);
+    assert_eq!(f.label, "A32B1", "the single 130 000 does not count");
+    assert!(
+        matches!(f.sure, Sureness::Clear { ref runner_up, .. } if runner_up == "U32B1"),
+        "{:?}",
+        f.sure
+    );
+    assert!(g.findings.iter().all(|f| f.point != 0));
+    // Without the repetitions the single run stands.
+    let pts = vec![pts[0].clone(), pts[2].clone()];
+    let v = verdict(&pts, &|i| pts[i].label.clone());
+    assert_eq!(finding(&v.targets[0].groups[0], Kind::Fastest).point, 0);
+}
+
+fn tuned(search: &[Point], medians: &[(usize, f64, f64)]) -> crate::tune::TuneReport {
+    use crate::tune::{Candidate, Recommendation, Spread, TuneReport};
+    let finalists: Vec<Candidate> = medians
+        .iter()
+        .map(|&(i, iops, rel)| {
+            let p = &search[i];
+            let iv = |m: f64| Interval {
+                median: m,
+                lo: m * (1.0 - rel),
+                hi: m * (1.0 + rel),
+            };
+            Candidate {
+                config: crate::config::RunConfig::new("/dev/x"),
+                label: p.label.clone(),
+                iops,
+                mb_s: iops * 4096.0 / 1e6,
+                p999_ns: p.latency.p999_ns,
+                p50_ns: p.latency.p50_ns,
+                cpu_cores: 0.5,
+                spread: Some(Spread {
+                    runs: 3,
+                    confidence: 0.75,
+                    iops: iv(iops),
+                    p999_ns: iv(p.latency.p999_ns as f64),
+                    cpu_cores: iv(0.5),
+                }),
+                requests: 1_000_000,
+            }
+        })
+        .collect();
+    TuneReport {
+        target: "/dev/x".into(),
+        recommendations: vec![Recommendation {
+            bs: 4096,
+            goal: Goal::Balanced,
+            pick: finalists.first().cloned(),
+            per_goal: vec![(Goal::Throughput, finalists[0].clone())],
+            frontier: Vec::new(),
+            trade_offs: Vec::new(),
+            closest: Vec::new(),
+            points_measured: search.len(),
+            finalists,
+        }],
+        seconds: 1.0,
+        budget_s: 1.0,
+        results: "results.jsonl".into(),
+        failures: Default::default(),
+    }
+}
+
+/// The tuner's re-measured finalists (tune.json) are ranked as the medians of their runs, in
+/// place of their one-second search runs; every format shows the figures ranked.
+#[test]
+fn a_tuners_medians_replace_its_search_runs() {
+    let mut search = qd(at("U32B1", "uring", 300_000.0, 900.0, 2.0), 32);
+    search.study = Some("tune".into());
+    let mut other = qd(at("U16B1", "uring", 200_000.0, 800.0, 2.0), 16);
+    other.study = Some("tune".into());
+    let mut r = crate::report::model::Report::from_points(vec![search, other]);
+    r.tuned = vec![tuned(
+        &r.points,
+        &[(0, 250_000.0, 0.02), (1, 200_000.0, 0.02)],
+    )];
+    let v = of_report(&r);
+    assert_eq!((v.given, v.extra.len()), (2, 2));
+    let g = &v.targets[0].groups[0];
+    let f = finding(g, Kind::Fastest);
+    assert_eq!(f.label, "U32B1");
+    assert!(f.point >= v.given, "the median, not the search run");
+    assert_eq!(v.point(&r.points, f.point).iops, 250_000.0);
+    assert!(
+        matches!(f.sure, Sureness::Clear { margin, .. } if (margin - 0.25).abs() < 1e-9),
+        "{:?}",
+        f.sure
+    );
+    let text = render::text(&v, &r.points);
+    assert!(
+        text.contains("250000") && !text.contains("300000"),
+        "{text}"
+    );
+    let json = render::json(&v, &r.points);
+    assert_eq!(json[0]["groups"][0]["findings"][0]["iops"], 250_000.0);
+    // The tuner's answer weighs its finalists alone.
+    let (fv, fpts) = of_finalists(&r);
+    assert_eq!(fpts.len(), 2);
+    let a = answer::answers_for(&fv, &fpts, Goal::Throughput);
+    assert!(
+        a[0].text.contains("use U32B1")
+            && a[0].text.contains(
+                "runner-up U16B1; margin 25.0 % more IOPS against spread ±4.0 % over 3 runs"
+            ),
+        "{}",
+        a[0].text
+    );
+    // A finalist the budget left unmeasured is still weighed by the tuner's answer (as its
+    // search run, without a spread), never left out; the report ranks its search run already.
+    let rec = &mut r.tuned[0].recommendations[0];
+    rec.finalists[1].spread.as_mut().unwrap().runs = 1;
+    let (fv, fpts) = of_finalists(&r);
+    assert_eq!(fpts.len(), 2);
+    let a = answer::answers_for(&fv, &fpts, Goal::Throughput);
+    assert!(a[0].close, "{}", a[0].text);
+    assert_eq!(of_report(&r).extra.len(), 1);
 }

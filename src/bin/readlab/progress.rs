@@ -432,6 +432,29 @@ impl TuneObserver for TuneProgress {
     }
 }
 
+/// The answer lines (`Answer:` then one line per target, block size and access) on stdout, first
+/// and followed by an empty line, fitted to its width; a pick in the answer's colour on a colour
+/// terminal, "too close to call" plain.
+pub fn print_answer(text: &str) {
+    if text.is_empty() {
+        return;
+    }
+    let t = crate::out();
+    for line in text.lines() {
+        let fitted = t.fit(line);
+        for l in fitted.lines() {
+            if line.starts_with("Answer:") {
+                println!("{}", t.heading(l));
+            } else if line.contains("too close to call") {
+                println!("{l}");
+            } else {
+                println!("{}", t.answer(l));
+            }
+        }
+    }
+    println!();
+}
+
 /// One warning on stderr, fitted to its width and coloured on a colour terminal.
 pub fn warn(w: &str) {
     eprintln!(

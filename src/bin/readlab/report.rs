@@ -54,6 +54,12 @@ pub fn run(a: &ReportArgs) -> anyhow::Result<ExitCode> {
     if !a.baseline.is_empty() {
         report::load_baseline(&mut report, &a.baseline)?;
     }
+    let to_stdout = a.out.as_ref().is_some_and(|o| o.as_os_str() == "-");
+    if !to_stdout && !a.out_json.is_json() {
+        // The answer first, as the document opens with it.
+        let d = readlab::report::document::document(&report);
+        crate::progress::print_answer(&readlab::verdict::answer::text(&d.answers));
+    }
     for b in &report.banners {
         crate::progress::warn(&b.line());
     }

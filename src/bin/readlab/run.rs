@@ -192,6 +192,10 @@ pub struct RunArgs {
     /// How far --check lets throughput fall and p99.9 rise beyond the stored spread (e.g. 10%).
     #[arg(long, default_value = "10%", value_parser = fraction)]
     pub tolerance: f64,
+    /// With --check: check even when the profile's stored spread is wider than --tolerance
+    /// (otherwise refused, exit 2: such a profile would let a larger regression through).
+    #[arg(long, requires = "check")]
+    pub check_anyway: bool,
     /// No progress bar.
     #[arg(long, short)]
     pub quiet: bool,
@@ -430,6 +434,21 @@ pub fn run(a: &RunArgs) -> anyhow::Result<ExitCode> {
         (Some(p), true) => Some(readlab::tune::load_profile(p)?.expected),
         _ => None,
     };
+    // A profile too noisy to hold the replay to the tolerance is refused before anything runs.
+    let too_wide = expected
+        .as_ref()
+        .and_then(|e| readlab::compare::check::too_wide(e, a.tolerance));
+    if let Some(why) = &too_wide
+        && !a.check_anyway
+    {
+        return Err(readlab::Error::InvalidArgument(format!(
+            "{}: {why}",
+            a.profile
+                .as_ref()
+                .map_or_else(String::new, |p| p.display().to_string())
+        ))
+        .into());
+    }
     let progress = Progress::new(a.quiet || a.output == OutputArg::Json).with_monitor(a.monitor);
     let mut docs = Vec::new();
     for cfg in &cfgs {
@@ -453,6 +472,8 @@ pub fn run(a: &RunArgs) -> anyhow::Result<ExitCode> {
         OutputArg::Json => print!("{}", JsonExporter.render(&docs)?),
         OutputArg::Table if docs.len() == 1 => print_one(&docs[0]),
         OutputArg::Table => {
+            // The answer first, then the figures it rests on.
+            crate::progress::print_answer(&readlab::verdict::answer_text_for(&docs));
             print!("{}", runs_table(&docs)?);
             let verdict = readlab::verdict::text_for_within(&docs, crate::out().width);
             if !verdict.is_empty() {
@@ -473,6 +494,9 @@ pub fn run(a: &RunArgs) -> anyhow::Result<ExitCode> {
     }
     if let (Some(expected), Some(doc)) = (&expected, docs.first()) {
         let check = readlab::compare::check::check(expected, &doc.result, a.tolerance);
+        if let Some(why) = &too_wide {
+            eprintln!("readlab: check: {why} (checking anyway, as asked)");
+        }
         for l in &check.lines {
             errln!("readlab: check: {l}");
         }

@@ -145,6 +145,8 @@ pub fn run(a: &StudyArgs) -> anyhow::Result<ExitCode> {
         "runs": docs,
     }))?;
     if !a.out_json.is_json() {
+        // The answer first.
+        crate::progress::print_answer(&readlab::verdict::answer_text_for(&docs));
         print!("{}", where_it_is(&docs, &outcome.summary_path, &opts.out));
     }
     errln!(

@@ -117,6 +117,12 @@ pub fn run(a: &TuneArgs) -> anyhow::Result<ExitCode> {
     }
     let mut exit = ExitCode::SUCCESS;
     let mut profiles = Vec::new();
+    if text {
+        // The answer first, from the finalists' medians the picks were chosen on.
+        let docs = readlab::store::load(&report.results)?;
+        let answers = readlab::verdict::answer::for_tune(&report, &docs);
+        crate::progress::print_answer(&readlab::verdict::answer::text(&answers));
+    }
     for rec in &report.recommendations {
         if text {
             let term = crate::out();
