@@ -425,20 +425,6 @@ mod tests {
     }
 
     #[test]
-    fn labels_read_in_words() {
-        assert_eq!(words("P"), "psync, 1 thread");
-        assert_eq!(
-            words("U32B4MFT2"),
-            "uring, queue depth 32, batch 4, 2 threads, fixed files, fixed bufs"
-        );
-        assert_eq!(
-            words("fio:A16B1×4"),
-            "libaio, queue depth 16, batch 1, 1 thread, 4 blocks per request"
-        );
-        assert_eq!(words("not a label"), "not a label");
-    }
-
-    #[test]
     fn what_is_not_a_label_says_so() {
         for bad in [
             "", "Q", "P4", "PT", "PT1", "PT01", "U", "U32", "U32B", "U32B0", "UB1", "U32B1Q",

@@ -104,7 +104,7 @@ fn each_side_is_named_by_its_input_and_what_differs() {
     assert_eq!(c.differs.len(), 1);
     let text = render::text(&c);
     assert!(
-        text.starts_with("A: before: loop3, kernel 6.1.0\nB: after: loop3, kernel 6.18.44\n"),
+        text.contains("A: before: loop3, kernel 6.1.0. B: after: loop3, kernel 6.18.44."),
         "{text}"
     );
     assert_eq!(render::json(&c)["b_input"], "after");

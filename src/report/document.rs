@@ -160,7 +160,7 @@ pub fn document(report: &Report) -> Document {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::document::{Format, Renderer};
+    use crate::document::Format;
 
     fn render(r: &Report, f: Format) -> String {
         f.renderer(crate::terminal::Terminal::default())
@@ -191,7 +191,7 @@ mod tests {
 mod agreement {
     //! The formats render one document: same sections, same order, unique ids.
     use super::*;
-    use crate::document::{Format, Renderer};
+    use crate::document::Format;
     use crate::export::ReportExporter;
     use crate::report::model::tests::point;
 
