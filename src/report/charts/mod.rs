@@ -275,7 +275,7 @@ pub fn magnitude_span(series: &[Vec<f64>]) -> Option<f64> {
         || series
             .iter()
             .flatten()
-            .any(|v| !(*v > 0.0) || !v.is_finite())
+            .any(|v| v.is_nan() || *v <= 0.0 || v.is_infinite())
     {
         return None;
     }
@@ -433,7 +433,7 @@ impl Knee {
 /// A title with what its lines say, per line where [`knee`] is defined: `{title}: 4K stops
 /// growing past 8 threads; 256K still growing at 8 threads` (at most four, in order).
 fn title_with_knees(title: &str, lines: &Lines, what: &str, n: &dyn Fn(f64) -> String) -> String {
-    let said: Vec<String> = lines
+    let found: Vec<(String, Knee)> = lines
         .series
         .iter()
         .filter(|s| !s.dashed || s.fio)
@@ -453,10 +453,24 @@ fn title_with_knees(title: &str, lines: &Lines, what: &str, n: &dyn Fn(f64) -> S
                 .filter(|w| !w.is_empty())
                 .collect::<Vec<_>>()
                 .join(" ");
-            Some(knee(&pts)?.words(&name, n))
+            Some((name, knee(&pts)?))
         })
-        .take(4)
         .collect();
+    // Every line saying the same is said once.
+    let said: Vec<String> = if found.len() > 1 && found.iter().all(|f| f.1 == found[0].1) {
+        let every = if what.is_empty() {
+            "every line".to_string()
+        } else {
+            format!("{what} of every line")
+        };
+        vec![found[0].1.words(&every, n)]
+    } else {
+        found
+            .iter()
+            .take(4)
+            .map(|(name, k)| k.words(name, n))
+            .collect()
+    };
     if said.is_empty() {
         title.to_string()
     } else {
@@ -887,6 +901,94 @@ mod tests {
         let mut c = a.clone();
         c.origin = "dir/study-b/results.jsonl".into();
         assert_eq!(Namer::new(&[&a, &c]).name(&c, "psync"), "psync (study-b)");
+    }
+
+    #[test]
+    fn a_block_size_has_one_colour_and_marker() {
+        assert_eq!(bs_color(4096), bs_color(4096));
+        assert_eq!(bs_marker(4096), Shape::Circle);
+        let sizes: Vec<u64> = (9..=24).map(|k| 1u64 << k).collect();
+        let styles: BTreeSet<(usize, String)> = sizes
+            .iter()
+            .map(|&b| (bs_color(b), format!("{:?}", bs_marker(b))))
+            .collect();
+        assert_eq!(styles.len(), 16, "512 … 16M all told apart");
+        let colors: BTreeSet<usize> = sizes.iter().map(|&b| bs_color(b)).collect();
+        assert_eq!(colors.len(), 16);
+        // Not by series order: 256K keeps its colour whether or not 4K is beside it.
+        let line = |bs: u64| LineSeries {
+            name: format_size(bs),
+            points: vec![(0.0, 1.0)],
+            color: 0,
+            dashed: false,
+            marker: Some(Shape::Circle),
+            fio: false,
+            step: false,
+            labels: Vec::new(),
+        };
+        let mut a = vec![line(4096), line(262_144)];
+        style_by_block_size(&mut a, &[4096, 262_144]);
+        let mut b = vec![line(262_144)];
+        style_by_block_size(&mut b, &[262_144]);
+        assert_eq!(a[1].color, b[0].color);
+        assert_eq!(a[1].marker, b[0].marker);
+    }
+
+    #[test]
+    fn lines_far_apart_get_a_log_axis_and_one_value_axes_get_bars() {
+        let line = |name: &str, pts: Vec<(f64, f64)>| LineSeries {
+            name: name.into(),
+            points: pts,
+            color: 0,
+            dashed: false,
+            marker: None,
+            fio: false,
+            step: false,
+            labels: Vec::new(),
+        };
+        let lines = |a: f64, b: f64| Lines {
+            x: XAxis::Numeric(Axis::linear("ranks", Unit::Whole)),
+            y: Axis::linear("throughput (MB/s)", Unit::Number),
+            series: vec![
+                line("4K", vec![(1.0, a / 2.0), (2.0, a)]),
+                line("256K", vec![(1.0, b / 2.0), (2.0, b)]),
+            ],
+        };
+        let Kind::Lines(l) = fit(Kind::Lines(lines(100.0, 2000.0))) else {
+            panic!()
+        };
+        assert_eq!(l.y.scale, Scale::Log);
+        assert_eq!(l.y.desc, "throughput (MB/s) (log scale)");
+        let Kind::Lines(l) = fit(Kind::Lines(lines(300.0, 2000.0))) else {
+            panic!()
+        };
+        assert_eq!(l.y.scale, Scale::Linear, "6.7× apart stays linear");
+        let mut one = lines(1.0, 2.0);
+        for s in &mut one.series {
+            s.points.truncate(1);
+        }
+        let Kind::Bars(b) = fit(Kind::Lines(one)) else {
+            panic!("one rank count drawn as lines")
+        };
+        assert_eq!(b.categories, ["1"]);
+        assert_eq!(b.series[1].values, [Some(vec![1.0])]);
+    }
+
+    #[test]
+    fn knees_say_where_growth_stops() {
+        let n = |x: f64| format!("{x} threads");
+        let k = knee(&[(1.0, 10.0), (2.0, 20.0), (4.0, 21.0), (8.0, 21.5)]).unwrap();
+        assert_eq!(k, Knee::StopsAt(2.0));
+        assert_eq!(k.words("4K", &n), "4K stops growing past 2 threads");
+        assert_eq!(
+            knee(&[(1.0, 10.0), (2.0, 20.0), (4.0, 40.0)]),
+            Some(Knee::StillGrowing(4.0))
+        );
+        assert_eq!(
+            knee(&[(1.0, 10.0), (2.0, 10.5), (4.0, 10.2)]),
+            Some(Knee::Never(1.0))
+        );
+        assert_eq!(knee(&[(1.0, 10.0), (2.0, 20.0)]), None);
     }
 
     #[test]

@@ -6,6 +6,33 @@
 /// A box in pixels: left, top, width, height.
 pub(super) type Rect = (i32, i32, i32, i32);
 
+/// Which side of its box a label's text is anchored to: the side towards its point, so a text
+/// narrower than its estimated box still sits beside the point.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Align {
+    Left,
+    Center,
+    Right,
+}
+
+/// plotters' anchor for an alignment.
+pub(super) fn h_pos(a: Align) -> plotters::style::text_anchor::HPos {
+    use plotters::style::text_anchor::HPos;
+    match a {
+        Align::Left => HPos::Left,
+        Align::Center => HPos::Center,
+        Align::Right => HPos::Right,
+    }
+}
+
+/// A label's place: its anchor (x at the `align` side, y at the top) and its alignment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Spot {
+    pub(super) x: i32,
+    pub(super) y: i32,
+    pub(super) align: Align,
+}
+
 pub(super) fn overlaps(a: Rect, b: Rect) -> bool {
     a.0 < b.0 + b.2 && b.0 < a.0 + a.2 && a.1 < b.1 + b.3 && b.1 < a.1 + a.3
 }
@@ -43,9 +70,9 @@ impl Placer {
         self.soft.push(r);
     }
 
-    /// Where the top-left corner of a `tw` × `th` label of the point at `at` (a marker of
+    /// Where a `tw` × `th` label of the point at `at` (a marker of
     /// radius `r`) goes, or None: the same text already placed within 12 pixels of this point
-    /// (a configuration measured twice), or no free place. The box kept is the text's with a 2-pixel margin all round.
+    /// (a configuration measured twice), or no free place. The box kept is the text's with a 1-pixel margin all round.
     pub(super) fn place(
         &mut self,
         text: &str,
@@ -53,7 +80,7 @@ impl Placer {
         r: i32,
         tw: i32,
         th: i32,
-    ) -> Option<(i32, i32)> {
+    ) -> Option<Spot> {
         if self
             .placed
             .iter()
@@ -63,25 +90,28 @@ impl Placer {
         }
         let (x, y) = at;
         let r = r + 3;
+        use Align::*;
         let candidates = [
-            (x + r, y - th - 1),
-            (x + r, y + 1),
-            (x - r - tw, y - th - 1),
-            (x - r - tw, y + 1),
-            (x - tw / 2, y - r - th),
-            (x - tw / 2, y + r),
-            (x + r, y - th / 2),
-            (x - r - tw, y - th / 2),
-            (x + r, y - 2 * th - 2),
-            (x + r, y + th + 2),
-            (x - r - tw, y - 2 * th - 2),
-            (x - r - tw, y + th + 2),
+            (x + r, y - th - 2, Left),
+            (x + r, y + 2, Left),
+            (x - r - tw, y - th - 2, Right),
+            (x - r - tw, y + 2, Right),
+            (x - tw / 2, y - r - th, Center),
+            (x - tw / 2, y + r, Center),
+            (x + r, y - th / 2, Left),
+            (x - r - tw, y - th / 2, Right),
+            (x + r, y - 2 * th - 6, Left),
+            (x + r, y + th + 6, Left),
+            (x - r - tw, y - 2 * th - 6, Right),
+            (x - r - tw, y + th + 6, Right),
         ];
-        let m = 2;
-        let rect = |c: &(i32, i32)| (c.0 - m, c.1 - m, tw + 2 * m, th + 2 * m);
-        let inside =
-            |c: &(i32, i32)| c.0 >= 0 && c.1 >= 0 && c.0 + tw <= self.w && c.1 + th <= self.h;
-        let clear = |c: &(i32, i32), boxes: &[Rect]| !boxes.iter().any(|b| overlaps(rect(c), *b));
+        let m = 1;
+        let rect = |c: &(i32, i32, Align)| (c.0 - m, c.1 - m, tw + 2 * m, th + 2 * m);
+        let inside = |c: &(i32, i32, Align)| {
+            c.0 >= 0 && c.1 >= 0 && c.0 + tw <= self.w && c.1 + th <= self.h
+        };
+        let clear =
+            |c: &(i32, i32, Align), boxes: &[Rect]| !boxes.iter().any(|b| overlaps(rect(c), *b));
         let spot = candidates
             .iter()
             .find(|c| inside(c) && clear(c, &self.taken) && clear(c, &self.soft))
@@ -93,7 +123,16 @@ impl Placer {
             .copied()?;
         self.taken.push(rect(&spot));
         self.placed.push((text.to_string(), at));
-        Some(spot)
+        let (left, top, align) = spot;
+        Some(Spot {
+            x: match align {
+                Left => left,
+                Center => left + tw / 2,
+                Right => left + tw,
+            },
+            y: top,
+            align,
+        })
     }
 }
 
@@ -108,7 +147,12 @@ mod tests {
         // Twenty labels on nearly one spot: some placed, none overlapping, the rest dropped.
         for k in 0..20 {
             if let Some(at) = p.place(&format!("QD{k}"), (200 + k % 3, 150), 4, 40, 14) {
-                boxes.push((at.0, at.1, 40, 14));
+                let left = match at.align {
+                    Align::Left => at.x,
+                    Align::Center => at.x - 20,
+                    Align::Right => at.x - 40,
+                };
+                boxes.push((left, at.y, 40, 14));
             }
         }
         assert!(boxes.len() >= 8 && boxes.len() < 20, "{}", boxes.len());
@@ -127,6 +171,10 @@ mod tests {
         let mut p = Placer::new(400, 300);
         p.avoid((107, 70, 60, 40));
         let at = p.place("x", (100, 100), 4, 30, 14).unwrap();
-        assert!(!overlaps((at.0, at.1, 30, 14), (107, 70, 60, 40)), "{at:?}");
+        assert_eq!(at.align, Align::Right, "{at:?}");
+        assert!(
+            !overlaps((at.x - 30, at.y, 30, 14), (107, 70, 60, 40)),
+            "{at:?}"
+        );
     }
 }

@@ -3,13 +3,13 @@
 
 use super::axes::{AxisMap, category_axis, category_name};
 use super::canvas::{configure, draw_marker, mesh_chart};
-use super::labels::Placer;
+use super::labels::{Placer, h_pos};
 use super::legend::{Entry, Swatch, draw_legend, entry, with_legend};
 use super::style::*;
 use crate::report::charts::{Lines, Scale, Shape, Unit, XAxis};
 use plotters::coord::Shift;
 use plotters::prelude::*;
-use plotters::style::text_anchor::{HPos, Pos, VPos};
+use plotters::style::text_anchor::{Pos, VPos};
 
 pub(super) fn draw_lines<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
@@ -188,8 +188,8 @@ pub(super) fn draw_lines_beside<DB: DrawingBackend>(
         if let Some(spot) = placer.place(&text, at, 4, tw, th) {
             pa.draw_text(
                 &text,
-                &text_style(SMALL, c).pos(Pos::new(HPos::Left, VPos::Top)),
-                spot,
+                &text_style(SMALL, c).pos(Pos::new(h_pos(spot.align), VPos::Top)),
+                (spot.x, spot.y),
             )
             .map_err(fail)?;
         }

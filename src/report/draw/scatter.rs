@@ -4,7 +4,7 @@
 
 use super::axes::AxisMap;
 use super::canvas::{configure, draw_marker, draw_ring, mesh_chart};
-use super::labels::Placer;
+use super::labels::{Placer, h_pos};
 use super::legend::{Entry, Swatch, draw_legend, entry, with_legend};
 use super::style::*;
 use crate::report::charts::{Dot, Scatter, Shape, bs_color, bs_marker};
@@ -190,18 +190,17 @@ pub(super) fn draw_scatter<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, s:
         let Some(spot) = placer.place(&text, (x, y), r, tw, th) else {
             continue;
         };
-        pa.draw(&Rectangle::new(
-            [(spot.0 - 1, spot.1), (spot.0 + tw + 1, spot.1 + th)],
-            WHITE.mix(0.75).filled(),
-        ))
-        .map_err(fail)?;
         let style = if d.fio {
             text_style(SMALL, FIO)
         } else {
             font.clone()
         };
-        pa.draw_text(&text, &style.pos(Pos::new(HPos::Left, VPos::Top)), spot)
-            .map_err(fail)?;
+        pa.draw_text(
+            &text,
+            &style.pos(Pos::new(h_pos(spot.align), VPos::Top)),
+            (spot.x, spot.y),
+        )
+        .map_err(fail)?;
     }
     Ok(())
 }
