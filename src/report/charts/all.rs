@@ -31,7 +31,7 @@ fn scatter(report: &Report, target: &str, nth: Option<usize>) -> Option<Chart> {
             Dot {
                 x: p.mb_s,
                 y: shown(p, 99.9),
-                shape: sizes.iter().position(|&b| b == p.bs).unwrap_or(0),
+                bs: p.bs,
                 cpu: p.cpu_pct,
                 big: report.highlights.contains(&i),
                 label: report.display_label(i),
@@ -69,7 +69,8 @@ fn scatter(report: &Report, target: &str, nth: Option<usize>) -> Option<Chart> {
         Kind::Scatter(Scatter {
             x: mb_axis(),
             y: p999_axis(),
-            shapes: sizes.iter().map(bs_name).collect(),
+            sizes,
+            big_means: "best of its block size".into(),
             dots,
             frontier,
             cpu_max,
@@ -93,7 +94,7 @@ pub fn all_charts(report: &Report) -> Vec<Chart> {
     let cdf = report.cdf_points(6);
     if !cdf.is_empty() {
         let pts: Vec<&Point> = cdf.iter().map(|&i| &report.points[i]).collect();
-        let series = cdf
+        let mut series: Vec<LineSeries> = cdf
             .iter()
             .enumerate()
             .map(|(k, &i)| {
@@ -124,6 +125,8 @@ pub fn all_charts(report: &Report) -> Vec<Chart> {
                 }
             })
             .collect();
+        let sizes: Vec<u64> = pts.iter().map(|p| p.bs).collect();
+        style_by_block_size(&mut series, &sizes);
         let mut c = chart(
             "all-cdf".into(),
             "Latency distribution (CDF) of the frontier points and fio json+ jobs, from their stored histograms".into(),

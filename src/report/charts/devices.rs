@@ -20,13 +20,13 @@ pub fn charts(c: &Ctx) -> Vec<Chart> {
         XAxis::Numeric(Axis {
             desc: desc.into(),
             scale: Scale::Linear,
-            unit: Unit::Number,
+            unit: Unit::Whole,
             from_zero: true,
         })
     };
     let mut scaling = Vec::new();
     let mut cpu = Vec::new();
-    for (k, &bs) in sizes.iter().enumerate() {
+    for &bs in &sizes {
         let pts: Vec<&Point> = c.pts.iter().copied().filter(|p| p.bs == bs).collect();
         out.push(chart(
             c.id(&format!("bars-{}", format_size(bs))),
@@ -67,7 +67,7 @@ pub fn charts(c: &Ctx) -> Vec<Chart> {
             points,
             color,
             dashed,
-            marker: (!dashed).then_some(SHAPES[k % SHAPES.len()]),
+            marker: (!dashed).then_some(bs_marker(bs)),
             fio: false,
             step: false,
             labels: Vec::new(),
@@ -75,34 +75,48 @@ pub fn charts(c: &Ctx) -> Vec<Chart> {
         scaling.push(line(
             format!("{name} aggregate"),
             agg.iter().map(|a| (a.0, a.1)).collect(),
-            k,
+            bs_color(bs),
             false,
         ));
         if let Some(one) = agg.iter().find(|a| a.0 == 1.0) {
             scaling.push(line(
                 format!("{name} n × one target"),
                 agg.iter().map(|a| (a.0, a.0 * one.1)).collect(),
-                k,
+                bs_color(bs),
                 true,
             ));
         }
         cpu.push(line(
             name.clone(),
             agg.iter().map(|a| (a.0, a.2)).collect(),
-            k,
+            bs_color(bs),
             false,
         ));
     }
     let all: Vec<&Point> = c.pts.iter().copied().filter(|p| is_aggregate(p)).collect();
+    let scaling = Lines {
+        x: numeric("targets read at once"),
+        y: mb_axis(),
+        series: scaling,
+    };
+    let stops = |x: f64| {
+        let s = crate::units::sig(x);
+        if x == 1.0 {
+            "1 target".to_string()
+        } else {
+            format!("{s} targets")
+        }
+    };
     out.push(chart(
         c.id("scaling"),
-        "Aggregate throughput against targets read at once (dashed: perfect scaling)".into(),
+        title_with_knees(
+            "Aggregate throughput against targets read at once (dashed: perfect scaling)",
+            &scaling,
+            "",
+            &stops,
+        ),
         &all,
-        Kind::Lines(Lines {
-            x: numeric("targets read at once"),
-            y: mb_axis(),
-            series: scaling,
-        }),
+        Kind::Lines(scaling),
     ));
     out.push(chart(
         c.id("cpu"),

@@ -156,10 +156,17 @@ fn hockey_stick(c: &Ctx, pts: &[&Point]) -> Chart {
         .collect();
     let mut x = Axis::linear("IOPS", Unit::Count);
     x.from_zero = true;
+    let title = title_with_point_knees(
+        "Latency against IOPS as the queue deepens (p99; each point marked with its queue depth)",
+        pts,
+        |p| c.namer.name(p, &format!("{} T{}", p.engine, p.threads)),
+        |p| p.iodepth,
+        "IOPS",
+        &|x| format!("QD {}", crate::units::sig(x)),
+    );
     let mut ch = chart(
         c.id("hockey-stick"),
-        "Latency against IOPS as the queue deepens (p99; each point marked with its queue depth)"
-            .into(),
+        title,
         pts,
         Kind::Lines(Lines {
             x: XAxis::Numeric(x),
@@ -290,72 +297,85 @@ pub fn uring_features(c: &Ctx) -> Vec<Chart> {
 
 /// The scheduler study's charts, and its CPU against threads under each scheduler.
 pub fn scheduler(c: &Ctx) -> Vec<Chart> {
-    let (pts, namer) = (&c.pts, &c.namer);
     let mut out = studies::scheduler(c);
-    let series = |p: &Point| studies::scheduler_series(namer, p);
-    out.push(chart(
-        c.id("cpu"),
-        "CPU against threads under each I/O scheduler".into(),
-        pts,
-        Kind::Lines(lines_over(
-            pts,
-            "threads",
-            |p| p.threads,
-            |t| t.to_string(),
-            series,
-            cpu_axis(),
-            |p| p.cpu_pct,
-        )),
+    out.push(studies::scheduler_panels(
+        c,
+        "cpu",
+        "CPU against threads under each I/O scheduler",
+        cpu_axis(),
+        |p| p.cpu_pct,
     ));
     out
 }
 
-/// The tuner's search: every configuration it measured, IOPS against the tail latency, one line
-/// per engine and block size through its points by throughput, each point labelled.
+/// The tuner's search: every configuration it measured as a point, IOPS against the tail latency
+/// (never joined: the order it tried them says nothing), its shape and outline the block size's,
+/// its fill the CPU; the tuner's picks for each goal enlarged and labelled with their goals.
 pub fn tune_search(c: &Ctx) -> Vec<Chart> {
     let pts = &c.pts;
     let tail = crate::verdict::Tail::of(pts);
-    let mut groups: Vec<((String, u64), Vec<&Point>)> = Vec::new();
-    for p in pts {
-        let key = (p.engine.clone(), p.bs);
-        match groups.iter_mut().find(|(k, _)| *k == key) {
-            Some(g) => g.1.push(p),
-            None => groups.push((key, vec![p])),
-        }
-    }
-    let series = groups
+    let picks = crate::report::selected::selected(c.report);
+    let goals_of = |p: &Point| -> Vec<&str> {
+        picks
+            .iter()
+            .filter(|r| r.name == p.name && r.bs == p.bs && r.label == p.label)
+            .map(|r| r.goal.name())
+            .collect()
+    };
+    let sizes: Vec<u64> = pts
+        .iter()
+        .map(|p| p.bs)
+        .collect::<BTreeSet<u64>>()
         .into_iter()
-        .enumerate()
-        .map(|(k, ((e, bs), mut mine))| {
-            mine.sort_by(|a, b| a.iops.total_cmp(&b.iops));
-            LineSeries {
-                name: c.namer.name(mine[0], &format!("{e} {}", format_size(bs))),
-                points: mine.iter().map(|p| (p.iops, tail.ns(p))).collect(),
-                color: k,
-                dashed: false,
-                marker: Some(SHAPES[k % SHAPES.len()]),
+        .collect();
+    let several = sizes.len() > 1;
+    let mut marked: BTreeSet<(String, u64, String)> = BTreeSet::new();
+    let dots = pts
+        .iter()
+        .map(|p| {
+            let goals = goals_of(p);
+            // A configuration measured twice is marked once.
+            let big = !goals.is_empty() && marked.insert((p.name.clone(), p.bs, p.label.clone()));
+            Dot {
+                x: p.iops,
+                y: tail.ns(p),
+                bs: p.bs,
+                cpu: p.cpu_pct,
+                big,
+                label: if several {
+                    format!("{} {}: {}", p.label, format_size(p.bs), goals.join(", "))
+                } else {
+                    format!("{}: {}", p.label, goals.join(", "))
+                },
                 fio: false,
-                step: false,
-                labels: mine.iter().map(|p| p.label.clone()).collect(),
             }
         })
         .collect();
+    let cpu_max = pts
+        .iter()
+        .map(|p| p.cpu_pct)
+        .fold(100.0_f64, |a, b| if b.is_finite() { a.max(b) } else { a });
     let mut x = Axis::linear("IOPS", Unit::Count);
     x.from_zero = true;
     let mut ch = chart(
         c.id("search"),
         format!(
-            "What the tuner measured: IOPS against {} latency of every configuration it tried, by engine",
+            "What the tuner measured: IOPS against {} latency of every configuration it tried (shape: block size, colour: CPU); enlarged and labelled: its pick for each goal (the table gives their re-measured medians)",
             tail.name()
         ),
         pts,
-        Kind::Lines(Lines {
-            x: XAxis::Numeric(x),
+        Kind::Scatter(Scatter {
+            x,
             y: Axis::log(&format!("{} latency (log scale)", tail.name()), Unit::Ns),
-            series,
+            sizes,
+            big_means: "the tuner's pick".into(),
+            dots,
+            frontier: Vec::new(),
+            cpu_max,
+            target: String::new(),
         }),
     );
-    ch.height = 460;
+    ch.height = 500;
     vec![ch]
 }
 
@@ -384,7 +404,7 @@ pub fn stream(c: &Ctx) -> Vec<Chart> {
         .copied()
         .filter(|p| p.rw == "read" && both.contains(&p.bs))
         .collect();
-    let series = mine
+    let mut series: Vec<LineSeries> = mine
         .iter()
         .enumerate()
         .map(|(k, p)| LineSeries {
@@ -405,6 +425,12 @@ pub fn stream(c: &Ctx) -> Vec<Chart> {
             labels: Vec::new(),
         })
         .collect();
+    // Direct before buffered of each block size, so the direct line is the solid one.
+    let sizes: Vec<u64> = mine.iter().map(|p| p.bs).collect();
+    style_by_block_size(&mut series, &sizes);
+    for (s, p) in series.iter_mut().zip(&mine) {
+        s.dashed = !p.direct;
+    }
     out.push(chart(
         c.id("buffered-direct"),
         "Buffered (readahead, dashed) against direct (solid) sequential reading from the start of the target (after the warm-up): throughput against the offset read"
@@ -425,10 +451,12 @@ mod tests {
     use crate::report::model::tests::point;
 
     fn ctx<'a>(pts: &[&'a Point], study: &'static str) -> Ctx<'a> {
+        let report = Report::from_points(pts.iter().map(|p| (*p).clone()).collect());
         Ctx {
             pts: pts.to_vec(),
             namer: Namer::new(pts),
             study,
+            report: Box::leak(Box::new(report)),
         }
     }
 

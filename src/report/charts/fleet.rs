@@ -66,7 +66,7 @@ fn scaling(report: &Report, runs: &[FleetRun]) -> Chart {
         "Fleet: aggregate IOPS against the number of ranks (dashed: linear scaling from the smallest fleet)".into(),
         &pts,
         Kind::Lines(Lines {
-            x: XAxis::Numeric(Axis::linear("ranks", Unit::Number)),
+            x: XAxis::Numeric(Axis::linear("ranks", Unit::Whole)),
             y: Axis::linear("aggregate IOPS", Unit::Count),
             series,
         }),

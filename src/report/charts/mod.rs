@@ -30,8 +30,10 @@ pub enum Scale {
 pub enum Unit {
     /// Latency in ns, printed as `250µs`, `1ms`.
     Ns,
-    /// Plain numbers (MB/s, blocks).
+    /// Plain numbers (MB/s, µs).
     Number,
+    /// Whole numbers (ranks, targets, blocks per request): ticks only at integers.
+    Whole,
     /// Large counts printed as `12k`, `1.2M` (IOPS).
     Count,
     /// % of one core.
@@ -103,7 +105,7 @@ pub struct Bars {
     pub series: Vec<BarSeries>,
 }
 
-/// Marker shapes, one per block size on the all-experiments chart.
+/// Marker shapes; each block size has its own ([`bs_marker`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Shape {
     Circle,
@@ -127,12 +129,49 @@ pub const SHAPES: [Shape; 8] = [
     Shape::Star,
 ];
 
+/// Palette indices from here on are the block sizes' own colours ([`bs_color`]), never a
+/// series' by its order.
+pub const BS_COLOR_BASE: usize = 1 << 20;
+
+/// Where a block size sits among the standard sizes 512 B … 16 MiB (0 … 15); sizes between them
+/// go with the nearest power of two.
+pub fn bs_slot(bs: u64) -> usize {
+    let l = (bs.max(1) as f64).log2().round() as i64 - 9;
+    l.clamp(0, 15) as usize
+}
+
+/// A block size's colour, the same in every chart of every report.
+pub fn bs_color(bs: u64) -> usize {
+    BS_COLOR_BASE + bs_slot(bs)
+}
+
+/// A block size's marker, the same in every chart of every report (4K a circle).
+pub fn bs_marker(bs: u64) -> Shape {
+    SHAPES[(bs_slot(bs) + 5) % SHAPES.len()]
+}
+
+/// Series of block sizes (`bs[k]` is series k's): each takes its block size's colour and, when
+/// it has markers, its marker; series sharing a block size keep apart by dashes (the first of
+/// each solid, fio's and later ones dashed).
+pub fn style_by_block_size(series: &mut [LineSeries], bs: &[u64]) {
+    let mut seen: BTreeSet<u64> = BTreeSet::new();
+    for (s, &b) in series.iter_mut().zip(bs) {
+        s.color = bs_color(b);
+        if s.marker.is_some() {
+            s.marker = Some(bs_marker(b));
+        }
+        if !seen.insert(b) && !s.dashed {
+            s.dashed = true;
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct LineSeries {
     pub name: String,
     /// (x, y); x is a category index on category axes.
     pub points: Vec<(f64, f64)>,
-    /// Index into the palette.
+    /// Index into the palette (from [`BS_COLOR_BASE`] on, a block size's colour).
     pub color: usize,
     pub dashed: bool,
     pub marker: Option<Shape>,
@@ -157,10 +196,10 @@ pub struct Dot {
     pub x: f64,
     /// p99.9 in ns.
     pub y: f64,
-    /// Index into `Scatter::shapes` (the block size).
-    pub shape: usize,
+    /// The block size (its marker and outline colour).
+    pub bs: u64,
     pub cpu: f64,
-    /// One of the best of its block size: drawn larger and labelled.
+    /// Drawn larger and labelled (what that means: [`Scatter::big_means`]).
     pub big: bool,
     pub label: String,
     pub fio: bool,
@@ -170,8 +209,10 @@ pub struct Dot {
 pub struct Scatter {
     pub x: Axis,
     pub y: Axis,
-    /// Block size names, one per shape.
-    pub shapes: Vec<String>,
+    /// The block sizes among the dots, ascending (one legend entry each).
+    pub sizes: Vec<u64>,
+    /// What an enlarged, labelled dot is (legend): `best of its block size`, `the tuner's pick`.
+    pub big_means: String,
     pub dots: Vec<Dot>,
     /// Frontier points by increasing throughput.
     pub frontier: Vec<(f64, f64)>,
@@ -214,7 +255,226 @@ fn chart(id: String, title: String, pts: &[&Point], kind: Kind) -> Chart {
         caption: caption(pts),
         width: W,
         height: H,
-        kind,
+        kind: fit(kind),
+    }
+}
+
+/// How far apart a chart's lines may be, largest peak over smallest, before they get a log axis.
+pub const MAGNITUDES: f64 = 10.0;
+
+/// The largest over the smallest peak of lines (the highest value of each, those above zero),
+/// or None when a value is not above zero (a log axis could not show it) or fewer than two
+/// lines have values.
+pub fn magnitude_span(series: &[Vec<f64>]) -> Option<f64> {
+    let peaks: Vec<f64> = series
+        .iter()
+        .filter(|v| !v.is_empty())
+        .map(|v| v.iter().copied().fold(f64::NEG_INFINITY, f64::max))
+        .collect();
+    if peaks.len() < 2
+        || series
+            .iter()
+            .flatten()
+            .any(|v| v.is_nan() || *v <= 0.0 || v.is_infinite())
+    {
+        return None;
+    }
+    let lo = peaks.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = peaks.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    Some(hi / lo)
+}
+
+/// A linear axis made logarithmic, saying so in its title.
+fn to_log(y: &mut Axis) {
+    y.scale = Scale::Log;
+    y.from_zero = false;
+    if !y.desc.contains("log scale") {
+        y.desc = format!("{} (log scale)", y.desc);
+    }
+}
+
+/// Lines whose peaks are more than [`MAGNITUDES`] apart get a log y axis (a 4K line beside a
+/// 256K one would read as flat at zero).
+fn fit_lines(l: &mut Lines) {
+    if l.y.scale != Scale::Linear || matches!(l.y.unit, Unit::Tail) {
+        return;
+    }
+    let ys: Vec<Vec<f64>> = l
+        .series
+        .iter()
+        .map(|s| s.points.iter().map(|p| p.1).collect())
+        .collect();
+    if magnitude_span(&ys).is_some_and(|r| r > MAGNITUDES) {
+        to_log(&mut l.y);
+    }
+}
+
+/// Lines over a numeric x axis that all sit at one x value (a fleet of one size) become bars,
+/// one category: an axis of one value gets no fractional ticks.
+fn one_value_to_bars(l: &Lines) -> Option<Bars> {
+    let XAxis::Numeric(x) = &l.x else {
+        return None;
+    };
+    let xs: BTreeSet<u64> = l
+        .series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.0.to_bits()))
+        .collect();
+    if xs.len() != 1 {
+        return None;
+    }
+    let v = f64::from_bits(*xs.iter().next()?);
+    let name = match x.unit {
+        Unit::Whole | Unit::Number => crate::units::sig(v),
+        _ => return None,
+    };
+    Some(Bars {
+        x_desc: x.desc.clone(),
+        categories: vec![name],
+        y: l.y.clone(),
+        layers: vec!["value".into()],
+        series: l
+            .series
+            .iter()
+            .map(|s| BarSeries {
+                name: s.name.clone(),
+                fio: s.fio,
+                values: vec![s.points.first().map(|p| vec![p.1])],
+            })
+            .collect(),
+    })
+}
+
+/// What every chart gets before it is drawn: lines far apart in magnitude on a log axis, an
+/// axis of one value drawn as bars, bars far apart in magnitude on a log axis.
+pub fn fit(kind: Kind) -> Kind {
+    match kind {
+        Kind::Lines(mut l) => {
+            if let Some(b) = one_value_to_bars(&l) {
+                return fit(Kind::Bars(b));
+            }
+            fit_lines(&mut l);
+            Kind::Lines(l)
+        }
+        Kind::Stack(panels) => Kind::Stack(
+            panels
+                .into_iter()
+                .map(|mut l| {
+                    fit_lines(&mut l);
+                    l
+                })
+                .collect(),
+        ),
+        Kind::Bars(mut b) => {
+            if b.y.scale == Scale::Linear && b.layers.len() == 1 {
+                let ys: Vec<Vec<f64>> = b
+                    .series
+                    .iter()
+                    .map(|s| s.values.iter().flatten().flatten().copied().collect())
+                    .collect();
+                if magnitude_span(&ys).is_some_and(|r| r > MAGNITUDES) {
+                    to_log(&mut b.y);
+                }
+            }
+            Kind::Bars(b)
+        }
+        other => other,
+    }
+}
+
+/// Where more of x stops paying: the x past which the next values add less than 10 % to y (the
+/// last x while they still do), from points by increasing x; None with fewer than three.
+pub fn knee(points: &[(f64, f64)]) -> Option<Knee> {
+    if points.len() < 3 {
+        return None;
+    }
+    for (i, &(x, y)) in points.iter().enumerate() {
+        let later = points[i + 1..]
+            .iter()
+            .map(|p| p.1)
+            .fold(f64::NEG_INFINITY, f64::max);
+        if i + 1 == points.len() {
+            return Some(Knee::StillGrowing(x));
+        }
+        if later < y * 1.1 {
+            return Some(if i == 0 {
+                Knee::Never(x)
+            } else {
+                Knee::StopsAt(x)
+            });
+        }
+    }
+    None
+}
+
+/// Where a line stops growing ([`knee`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Knee {
+    /// No gain past the first x.
+    Never(f64),
+    /// Growth stops past this x.
+    StopsAt(f64),
+    /// Still growing at the last x.
+    StillGrowing(f64),
+}
+
+impl Knee {
+    /// In words: `{what} stops growing past 8 threads`, `… still growing at 8 threads`, `…
+    /// gains nothing past 1 thread`; `n` names an x (`8 threads`, `queue size 16`).
+    pub fn words(self, what: &str, n: &dyn Fn(f64) -> String) -> String {
+        match self {
+            Knee::Never(x) => format!("{what} gains nothing past {}", n(x)),
+            Knee::StopsAt(x) => format!("{what} stops growing past {}", n(x)),
+            Knee::StillGrowing(x) => format!("{what} still growing at {}", n(x)),
+        }
+    }
+}
+
+/// A title with what its lines say, per line where [`knee`] is defined: `{title}: 4K stops
+/// growing past 8 threads; 256K still growing at 8 threads` (at most four, in order).
+fn title_with_knees(title: &str, lines: &Lines, what: &str, n: &dyn Fn(f64) -> String) -> String {
+    let found: Vec<(String, Knee)> = lines
+        .series
+        .iter()
+        .filter(|s| !s.dashed || s.fio)
+        .filter_map(|s| {
+            let mut pts = s.points.clone();
+            pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+            pts.dedup_by(|a, b| a.0 == b.0);
+            let pts: Vec<(f64, f64)> = match &lines.x {
+                XAxis::Categories { names, .. } => pts
+                    .iter()
+                    .filter_map(|&(i, y)| Some((names.get(i as usize)?.parse::<f64>().ok()?, y)))
+                    .collect(),
+                XAxis::Numeric(_) => pts,
+            };
+            let name = [s.name.as_str(), what]
+                .into_iter()
+                .filter(|w| !w.is_empty())
+                .collect::<Vec<_>>()
+                .join(" ");
+            Some((name, knee(&pts)?))
+        })
+        .collect();
+    // Every line saying the same is said once.
+    let said: Vec<String> = if found.len() > 1 && found.iter().all(|f| f.1 == found[0].1) {
+        let every = if what.is_empty() {
+            "every line".to_string()
+        } else {
+            format!("{what} of every line")
+        };
+        vec![found[0].1.words(&every, n)]
+    } else {
+        found
+            .iter()
+            .take(4)
+            .map(|(name, k)| k.words(name, n))
+            .collect()
+    };
+    if said.is_empty() {
+        title.to_string()
+    } else {
+        format!("{title}: {}", said.join("; "))
     }
 }
 
@@ -380,7 +640,9 @@ fn bars<K: Ord + Clone>(
     }
 }
 
-/// Lines over a category axis: one series per name, y from `value`.
+/// Lines over a category axis: one series per name, y from `value`; with `by_bs` each series
+/// (of one block size) in its block size's colour and marker.
+#[allow(clippy::too_many_arguments)]
 fn lines_over<K: Ord + Clone>(
     pts: &[&Point],
     x_desc: &str,
@@ -389,9 +651,11 @@ fn lines_over<K: Ord + Clone>(
     series: impl Fn(&Point) -> String,
     y: Axis,
     value: impl Fn(&Point) -> f64,
+    by_bs: bool,
 ) -> Lines {
     let (keys, names) = categories(pts, &cat, cat_name);
     let mut out: Vec<LineSeries> = Vec::new();
+    let mut sizes: Vec<u64> = Vec::new();
     for p in pts {
         let name = series(p);
         let x = keys.iter().position(|k| *k == cat(p)).unwrap_or(0) as f64;
@@ -405,20 +669,26 @@ fn lines_over<K: Ord + Clone>(
                     s.points.push((x, y));
                 }
             }
-            None => out.push(LineSeries {
-                name,
-                points: if y_shown { vec![(x, y)] } else { Vec::new() },
-                color: n,
-                dashed: p.is_fio(),
-                marker: Some(SHAPES[n % SHAPES.len()]),
-                fio: p.is_fio(),
-                step: false,
-                labels: Vec::new(),
-            }),
+            None => {
+                sizes.push(p.bs);
+                out.push(LineSeries {
+                    name,
+                    points: if y_shown { vec![(x, y)] } else { Vec::new() },
+                    color: n,
+                    dashed: p.is_fio(),
+                    marker: Some(SHAPES[n % SHAPES.len()]),
+                    fio: p.is_fio(),
+                    step: false,
+                    labels: Vec::new(),
+                })
+            }
         }
     }
     for s in &mut out {
         s.points.sort_by(|a, b| a.0.total_cmp(&b.0));
+    }
+    if by_bs {
+        style_by_block_size(&mut out, &sizes);
     }
     Lines {
         x: XAxis::Categories {
@@ -446,6 +716,53 @@ fn lat_axis() -> Axis {
     Axis::log("latency (log scale)", Unit::Ns)
 }
 
+/// A title with where each series' IOPS stop growing along `x` ([`knee`]), from the points.
+fn title_with_point_knees(
+    title: &str,
+    pts: &[&Point],
+    series: impl Fn(&Point) -> String,
+    x: impl Fn(&Point) -> usize,
+    what: &str,
+    n: &dyn Fn(f64) -> String,
+) -> String {
+    let mut lines: Vec<LineSeries> = Vec::new();
+    for p in pts {
+        let name = series(p);
+        let at = (x(p) as f64, p.iops);
+        match lines.iter_mut().find(|s| s.name == name) {
+            Some(s) => s.points.push(at),
+            None => lines.push(LineSeries {
+                name,
+                points: vec![at],
+                color: 0,
+                dashed: false,
+                marker: None,
+                fio: p.is_fio(),
+                step: false,
+                labels: Vec::new(),
+            }),
+        }
+    }
+    let l = Lines {
+        x: XAxis::Numeric(Axis::linear("", Unit::Whole)),
+        y: Axis::linear("", Unit::Count),
+        series: lines,
+    };
+    title_with_knees(title, &l, what, n)
+}
+
+/// `1 thread`, `8 threads` (the count's noun, plural past one).
+fn count_of(noun: &'static str) -> impl Fn(f64) -> String {
+    move |x| {
+        let s = crate::units::sig(x);
+        if x == 1.0 {
+            format!("{s} {noun}")
+        } else {
+            format!("{s} {noun}s")
+        }
+    }
+}
+
 fn bs_name(bs: &u64) -> String {
     format_size(*bs)
 }
@@ -461,6 +778,7 @@ pub fn section_charts(report: &Report, s: &Section) -> Vec<Chart> {
         namer: Namer::new(&pts),
         pts,
         study: s.study.name(),
+        report,
     };
     (s.study.spec().charts)(&c)
 }
@@ -473,6 +791,8 @@ pub struct Ctx<'a> {
     pts: Vec<&'a Point>,
     namer: Namer,
     study: &'static str,
+    /// The whole report (the tuner's picks).
+    report: &'a Report,
 }
 
 impl Ctx<'_> {
@@ -673,6 +993,94 @@ mod tests {
                 .flat_map(|t| t.rows.iter().flatten())
                 .any(|v| *v == crate::report::tables::Value::TooFew)
         );
+    }
+
+    #[test]
+    fn a_block_size_has_one_colour_and_marker() {
+        assert_eq!(bs_color(4096), bs_color(4096));
+        assert_eq!(bs_marker(4096), Shape::Circle);
+        let sizes: Vec<u64> = (9..=24).map(|k| 1u64 << k).collect();
+        let styles: BTreeSet<(usize, String)> = sizes
+            .iter()
+            .map(|&b| (bs_color(b), format!("{:?}", bs_marker(b))))
+            .collect();
+        assert_eq!(styles.len(), 16, "512 … 16M all told apart");
+        let colors: BTreeSet<usize> = sizes.iter().map(|&b| bs_color(b)).collect();
+        assert_eq!(colors.len(), 16);
+        // Not by series order: 256K keeps its colour whether or not 4K is beside it.
+        let line = |bs: u64| LineSeries {
+            name: format_size(bs),
+            points: vec![(0.0, 1.0)],
+            color: 0,
+            dashed: false,
+            marker: Some(Shape::Circle),
+            fio: false,
+            step: false,
+            labels: Vec::new(),
+        };
+        let mut a = vec![line(4096), line(262_144)];
+        style_by_block_size(&mut a, &[4096, 262_144]);
+        let mut b = vec![line(262_144)];
+        style_by_block_size(&mut b, &[262_144]);
+        assert_eq!(a[1].color, b[0].color);
+        assert_eq!(a[1].marker, b[0].marker);
+    }
+
+    #[test]
+    fn lines_far_apart_get_a_log_axis_and_one_value_axes_get_bars() {
+        let line = |name: &str, pts: Vec<(f64, f64)>| LineSeries {
+            name: name.into(),
+            points: pts,
+            color: 0,
+            dashed: false,
+            marker: None,
+            fio: false,
+            step: false,
+            labels: Vec::new(),
+        };
+        let lines = |a: f64, b: f64| Lines {
+            x: XAxis::Numeric(Axis::linear("ranks", Unit::Whole)),
+            y: Axis::linear("throughput (MB/s)", Unit::Number),
+            series: vec![
+                line("4K", vec![(1.0, a / 2.0), (2.0, a)]),
+                line("256K", vec![(1.0, b / 2.0), (2.0, b)]),
+            ],
+        };
+        let Kind::Lines(l) = fit(Kind::Lines(lines(100.0, 2000.0))) else {
+            panic!()
+        };
+        assert_eq!(l.y.scale, Scale::Log);
+        assert_eq!(l.y.desc, "throughput (MB/s) (log scale)");
+        let Kind::Lines(l) = fit(Kind::Lines(lines(300.0, 2000.0))) else {
+            panic!()
+        };
+        assert_eq!(l.y.scale, Scale::Linear, "6.7× apart stays linear");
+        let mut one = lines(1.0, 2.0);
+        for s in &mut one.series {
+            s.points.truncate(1);
+        }
+        let Kind::Bars(b) = fit(Kind::Lines(one)) else {
+            panic!("one rank count drawn as lines")
+        };
+        assert_eq!(b.categories, ["1"]);
+        assert_eq!(b.series[1].values, [Some(vec![1.0])]);
+    }
+
+    #[test]
+    fn knees_say_where_growth_stops() {
+        let n = |x: f64| format!("{x} threads");
+        let k = knee(&[(1.0, 10.0), (2.0, 20.0), (4.0, 21.0), (8.0, 21.5)]).unwrap();
+        assert_eq!(k, Knee::StopsAt(2.0));
+        assert_eq!(k.words("4K", &n), "4K stops growing past 2 threads");
+        assert_eq!(
+            knee(&[(1.0, 10.0), (2.0, 20.0), (4.0, 40.0)]),
+            Some(Knee::StillGrowing(4.0))
+        );
+        assert_eq!(
+            knee(&[(1.0, 10.0), (2.0, 10.5), (4.0, 10.2)]),
+            Some(Knee::Never(1.0))
+        );
+        assert_eq!(knee(&[(1.0, 10.0), (2.0, 20.0)]), None);
     }
 
     #[test]

@@ -106,11 +106,14 @@ fn iops_axis() -> Axis {
     Axis::linear("IOPS", Unit::Count)
 }
 
+/// Lines against clients; with `by_bs` (series of one block size each) in the block sizes'
+/// colours and markers.
 fn clients_lines(
     pts: &[&Point],
     series: impl Fn(&Point) -> String,
     y: Axis,
     value: impl Fn(&Point) -> f64,
+    by_bs: bool,
 ) -> Lines {
     let mut l = lines_over(
         pts,
@@ -120,6 +123,7 @@ fn clients_lines(
         series,
         y,
         value,
+        by_bs,
     );
     for s in &mut l.series {
         s.dashed = s.name.starts_with("local");
@@ -156,29 +160,31 @@ pub fn clients(c: &Ctx) -> Vec<Chart> {
     };
     let how = how_run(&c.pts);
     if !small.is_empty() {
+        let l = clients_lines(&small, |p| side(p, true), iops_axis(), |p| p.iops, true);
         out.push(chart(
             id("iops"),
-            format!("IOPS against clients over NBD{beside}{how}"),
+            title_with_knees(
+                &format!("IOPS against clients over NBD{beside}{how}"),
+                &l,
+                "IOPS",
+                &count_of("client"),
+            ),
             &small,
-            Kind::Lines(clients_lines(
-                &small,
-                |p| side(p, true),
-                iops_axis(),
-                |p| p.iops,
-            )),
+            Kind::Lines(l),
         ));
     }
     if !big.is_empty() {
+        let l = clients_lines(&big, |p| side(p, true), mb_axis(), |p| p.mb_s, true);
         out.push(chart(
             id("bandwidth"),
-            format!("Bandwidth against clients over NBD{beside}{how}"),
+            title_with_knees(
+                &format!("Bandwidth against clients over NBD{beside}{how}"),
+                &l,
+                "bandwidth",
+                &count_of("client"),
+            ),
             &big,
-            Kind::Lines(clients_lines(
-                &big,
-                |p| side(p, true),
-                mb_axis(),
-                |p| p.mb_s,
-            )),
+            Kind::Lines(l),
         ));
     }
     out.push(chart(
@@ -194,6 +200,7 @@ pub fn clients(c: &Ctx) -> Vec<Chart> {
             |p| side(p, true),
             Axis::log("p99 latency (log scale)", Unit::Ns),
             |p| shown(p, 99.0),
+            true,
         )),
     ));
     let remote: Vec<&Point> = c.pts.iter().copied().filter(has_server).collect();
@@ -207,6 +214,7 @@ pub fn clients(c: &Ctx) -> Vec<Chart> {
                 |p| side(p, true),
                 cpu_axis(),
                 server_pct,
+                true,
             )),
         ));
     }
@@ -227,7 +235,13 @@ pub fn delay(c: &Ctx) -> Vec<Chart> {
         id("iops"),
         "IOPS against clients on the null back end, per injected delay".into(),
         &sweep,
-        Kind::Lines(clients_lines(&sweep, delay_name, iops_axis(), |p| p.iops)),
+        Kind::Lines(clients_lines(
+            &sweep,
+            delay_name,
+            iops_axis(),
+            |p| p.iops,
+            false,
+        )),
     )];
     let remote: Vec<&Point> = sweep.iter().copied().filter(has_server).collect();
     if !remote.is_empty() {
@@ -240,6 +254,7 @@ pub fn delay(c: &Ctx) -> Vec<Chart> {
                 delay_name,
                 Axis::linear("IOPS per server core", Unit::Count),
                 per_core,
+                false,
             )),
         ));
     }
@@ -291,7 +306,7 @@ pub fn server_model(c: &Ctx) -> Vec<Chart> {
             id("iops"),
             "IOPS against clients: thread and io_uring server models".into(),
             &c.pts,
-            Kind::Lines(clients_lines(&c.pts, name, iops_axis(), |p| p.iops)),
+            Kind::Lines(clients_lines(&c.pts, name, iops_axis(), |p| p.iops, false)),
         ),
         chart(
             id("p99"),
@@ -302,6 +317,7 @@ pub fn server_model(c: &Ctx) -> Vec<Chart> {
                 name,
                 Axis::log("p99 latency (log scale)", Unit::Ns),
                 |p| shown(p, 99.0),
+                false,
             )),
         ),
     ];
@@ -316,6 +332,7 @@ pub fn server_model(c: &Ctx) -> Vec<Chart> {
                 name,
                 Axis::linear("IOPS per server core", Unit::Count),
                 per_core,
+                false,
             )),
         ));
     }

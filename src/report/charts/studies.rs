@@ -103,6 +103,7 @@ pub fn stream(c: &Ctx) -> Vec<Chart> {
         series,
         mb_axis(),
         |p| p.mb_s,
+        false,
     );
     out.push(chart(
         id("throughput"),
@@ -135,19 +136,26 @@ pub fn threads(c: &Ctx) -> Vec<Chart> {
     let thr = |p: &Point| p.threads;
     let tname = |t: &usize| t.to_string();
     let series = |p: &Point| namer.name(p, &format_size(p.bs));
+    let throughput = lines_over(
+        &pts,
+        "threads",
+        thr,
+        tname,
+        series,
+        mb_axis(),
+        |p| p.mb_s,
+        true,
+    );
     out.push(chart(
         id("throughput"),
-        "Throughput against threads, one line per block size".into(),
+        title_with_knees(
+            "Throughput against threads, one line per block size",
+            &throughput,
+            "",
+            &count_of("thread"),
+        ),
         &pts,
-        Kind::Lines(lines_over(
-            &pts,
-            "threads",
-            thr,
-            tname,
-            series,
-            mb_axis(),
-            |p| p.mb_s,
-        )),
+        Kind::Lines(throughput),
     ));
     out.push(chart(
         id("cpu"),
@@ -161,6 +169,7 @@ pub fn threads(c: &Ctx) -> Vec<Chart> {
             series,
             cpu_axis(),
             |p| p.cpu_pct,
+            true,
         )),
     ));
     let sizes: BTreeSet<u64> = pts.iter().map(|p| p.bs).collect();
@@ -218,12 +227,13 @@ pub fn queue_batch(c: &Ctx) -> Vec<Chart> {
     ];
     for (key, title, m) in measures {
         let b = bars(&pts, x_desc, cat, |k| k.to_string(), series, m);
-        out.push(chart(
-            id(key),
-            format!("{title} per {what}, 4 KiB random reads"),
-            &pts,
-            Kind::Bars(b),
-        ));
+        let mut title = format!("{title} per {what}, 4 KiB random reads");
+        if key == "throughput" && queue {
+            title = title_with_point_knees(&title, &pts, series, cat, "IOPS", &|x| {
+                format!("queue size {}", crate::units::sig(x))
+            });
+        }
+        out.push(chart(id(key), title, &pts, Kind::Bars(b)));
     }
     out
 }
@@ -278,7 +288,7 @@ pub fn multiblock(c: &Ctx) -> Vec<Chart> {
             });
         }
     }
-    let mut x = Axis::linear("random 4 KiB blocks per request", Unit::Number);
+    let mut x = Axis::linear("random 4 KiB blocks per request", Unit::Whole);
     x.from_zero = true;
     let lines = Lines {
         x: XAxis::Numeric(x),
@@ -362,53 +372,79 @@ pub fn uring_features(c: &Ctx) -> Vec<Chart> {
     out
 }
 
-/// A scheduler study's series: the scheduler and the block size.
-pub(super) fn scheduler_series(namer: &Namer, p: &Point) -> String {
-    namer.name(
-        p,
-        &format!(
-            "{} {}",
-            p.scheduler.as_deref().unwrap_or("?"),
-            format_size(p.bs)
-        ),
-    )
+/// Per block size, one panel of lines against threads, one line per scheduler (each scheduler in
+/// the same colour in every panel): block sizes far apart in magnitude each at their own scale.
+pub(super) fn scheduler_panels(
+    c: &Ctx,
+    id: &str,
+    title: &str,
+    y: Axis,
+    value: impl Fn(&Point) -> f64 + Copy,
+) -> Chart {
+    let (pts, namer) = (&c.pts, &c.namer);
+    let mut schedulers: Vec<String> = Vec::new();
+    for p in pts {
+        let s = namer.name(p, p.scheduler.as_deref().unwrap_or("?"));
+        if !schedulers.contains(&s) {
+            schedulers.push(s);
+        }
+    }
+    let sizes: BTreeSet<u64> = pts.iter().map(|p| p.bs).collect();
+    let panels: Vec<Lines> = sizes
+        .iter()
+        .map(|&bs| {
+            let mine: Vec<&Point> = pts.iter().copied().filter(|p| p.bs == bs).collect();
+            let mut axis = y.clone();
+            axis.desc = format!("{}: {}", format_size(bs), axis.desc);
+            let mut l = lines_over(
+                &mine,
+                "threads",
+                |p| p.threads,
+                |t| t.to_string(),
+                |p| namer.name(p, p.scheduler.as_deref().unwrap_or("?")),
+                axis,
+                value,
+                false,
+            );
+            for s in &mut l.series {
+                let k = schedulers.iter().position(|n| *n == s.name).unwrap_or(0);
+                s.color = k;
+                s.marker = Some(SHAPES[k % SHAPES.len()]);
+            }
+            l
+        })
+        .collect();
+    let n = panels.len() as u32;
+    let mut ch = chart(
+        c.id(id),
+        if n > 1 {
+            format!("{title} (a panel per block size)")
+        } else {
+            title.to_string()
+        },
+        pts,
+        Kind::Stack(panels),
+    );
+    ch.height = (H * 3 / 4 * n).max(H);
+    ch
 }
 
 /// The charts of Scheduler.
 pub fn scheduler(c: &Ctx) -> Vec<Chart> {
-    let (pts, namer) = (c.pts.clone(), &c.namer);
-    let id = |what: &str| c.id(what);
-    let mut out = Vec::new();
-    let thr = |p: &Point| p.threads;
-    let tname = |t: &usize| t.to_string();
-    let series = |p: &Point| scheduler_series(namer, p);
-    out.push(chart(
-        id("throughput"),
-        "Throughput against threads under each I/O scheduler".into(),
-        &pts,
-        Kind::Lines(lines_over(
-            &pts,
-            "threads",
-            thr,
-            tname,
-            series,
+    vec![
+        scheduler_panels(
+            c,
+            "throughput",
+            "Throughput against threads under each I/O scheduler",
             mb_axis(),
             |p| p.mb_s,
-        )),
-    ));
-    out.push(chart(
-        id("p999"),
-        "p99.9 latency against threads under each I/O scheduler".into(),
-        &pts,
-        Kind::Lines(lines_over(
-            &pts,
-            "threads",
-            thr,
-            tname,
-            series,
+        ),
+        scheduler_panels(
+            c,
+            "p999",
+            "p99.9 latency against threads under each I/O scheduler",
             p999_axis(),
             |p| shown(p, 99.9),
-        )),
-    ));
-    out
+        ),
+    ]
 }

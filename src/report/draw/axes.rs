@@ -153,6 +153,20 @@ impl AxisMap {
                     .map(|t| t * unit)
                     .collect()
             }
+            Scale::Linear if self.unit == Unit::Whole => {
+                // Whole numbers only: no rank 1.5.
+                let t: Vec<f64> = linear_ticks(lo, hi, 6.0)
+                    .into_iter()
+                    .filter(|v| v.fract() == 0.0)
+                    .collect();
+                if t.len() >= 2 {
+                    t
+                } else {
+                    (lo.ceil() as i64..=hi.floor() as i64)
+                        .map(|v| v as f64)
+                        .collect()
+                }
+            }
             Scale::Linear => linear_ticks(lo, hi, 6.0),
         }
     }
@@ -165,7 +179,7 @@ impl AxisMap {
         };
         match self.unit {
             Unit::Ns => format_ns(v, Style::Chart),
-            Unit::Number => sig(v),
+            Unit::Number | Unit::Whole => sig(v),
             Unit::Count => format_count(v),
             Unit::Pct => format_pct(v),
             Unit::Bytes => format_bytes(v, Style::Chart),

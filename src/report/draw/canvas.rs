@@ -93,6 +93,23 @@ pub(super) fn draw_marker<DB: DrawingBackend>(
         .map_err(fail)
 }
 
+/// A circle's outline, nothing filled (the ring around a fio point).
+pub(super) fn draw_ring<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    at: (i32, i32),
+    r: i32,
+    stroke: RGBColor,
+    stroke_width: u32,
+) -> Res {
+    let mut pts: Vec<(i32, i32)> = shape_points(Shape::Circle, r as f64)
+        .into_iter()
+        .map(|(x, y)| (at.0 + x.round() as i32, at.1 + y.round() as i32))
+        .collect();
+    pts.extend(pts.first().copied());
+    area.draw(&PathElement::new(pts, stroke.stroke_width(stroke_width)))
+        .map_err(fail)
+}
+
 pub(super) fn mesh_chart<'a, DB: DrawingBackend>(
     area: &'a DrawingArea<DB, Shift>,
     x: (f64, f64, Vec<f64>),

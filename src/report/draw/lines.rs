@@ -3,11 +3,13 @@
 
 use super::axes::{AxisMap, category_axis, category_name};
 use super::canvas::{configure, draw_marker, mesh_chart};
+use super::labels::{Placer, h_pos};
 use super::legend::{Entry, Swatch, draw_legend, entry, with_legend};
 use super::style::*;
 use crate::report::charts::{Lines, Scale, Shape, Unit, XAxis};
 use plotters::coord::Shift;
 use plotters::prelude::*;
+use plotters::style::text_anchor::{Pos, VPos};
 
 pub(super) fn draw_lines<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
@@ -119,6 +121,10 @@ pub(super) fn draw_lines_beside<DB: DrawingBackend>(
     )?;
     let pa = chart.plotting_area().strip_coord_spec();
     let base = pa.get_base_pixel();
+    let (pw, ph) = pa.dim_in_pixel();
+    // Point labels go on after every line, so they can keep clear of every marker.
+    let mut labels: Vec<(String, (i32, i32), RGBColor)> = Vec::new();
+    let mut placer = Placer::new(pw, ph);
     for s in &l.series {
         let c = color(s.color);
         let labelled: Vec<((f64, f64), Option<&String>)> = s
@@ -157,6 +163,7 @@ pub(super) fn draw_lines_beside<DB: DrawingBackend>(
         if let Some(shape) = marker {
             for &(x, y) in &pts {
                 let (px, py) = chart.backend_coord(&(x, y));
+                placer.avoid((px - base.0 - 5, py - base.1 - 5, 10, 10));
                 let fill = if s.fio { WHITE } else { c };
                 draw_marker(
                     &pa,
@@ -169,13 +176,22 @@ pub(super) fn draw_lines_beside<DB: DrawingBackend>(
                 )?;
             }
         }
-        let font = text_style(SMALL, c);
         for (p, label) in &labelled {
             if let Some(text) = label {
                 let (px, py) = chart.backend_coord(p);
-                pa.draw_text(text, &font, (px - base.0 + 6, py - base.1 - 14))
-                    .map_err(fail)?;
+                labels.push(((*text).clone(), (px - base.0, py - base.1), c));
             }
+        }
+    }
+    for (text, at, c) in labels {
+        let (tw, th) = text_box(&pa, &text, SMALL);
+        if let Some(spot) = placer.place(&text, at, 4, tw, th) {
+            pa.draw_text(
+                &text,
+                &text_style(SMALL, c).pos(Pos::new(h_pos(spot.align), VPos::Top)),
+                (spot.x, spot.y),
+            )
+            .map_err(fail)?;
         }
     }
     Ok(())

@@ -8,6 +8,7 @@
 mod axes;
 mod bars;
 mod canvas;
+mod labels;
 mod legend;
 mod lines;
 mod scatter;
@@ -58,7 +59,10 @@ pub fn draw<DB: DrawingBackend>(c: &Chart, root: &DrawingArea<DB, Shift>, standa
     } else {
         root.clone()
     };
-    match &c.kind {
+    // Charts made outside the report's chart module obey the same rules (log axes for lines
+    // far apart, no axis of one value).
+    let kind = super::charts::fit(c.kind.clone());
+    match &kind {
         Kind::Bars(b) => draw_bars(&area, b),
         Kind::Lines(l) => draw_lines(&area, l, true),
         Kind::Scatter(s) => draw_scatter(&area, s),

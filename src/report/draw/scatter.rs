@@ -1,46 +1,47 @@
-//! The all-experiments scatter: throughput against p99.9, shape for block size, colour for CPU,
-//! the dashed Pareto frontier, and labels placed where they overlap least.
+//! Scatters (all experiments, the tuner's search): throughput against the tail, shape and
+//! outline for the block size (its own in every chart), fill for CPU, the dashed Pareto frontier,
+//! and labels of the enlarged points placed where they overlap nothing (or dropped).
 
 use super::axes::AxisMap;
-use super::canvas::{configure, draw_marker, mesh_chart};
+use super::canvas::{configure, draw_marker, draw_ring, mesh_chart};
+use super::labels::{Placer, h_pos};
 use super::legend::{Entry, Swatch, draw_legend, entry, with_legend};
 use super::style::*;
-use crate::report::charts::{Dot, Scatter, Shape};
+use crate::report::charts::{Dot, Scatter, Shape, bs_color, bs_marker};
+use crate::size::format_size;
 use crate::units::format_pct;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
-
-pub(super) fn overlaps(a: (i32, i32, i32, i32), b: (i32, i32, i32, i32)) -> bool {
-    a.0 < b.0 + b.2 && b.0 < a.0 + a.2 && a.1 < b.1 + b.3 && b.1 < a.1 + a.3
-}
 
 pub(super) fn draw_scatter<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, s: &Scatter) -> Res {
     let mut entries: Vec<Entry> = Vec::new();
     if !s.target.is_empty() {
         entries.push(entry(Swatch::Heading, format!("target: {}", s.target)));
     }
-    entries.push(entry(Swatch::Heading, "block size (shape):"));
-    for (k, name) in s.shapes.iter().enumerate() {
+    entries.push(entry(Swatch::Heading, "block size (shape, outline):"));
+    for &bs in &s.sizes {
         entries.push(entry(
             Swatch::Marker {
-                shape: crate::report::charts::SHAPES[k % crate::report::charts::SHAPES.len()],
+                shape: bs_marker(bs),
                 fill: WHITE,
-                stroke: BLACK,
+                stroke: color(bs_color(bs)),
                 r: 5,
             },
-            name.clone(),
+            format_size(bs),
         ));
     }
-    entries.push(entry(
-        Swatch::Marker {
-            shape: Shape::Circle,
-            fill: WHITE,
-            stroke: BLACK,
-            r: 8,
-        },
-        "best of its block size",
-    ));
+    if s.dots.iter().any(|d| d.big) {
+        entries.push(entry(
+            Swatch::Marker {
+                shape: Shape::Circle,
+                fill: WHITE,
+                stroke: BLACK,
+                r: 8,
+            },
+            s.big_means.clone(),
+        ));
+    }
     if s.dots.iter().any(|d| d.fio) {
         entries.push(entry(
             Swatch::Marker {
@@ -49,18 +50,20 @@ pub(super) fn draw_scatter<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, s:
                 stroke: FIO,
                 r: 6,
             },
-            "fio point (blue outline)",
+            "fio point (ringed in blue)",
         ));
     }
-    entries.push(entry(
-        Swatch::Line {
-            color: BLACK,
-            dashed: true,
-            marker: None,
-            hollow: false,
-        },
-        "Pareto frontier",
-    ));
+    if s.frontier.len() > 1 {
+        entries.push(entry(
+            Swatch::Line {
+                color: BLACK,
+                dashed: true,
+                marker: None,
+                hollow: false,
+            },
+            "Pareto frontier",
+        ));
+    }
     let (plot, legend) = with_legend(area, &entries, 170)?;
     if let Some(l) = &legend {
         draw_legend(l, &entries)?;
@@ -138,8 +141,6 @@ pub(super) fn draw_scatter<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, s:
         .iter()
         .filter_map(|&(x, y)| Some((xmap.t(x)?, ymap.t(y)?)))
         .collect();
-    let shape_of =
-        |d: &Dot| crate::report::charts::SHAPES[d.shape % crate::report::charts::SHAPES.len()];
     let radius = |d: &Dot| if d.big { 9 } else { 5 };
     // Small points first, the frontier over them, the best points on top.
     for big in [false, true] {
@@ -155,71 +156,51 @@ pub(super) fn draw_scatter<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, s:
         }
         for &(d, at) in dots.iter().filter(|(d, _)| d.big == big) {
             let fill = cpu_color(d.cpu / s.cpu_max.max(1.0));
-            let (stroke, sw) = if d.fio { (FIO, 2) } else { (BLACK, 1) };
-            draw_marker(&pa, at, shape_of(d), radius(d), fill, stroke, sw)?;
+            draw_marker(
+                &pa,
+                at,
+                bs_marker(d.bs),
+                radius(d),
+                fill,
+                color(bs_color(d.bs)),
+                2,
+            )?;
+            if d.fio {
+                draw_ring(&pa, at, radius(d) + 4, FIO, 2)?;
+            }
         }
     }
-    // Labels of the best points and of every fio point, placed where they overlap least.
-    // Labels avoid each other and the best points first, then every point if they can.
-    let mut taken: Vec<(i32, i32, i32, i32)> = dots
-        .iter()
-        .filter(|(d, _)| d.big || d.fio)
-        .map(|&(d, (x, y))| {
-            let r = radius(d);
-            (x - r, y - r, 2 * r, 2 * r)
-        })
-        .collect();
-    let small: Vec<(i32, i32, i32, i32)> = dots
-        .iter()
-        .filter(|(d, _)| !d.big && !d.fio)
-        .map(|&(d, (x, y))| {
-            let r = radius(d);
-            (x - r, y - r, 2 * r, 2 * r)
-        })
-        .collect();
+    // Labels of the enlarged points and of every fio point: clear of each other and of the
+    // enlarged points always, of the small ones where they can; dropped when nowhere is free.
+    let mut placer = Placer::new(pw, ph);
+    for &(d, (x, y)) in &dots {
+        let r = radius(d) + if d.fio { 4 } else { 0 };
+        let b = (x - r, y - r, 2 * r, 2 * r);
+        if d.big || d.fio {
+            placer.block(b);
+        } else {
+            placer.avoid(b);
+        }
+    }
     let font = text_style(SMALL, BLACK);
     for &(d, (x, y)) in dots.iter().filter(|(d, _)| d.big || d.fio) {
         let text = d.label.clone();
-        let (tw, th) = pa
-            .estimate_text_size(&text, &font)
-            .map(|(w, h)| (w as i32, h as i32))
-            .unwrap_or((text.len() as i32 * 7, 14));
-        let r = radius(d) + 3;
-        let candidates = [
-            (x + r, y - th - 1),
-            (x + r, y + 1),
-            (x - r - tw, y - th - 1),
-            (x - r - tw, y + 1),
-            (x - tw / 2, y - r - th),
-            (x - tw / 2, y + r),
-            (x + r, y - th / 2),
-            (x - r - tw, y - th / 2),
-        ];
-        let inside =
-            |c: &(i32, i32)| c.0 >= 0 && c.1 >= 0 && c.0 + tw <= pw as i32 && c.1 + th <= ph as i32;
-        let free = |c: &(i32, i32), obstacles: &[(i32, i32, i32, i32)]| {
-            !obstacles.iter().any(|t| overlaps((c.0, c.1, tw, th), *t))
+        let (tw, th) = text_box(&pa, &text, SMALL);
+        let r = radius(d) + if d.fio { 4 } else { 0 };
+        let Some(spot) = placer.place(&text, (x, y), r, tw, th) else {
+            continue;
         };
-        let spot = candidates
-            .iter()
-            .find(|c| inside(c) && free(c, &taken) && free(c, &small))
-            .or_else(|| candidates.iter().find(|c| inside(c) && free(c, &taken)))
-            .or_else(|| candidates.iter().find(|c| inside(c)))
-            .copied()
-            .unwrap_or(candidates[0]);
-        taken.push((spot.0, spot.1, tw, th));
-        pa.draw(&Rectangle::new(
-            [(spot.0 - 1, spot.1), (spot.0 + tw + 1, spot.1 + th)],
-            WHITE.mix(0.75).filled(),
-        ))
-        .map_err(fail)?;
         let style = if d.fio {
             text_style(SMALL, FIO)
         } else {
             font.clone()
         };
-        pa.draw_text(&text, &style.pos(Pos::new(HPos::Left, VPos::Top)), spot)
-            .map_err(fail)?;
+        pa.draw_text(
+            &text,
+            &style.pos(Pos::new(h_pos(spot.align), VPos::Top)),
+            (spot.x, spot.y),
+        )
+        .map_err(fail)?;
     }
     Ok(())
 }

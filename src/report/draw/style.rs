@@ -33,11 +33,39 @@ pub(super) const PALETTE: [RGBColor; 10] = [
     RGBColor(23, 190, 207),
 ];
 
+/// The block sizes' own colours, 512 B … 16 MiB ([`crate::report::charts::bs_color`]): the
+/// usual sizes (4K … 1M) the most distinct hues, neighbours never alike.
+pub(super) const BS_PALETTE: [RGBColor; 16] = [
+    RGBColor(23, 190, 207),
+    RGBColor(188, 189, 34),
+    RGBColor(127, 127, 127),
+    RGBColor(31, 119, 180),
+    RGBColor(227, 119, 194),
+    RGBColor(44, 160, 44),
+    RGBColor(140, 86, 75),
+    RGBColor(255, 127, 14),
+    RGBColor(148, 103, 189),
+    RGBColor(214, 39, 40),
+    RGBColor(0, 128, 128),
+    RGBColor(60, 60, 150),
+    RGBColor(128, 128, 0),
+    RGBColor(255, 152, 100),
+    RGBColor(90, 190, 110),
+    RGBColor(120, 160, 220),
+];
+
 pub(super) const GRID: RGBColor = RGBColor(225, 225, 225);
 pub(super) const FIO: RGBColor = RGBColor(0, 90, 200);
 
+/// A palette index's colour: a series' by its order, or from
+/// [`crate::report::charts::BS_COLOR_BASE`] on a block size's.
 pub(super) fn color(i: usize) -> RGBColor {
-    PALETTE[i % PALETTE.len()]
+    use crate::report::charts::BS_COLOR_BASE;
+    if i >= BS_COLOR_BASE {
+        BS_PALETTE[(i - BS_COLOR_BASE) % BS_PALETTE.len()]
+    } else {
+        PALETTE[i % PALETTE.len()]
+    }
 }
 
 pub(super) fn mix(a: RGBColor, b: RGBColor, t: f64) -> RGBColor {
@@ -76,6 +104,20 @@ pub(super) fn cpu_color(frac: f64) -> RGBColor {
     let pos = f * (STOPS.len() - 1) as f64;
     let i = (pos.floor() as usize).min(STOPS.len() - 2);
     mix(STOPS[i], STOPS[i + 1], pos - i as f64)
+}
+
+/// The box `s` takes at `size`, in pixels: the font's measure, or (when larger, or without a
+/// font) a generous per-character estimate, so a box placed with it always holds the text.
+pub(super) fn text_box<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    s: &str,
+    size: f64,
+) -> (i32, i32) {
+    let (w, h) = area
+        .estimate_text_size(s, &text_style(size, BLACK))
+        .unwrap_or((0, 0));
+    let guess = (s.chars().count() as f64 * size * 0.62).ceil() as i32;
+    ((w as i32).max(guess), (h as i32).max(size.ceil() as i32))
 }
 
 pub(super) fn text_style(size: f64, c: RGBColor) -> TextStyle<'static> {
