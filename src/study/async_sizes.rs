@@ -20,7 +20,6 @@ pub static SPEC: StudySpec = StudySpec {
         title: "block size × interface and threads → MB/s, p99.9, CPU %",
     }),
     fio_fits: |_| false,
-    charts: crate::report::charts::figures::async_sizes,
 };
 
 fn plan(ctx: &Context, docs: &[Document]) -> Vec<RunConfig> {

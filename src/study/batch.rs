@@ -19,7 +19,6 @@ pub static SPEC: StudySpec = StudySpec {
         title: "batch size × interface and queue size → MB/s, p99.9, CPU %",
     }),
     fio_fits: |_| false,
-    charts: crate::report::charts::figures::batch,
 };
 
 fn plan(ctx: &Context, docs: &[Document]) -> Vec<RunConfig> {

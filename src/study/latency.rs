@@ -19,7 +19,6 @@ pub static SPEC: StudySpec = StudySpec {
         title: "block size × interface → single-read latency",
     }),
     fio_fits: |p| p.rw == "randread" && p.threads == 1 && p.iodepth == 1,
-    charts: crate::report::charts::studies::latency,
 };
 
 fn plan(ctx: &Context, _docs: &[Document]) -> Vec<RunConfig> {

@@ -19,7 +19,6 @@ pub static SPEC: StudySpec = StudySpec {
         title: "blocks per request × interface → request latency",
     }),
     fio_fits: |_| false,
-    charts: crate::report::charts::studies::multiblock,
 };
 
 fn plan(ctx: &Context, _docs: &[Document]) -> Vec<RunConfig> {

@@ -19,7 +19,6 @@ pub static SPEC: StudySpec = StudySpec {
         title: "block size × access → throughput and latency",
     }),
     fio_fits: |p| p.threads == 1 && p.iodepth == 1 && (p.rw == "read" || p.rw == "randread"),
-    charts: crate::report::charts::figures::stream,
 };
 
 /// Sequential points sample their throughput every 4 MiB of the target (bandwidth against offset).

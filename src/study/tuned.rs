@@ -11,5 +11,4 @@ pub static SPEC: StudySpec = StudySpec {
     exec: Exec::External,
     summary: Summary::None,
     fio_fits: |_| false,
-    charts: crate::report::charts::figures::tune_search,
 };

@@ -20,7 +20,6 @@ pub static SPEC: StudySpec = StudySpec {
         title: "io_uring features → MB/s, IOPS, p99.9, CPU % (SQ poll thread included)",
     }),
     fio_fits: |_| false,
-    charts: crate::report::charts::figures::uring_features,
 };
 
 fn plan(ctx: &Context, docs: &[Document]) -> Vec<RunConfig> {
