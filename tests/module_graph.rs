@@ -86,7 +86,11 @@ fn tokens(src: &str) -> Vec<Tok> {
             } else if c.get(i + 2) == Some(&'\'') {
                 i += 3;
             } else {
+                // A lifetime: `'static` names no item.
                 i += 1;
+                while i < c.len() && (c[i].is_alphanumeric() || c[i] == '_') {
+                    i += 1;
+                }
             }
         } else if ch.is_alphabetic() || ch == '_' {
             let start = i;
