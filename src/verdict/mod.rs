@@ -7,6 +7,9 @@
 //! never ranked. The survey, `run`, `study` and the report all print these ([`render`]).
 
 pub mod render;
+mod runs;
+
+pub use runs::text_for;
 
 use crate::interval::{Interval, interval};
 use crate::report::model::{Point, Report};
@@ -382,23 +385,6 @@ pub fn report_of(docs: &[Document]) -> Report {
             .map(|d| Point::from_document(d, "run"))
             .collect(),
     )
-}
-
-/// The verdict of finished runs, for the terminal: empty when fewer than two configurations
-/// of real reads were measured (one run answers nothing a table does not).
-pub fn text_for(docs: &[Document]) -> String {
-    let r = report_of(docs);
-    let v = of_report(&r);
-    let compared = v
-        .targets
-        .iter()
-        .flat_map(|t| &t.groups)
-        .any(|g| g.configurations > 1);
-    if compared {
-        render::text(&v, &r.points)
-    } else {
-        String::new()
-    }
 }
 
 /// The verdict of `points`, labelled by `label(i)` (the report's display label, or the plain
