@@ -751,3 +751,28 @@ fn mod_declarations_and_names_the_parent_only_imports_are_no_edge_to_it() {
     );
     assert!(explain(&g).is_empty());
 }
+
+/// The report document (`src/document/`) is what the report, the verdict and compare render
+/// through: it may use the chart and table types, but nothing that renders it, or those modules
+/// and the document would name each other.
+#[test]
+fn the_document_reaches_none_of_what_renders_it() {
+    let g = graph();
+    let below = reach(&g, &module("crate::document"));
+    for m in [
+        "crate::report",
+        "crate::report::html",
+        "crate::report::charts::sections",
+        "crate::verdict",
+        "crate::verdict::render",
+        "crate::compare",
+        "crate::compare::render",
+        "crate::export",
+    ] {
+        assert!(
+            !below.contains(&module(m)),
+            "crate::document reaches {m}, which renders it; {}",
+            "keep the document to the chart and table types (report::charts, table)"
+        );
+    }
+}

@@ -8,6 +8,7 @@ mod args;
 mod compare;
 mod fleet;
 mod info;
+mod lines;
 mod monitor;
 mod prepare;
 mod progress;
