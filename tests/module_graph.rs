@@ -153,9 +153,8 @@ fn modules(dir: &Path, root: &str, skip: Option<&str>) -> BTreeMap<Vec<String>, 
                     .iter()
                     .map(|s| s.to_string_lossy().into_owned()),
             );
-            if segs.len() == 2 && rel == Path::new(root) {
-                segs.pop();
-            } else if segs.last().map(String::as_str) == Some("mod") {
+            let root_file = segs.len() == 2 && rel == Path::new(root);
+            if root_file || segs.last().map(String::as_str) == Some("mod") {
                 segs.pop();
             }
             out.insert(segs, p);
@@ -497,6 +496,9 @@ fn name(m: &[String]) -> String {
 
 type Graph = BTreeMap<Vec<String>, BTreeSet<Vec<String>>>;
 
+/// Modules that reach each other, and a shortest cycle through them.
+type Tangle = (BTreeSet<Vec<String>>, Vec<Vec<String>>);
+
 /// The graph of a crate's files: for every file, the files it names.
 fn graph_of(files: &BTreeMap<Vec<String>, PathBuf>) -> Graph {
     let mut scopes = BTreeMap::new();
@@ -547,7 +549,7 @@ fn reach(g: &Graph, from: &Vec<String>) -> BTreeSet<Vec<String>> {
 
 /// The groups of modules that reach each other (strongly connected components of two or more,
 /// or one that names itself), each with a shortest cycle through its first module.
-fn cycles(g: &Graph) -> Vec<(BTreeSet<Vec<String>>, Vec<Vec<String>>)> {
+fn cycles(g: &Graph) -> Vec<Tangle> {
     let reaches: BTreeMap<&Vec<String>, BTreeSet<Vec<String>>> =
         g.keys().map(|n| (n, reach(g, n))).collect();
     let mut done = BTreeSet::new();
