@@ -778,3 +778,19 @@ fn the_document_reaches_none_of_what_renders_it() {
         );
     }
 }
+
+/// The studies say what to measure, how to run it and how to summarise it; how a study is drawn
+/// is the report's (keyed by the study's name), so nothing under `study/` reaches the report.
+#[test]
+fn the_studies_need_nothing_of_the_report() {
+    let g = graph();
+    let report = module("crate::report");
+    for m in g.keys().filter(|m| m.starts_with(&module("crate::study"))) {
+        let up: Vec<String> = reach(&g, m)
+            .iter()
+            .filter(|d| d.starts_with(&report))
+            .map(|d| name(d))
+            .collect();
+        assert!(up.is_empty(), "{} reaches {}", name(m), up.join(", "));
+    }
+}

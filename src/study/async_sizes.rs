@@ -19,7 +19,6 @@ pub static SPEC: StudySpec = StudySpec {
         metrics: &[MBs, P999, Cpu],
         title: "block size × interface and threads → MB/s, p99.9, CPU %",
     }),
-    fio_fits: |_| false,
 };
 
 fn plan(ctx: &Context, docs: &[Document]) -> Vec<RunConfig> {

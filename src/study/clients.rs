@@ -24,7 +24,6 @@ pub static SPEC: StudySpec = StudySpec {
     in_all: false,
     exec: Exec::Custom(run),
     summary: Summary::Custom(net::summary),
-    fio_fits: |_| false,
 };
 
 fn sizes(ctx: &Context) -> Vec<u64> {

@@ -1,9 +1,10 @@
 //! Studies: the report's experiments as one command each. Each study is one file here holding a
 //! [`StudySpec`] — its plan (data, not code paths) or its own executor, its description with the
-//! report's section number, its summary table and which fio jobs fit beside it — listed once in
-//! [`registry`]. How a study is drawn is the report's (`report::charts::study_charts`, keyed by
-//! the study's name). The executor runs the points not yet in the results store, appending each
-//! as it finishes, and ends with the summary table the report would print.
+//! report's section number and its summary table — listed once in [`registry`]. How a study is
+//! drawn (its charts, the fio jobs beside its points) is the report's, keyed by the study's name
+//! (`report::charts::study_charts`). The executor runs the points not yet in the results store,
+//! appending each as it finishes, and ends with the summary table the report would print.
+
 mod async_sizes;
 mod batch;
 mod cache;

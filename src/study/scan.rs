@@ -17,7 +17,6 @@ pub static SPEC: StudySpec = StudySpec {
     in_all: true,
     exec: Exec::Plan(plan),
     summary: Summary::Custom(scan_table),
-    fio_fits: |_| false,
 };
 
 fn plan(ctx: &Context, _docs: &[Document]) -> Vec<RunConfig> {

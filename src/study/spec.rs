@@ -8,7 +8,6 @@ use super::summary::Summary;
 use crate::config::{RunConfig, Timing};
 use crate::error::{Error, Result};
 use crate::netns::Network;
-use crate::report::model::point::Point as ReportPoint;
 use crate::result::Document;
 use crate::runner::Observer;
 use crate::store::Store;
@@ -46,8 +45,6 @@ pub struct StudySpec {
     pub in_all: bool,
     pub exec: Exec,
     pub summary: Summary,
-    /// Whether an imported fio job has the shape of this study's points (drawn beside them).
-    pub fio_fits: fn(&ReportPoint) -> bool,
 }
 
 impl StudySpec {

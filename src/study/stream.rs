@@ -18,7 +18,6 @@ pub static SPEC: StudySpec = StudySpec {
         metrics: &[MBs, P50, P999],
         title: "block size × access → throughput and latency",
     }),
-    fio_fits: |p| p.threads == 1 && p.iodepth == 1 && (p.rw == "read" || p.rw == "randread"),
 };
 
 /// Sequential points sample their throughput every 4 MiB of the target (bandwidth against offset).
