@@ -2,176 +2,18 @@
 //! shape written by `--json` and read back by later tools.
 
 use crate::config::RunConfig;
-use crate::cpu::CpuUsage;
-use crate::data::Mismatch;
 use crate::env::Environment;
-use crate::stats::{LatencySummary, TimelinePoint};
 use crate::study::name::StudyName;
 use serde::{Deserialize, Serialize};
 
 pub mod fleet;
+pub mod run;
 
 pub const SCHEMA: &str = "readlab.run/1";
 
 /// A failed read: where, and why (defined beside the errors that carry it).
 pub use crate::error::IoErrorRecord;
-
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct ErrorSummary {
-    pub count: u64,
-    /// Reads refused with EAGAIN under RWF_NOWAIT (not errors: the data was not cached).
-    pub eagain: u64,
-    /// The first few errors, in order.
-    pub first: Vec<IoErrorRecord>,
-}
-
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct VerifySummary {
-    pub checked_ios: u64,
-    pub mismatches: u64,
-    pub first: Vec<Mismatch>,
-}
-
-/// How readlab's own clock weighs on each I/O.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TimerInfo {
-    pub ns_per_clock_read: f64,
-    pub clock_reads_per_io: f64,
-    pub overhead_ns_per_io: f64,
-}
-
-/// Every figure of one run.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RunResult {
-    /// The report's label for this configuration (e.g. `P`, `PT4`, `A16B1T3`).
-    pub label: String,
-    /// Measured window in seconds (ramp excluded).
-    pub seconds: f64,
-    /// Block reads completed in the window (requests × blocks per request).
-    pub ios: u64,
-    /// Logical requests completed in the window; latency is per request.
-    pub requests: u64,
-    pub bytes: u64,
-    pub iops: f64,
-    pub requests_per_s: f64,
-    /// 10^6 bytes per second.
-    pub mb_s: f64,
-    /// 2^20 bytes per second.
-    pub mib_s: f64,
-    pub latency: LatencySummary,
-    /// Mean requests in flight per thread over the measured window (time-weighted; by Little's
-    /// law IOPS × mean latency), to hold against the `iodepth` asked for. Absent in results
-    /// written before readlab measured it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub achieved_depth: Option<f64>,
-    pub timeline: Vec<TimelinePoint>,
-    /// With `--sample-every N`: throughput per N bytes of the target, in offset order.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub offset_samples: Vec<crate::stats::OffsetSample>,
-    pub cpu: CpuUsage,
-    /// CPU of every thread of the process (including kernel helpers) per measured I/O.
-    pub cpu_us_per_io: f64,
-    pub timer: TimerInfo,
-    /// Time of the read alone (engines that hand reads to other threads report it).
-    pub service_latency: Option<LatencySummary>,
-    /// Per-I/O hand-off cost: total latency minus the read itself (thread pool).
-    pub handoff_latency: Option<LatencySummary>,
-    /// Engine features in use after any fallback (e.g. io_uring setup flags).
-    pub engine_features: Vec<String>,
-    /// Open-loop figures (with `--rate`).
-    pub open_loop: Option<OpenLoopSummary>,
-    pub errors: ErrorSummary,
-    pub verify: Option<VerifySummary>,
-    /// Why the run ended.
-    pub ended_by: EndedBy,
-    pub warnings: Vec<String>,
-    /// With `--repeat N`: the median and confidence interval of each figure over the N runs (this
-    /// document is the run with the median IOPS). Absent for a single run.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub repeat: Option<crate::interval::RepeatSummary>,
-    /// Merged latency histogram (HdrHistogram V2, deflate, base64); merge it with others later.
-    pub histogram: String,
-}
-
-impl RunResult {
-    /// True when the run saw an I/O error or a verification mismatch.
-    pub fn failed(&self) -> bool {
-        self.errors.count > 0 || self.verify.as_ref().is_some_and(|v| v.mismatches > 0)
-    }
-
-    /// Why the run failed, one line each (counts, then the first mismatch and the first error
-    /// with their offsets), or None when it did not fail.
-    pub fn failure_summary(&self) -> Option<Vec<String>> {
-        if !self.failed() {
-            return None;
-        }
-        let mismatches = self.verify.as_ref().map_or(0, |v| v.mismatches);
-        let mut lines = vec![format!(
-            "run failed: {} I/O error(s), {mismatches} verification mismatch(es)",
-            self.errors.count
-        )];
-        if let Some(m) = self.verify.as_ref().and_then(|v| v.first.first()) {
-            lines.push(format!(
-                "first mismatch at offset {} (sector {})",
-                m.offset, m.sector
-            ));
-        }
-        if let Some(e) = self.errors.first.first() {
-            lines.push(format!("first error at offset {}: {}", e.offset, e.message));
-        }
-        Some(lines)
-    }
-}
-
-/// Why a run ended. Stored as the strings readlab has always written: `"runtime"`, `"stable"`,
-/// `"io-limit"`, `"interrupted"`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum EndedBy {
-    /// The planned runtime elapsed (or every worker finished its work on its own).
-    Runtime,
-    /// Per-second IOPS settled before the runtime (`--stop-when-stable`).
-    Stable,
-    /// Every worker issued its `--io-limit` bytes before the runtime.
-    IoLimit,
-    /// The observer cancelled the run (Ctrl-C); its figures cover only part of the window.
-    Interrupted,
-}
-
-impl EndedBy {
-    /// The stored name, as in the JSON documents.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            EndedBy::Runtime => "runtime",
-            EndedBy::Stable => "stable",
-            EndedBy::IoLimit => "io-limit",
-            EndedBy::Interrupted => "interrupted",
-        }
-    }
-}
-
-impl std::fmt::Display for EndedBy {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// How well an open-loop run kept to its schedule.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct OpenLoopSummary {
-    pub target_iops: f64,
-    /// Requests completed per second in the window.
-    pub achieved_iops: f64,
-    /// How late requests were issued after their due time (waiting for a free slot).
-    pub issue_delay: LatencySummary,
-    /// Requests issued more than one mean inter-arrival time late (missed deadlines).
-    pub late: u64,
-    pub late_pct: f64,
-    /// Largest backlog seen: requests that were due but could not be issued yet.
-    pub max_backlog: f64,
-    /// Requests still due but never issued when the window ended.
-    pub final_backlog: f64,
-}
+pub use run::{EndedBy, ErrorSummary, OpenLoopSummary, RunResult, TimerInfo, VerifySummary};
 
 impl OpenLoopSummary {
     /// The rate asked and the rate achieved, as every output says them: `rate 5,000/s, achieved
@@ -334,6 +176,38 @@ pub struct Document {
     /// every rank with its own result (`crate::fleet`). Absent for a single process.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fleet: Option<Box<fleet::FleetRecord>>,
+}
+
+/// A test fixture: three members (ranks 0, 1 and 2 on hosts a, a and b, reading `/dev/t{rank}`)
+/// with the environments and results of real runs, and the documents of those runs (from
+/// tests/fixtures/results-small.jsonl; the members take its lines 0, 1 and 3).
+#[cfg(test)]
+pub fn sample_members() -> (Vec<Document>, Vec<fleet::FleetMember>) {
+    let docs: Vec<Document> = include_str!("../tests/fixtures/results-small.jsonl")
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let members = [0usize, 1, 3]
+        .iter()
+        .enumerate()
+        .map(|(rank, &i)| fleet::FleetMember {
+            rank,
+            host: if rank < 2 { "a" } else { "b" }.into(),
+            local_rank: rank % 2,
+            target: format!("/dev/t{rank}"),
+            threads: Some(1),
+            clock_offset_ns: 0,
+            clock_uncertainty_ns: 0,
+            exchange_offset_ns: None,
+            exchange_uncertainty_ns: None,
+            start_ns: 0,
+            late_ns: 0,
+            realtime_wait: true,
+            environment: docs[i].environment.clone(),
+            result: docs[i].result.clone(),
+        })
+        .collect();
+    (docs, members)
 }
 
 #[cfg(test)]

@@ -1,13 +1,17 @@
 //! No import cycles between the library's modules: every `src/**/*.rs` file is a node, every path
 //! it names into the crate (`use crate::…`, `use super::…`, `crate::x::f(…)`, `child::f(…)` in a
-//! `mod.rs`) an edge to the file that defines the module it reaches. The test fails on any cycle
-//! and prints it, so a new dependency that closes a loop is caught where it is written.
+//! `mod.rs`) an edge to the file that defines what the path reaches. A parent and its children
+//! are separate files and count like any other two: a child naming `super::X` where X is defined
+//! in the parent's file is an edge to the parent, a parent naming `child::f` (or re-exporting it)
+//! an edge to the child. `mod child;` itself is no edge: it only says where the child is. A name a
+//! file merely imports (`use model::Point;` in `report/mod.rs`) is followed to the file that
+//! defines it, so `super::Point` from a sibling is an edge to `model/point.rs`, not to the parent.
+//! The binary (`src/bin/readlab/`) is a crate of its own and is checked the same way. The test
+//! fails on any cycle and prints every one, so a new dependency that closes a loop is caught where
+//! it is written.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-
-/// Cycles known and being removed elsewhere; each pair is allowed in either direction. None now.
-const ALLOWED: &[(&str, &str)] = &[];
 
 #[derive(Debug, Clone, PartialEq)]
 enum Tok {
@@ -82,7 +86,11 @@ fn tokens(src: &str) -> Vec<Tok> {
             } else if c.get(i + 2) == Some(&'\'') {
                 i += 3;
             } else {
+                // A lifetime: `'static` names no item.
                 i += 1;
+                while i < c.len() && (c[i].is_alphanumeric() || c[i] == '_') {
+                    i += 1;
+                }
             }
         } else if ch.is_alphabetic() || ch == '_' {
             let start = i;
@@ -121,37 +129,33 @@ fn raw_string_start(c: &[char], i: usize) -> Option<(usize, usize)> {
     (c.get(j) == Some(&'"')).then_some((hashes, j + 1))
 }
 
-/// A module path (`["crate", "report", "model"]`) for every file of the library.
-fn modules(src: &Path) -> BTreeMap<Vec<String>, PathBuf> {
+/// A module path (`["crate", "report", "model"]`) for every file of a crate whose root file
+/// (`lib.rs`, `main.rs`) is in `dir`; `skip` names a folder that belongs to another crate.
+fn modules(dir: &Path, root: &str, skip: Option<&str>) -> BTreeMap<Vec<String>, PathBuf> {
     let mut out = BTreeMap::new();
-    let mut stack = vec![src.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        for e in std::fs::read_dir(&dir).unwrap() {
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
             let p = e.unwrap().path();
             if p.is_dir() {
-                stack.push(p);
+                if skip.is_none_or(|s| p != dir.join(s)) {
+                    stack.push(p);
+                }
                 continue;
             }
             if p.extension().is_none_or(|x| x != "rs") {
                 continue;
             }
-            let rel = p.strip_prefix(src).unwrap();
+            let rel = p.strip_prefix(dir).unwrap();
             let mut segs: Vec<String> = vec!["crate".into()];
             segs.extend(
                 rel.with_extension("")
                     .iter()
                     .map(|s| s.to_string_lossy().into_owned()),
             );
-            match segs.last().map(String::as_str) {
-                // The binary is its own crate.
-                Some("main") if segs.len() == 2 => continue,
-                Some("lib") if segs.len() == 2 => {
-                    segs.pop();
-                }
-                Some("mod") => {
-                    segs.pop();
-                }
-                _ => {}
+            let root_file = segs.len() == 2 && rel == Path::new(root);
+            if root_file || segs.last().map(String::as_str) == Some("mod") {
+                segs.pop();
             }
             out.insert(segs, p);
         }
@@ -159,8 +163,36 @@ fn modules(src: &Path) -> BTreeMap<Vec<String>, PathBuf> {
     out
 }
 
-/// The paths a file names into the crate, as absolute module paths (`crate::a::b::Item`).
-fn paths(toks: &[Tok], me: &[String], files: &BTreeMap<Vec<String>, PathBuf>) -> Vec<Vec<String>> {
+/// What a file's own scope holds, so a path through it can be followed to where an item is
+/// defined: the names its top-level `use` declarations bring in (each to the absolute path it
+/// stands for; None when it comes from outside the crate), its glob imports, and the items it
+/// defines itself.
+#[derive(Debug, Default)]
+struct Scope {
+    names: BTreeMap<String, Option<Vec<String>>>,
+    globs: Vec<Option<Vec<String>>>,
+    defined: BTreeSet<String>,
+}
+
+/// What a `use` tree binds a path to: a name (the last segment or the `as` alias), or a glob.
+#[derive(Debug, Clone, PartialEq)]
+enum Bind {
+    Name(String),
+    Glob,
+}
+
+/// The keywords that define a named item.
+const ITEMS: &[&str] = &[
+    "fn", "struct", "enum", "trait", "type", "const", "static", "union", "mod",
+];
+
+/// The paths a file names into the crate, as absolute module paths (`crate::a::b::Item`), and
+/// the file's scope.
+fn paths(
+    toks: &[Tok],
+    me: &[String],
+    files: &BTreeMap<Vec<String>, PathBuf>,
+) -> (Vec<Vec<String>>, Scope) {
     let ident = |k: usize| match toks.get(k) {
         Some(Tok::Ident(s)) => Some(s.as_str()),
         _ => None,
@@ -169,6 +201,10 @@ fn paths(toks: &[Tok], me: &[String], files: &BTreeMap<Vec<String>, PathBuf>) ->
     let mut inline: Vec<(String, usize)> = Vec::new();
     let mut depth = 0usize;
     let mut out = Vec::new();
+    let mut scope = Scope::default();
+    // Every name a `use` in the file binds, at any depth.
+    let mut local: BTreeMap<String, Option<Vec<String>>> = BTreeMap::new();
+    let mut reexports: Vec<(String, Vec<String>)> = Vec::new();
     let mut k = 0;
     while k < toks.len() {
         let here: Vec<String> = me
@@ -176,6 +212,20 @@ fn paths(toks: &[Tok], me: &[String], files: &BTreeMap<Vec<String>, PathBuf>) ->
             .cloned()
             .chain(inline.iter().map(|(n, _)| n.clone()))
             .collect();
+        let top = depth == 0 && inline.is_empty();
+        if top && let Tok::Ident(w) = &toks[k] {
+            if ITEMS.contains(&w.as_str())
+                && let Some(n) = ident(k + 1)
+            {
+                scope.defined.insert(n.to_string());
+            }
+            if w == "macro_rules"
+                && toks.get(k + 1) == Some(&Tok::Punct('!'))
+                && let Some(n) = ident(k + 2)
+            {
+                scope.defined.insert(n.to_string());
+            }
+        }
         match &toks[k] {
             Tok::Punct('{') => depth += 1,
             Tok::Punct('}') => {
@@ -199,9 +249,38 @@ fn paths(toks: &[Tok], me: &[String], files: &BTreeMap<Vec<String>, PathBuf>) ->
                 }
                 let mut found = Vec::new();
                 use_tree(&toks[k + 1..end], &[], &mut found);
-                for p in found {
-                    if let Some(abs) = absolute(&p, &here, files) {
-                        out.push(abs);
+                // `pub use`, `pub(crate) use`…: a re-export.
+                let public = toks[..k]
+                    .iter()
+                    .rev()
+                    .find(|t| {
+                        !matches!(t, Tok::Punct('(' | ')')) && !is(t, "crate") && !is(t, "super")
+                    })
+                    .is_some_and(|t| is(t, "pub"));
+                for (p, bind) in found {
+                    let abs = absolute(&p, &here, files);
+                    // Naming a module (`use super::charts;`) is no edge by itself; the paths
+                    // through the name are. Nor is re-exporting an item: who names it through
+                    // this file reaches the file that defines it.
+                    if let Some(abs) = abs
+                        .as_ref()
+                        .filter(|a| bind == Bind::Glob || !files.contains_key(a.as_slice()))
+                    {
+                        match (&bind, public) {
+                            (Bind::Name(n), true) => reexports.push((n.clone(), abs.clone())),
+                            _ => out.push(abs.clone()),
+                        }
+                    }
+                    if let Bind::Name(n) = &bind {
+                        local.insert(n.clone(), abs.clone());
+                    }
+                    if top {
+                        match bind {
+                            Bind::Name(n) => {
+                                scope.names.insert(n, abs);
+                            }
+                            Bind::Glob => scope.globs.push(abs),
+                        }
                     }
                 }
                 k = end + 1;
@@ -220,7 +299,13 @@ fn paths(toks: &[Tok], me: &[String], files: &BTreeMap<Vec<String>, PathBuf>) ->
                     }
                     j += 2;
                 }
-                if let Some(abs) = absolute(&p, &here, files) {
+                // A path through a name the file imported (`use crate::report::charts;` then
+                // `charts::Chart`) reaches what the name stands for.
+                let abs = absolute(&p, &here, files).or_else(|| {
+                    let to = local.get(&p[0])?.as_ref()?;
+                    Some(to.iter().chain(&p[1..]).cloned().collect())
+                });
+                if let Some(abs) = abs {
                     out.push(abs);
                 }
                 k = j + 1;
@@ -230,16 +315,41 @@ fn paths(toks: &[Tok], me: &[String], files: &BTreeMap<Vec<String>, PathBuf>) ->
         }
         k += 1;
     }
-    out
+    // A re-exported name the file also uses itself is an edge after all.
+    for (n, abs) in reexports {
+        let mut inside_use = false;
+        let used = toks.iter().enumerate().any(|(i, t)| {
+            match t {
+                Tok::Ident(w) if w == "use" => inside_use = true,
+                Tok::Punct(';') => inside_use = false,
+                _ => {}
+            }
+            // `mod load;` beside `pub use load::load;` is not a use of the item.
+            !inside_use && is(t, &n) && !(i > 0 && is(&toks[i - 1], "mod"))
+        });
+        if used {
+            out.push(abs);
+        }
+    }
+    (out, scope)
 }
 
-/// Every path of a `use` tree (`a::{b, c::{d, self}}` → a::b, a::c::d, a::c).
-fn use_tree(t: &[Tok], prefix: &[String], out: &mut Vec<Vec<String>>) {
+fn is(t: &Tok, word: &str) -> bool {
+    matches!(t, Tok::Ident(w) if w == word)
+}
+
+/// Every path of a `use` tree (`a::{b, c::{d, self}}` → a::b, a::c::d, a::c), with what it binds.
+fn use_tree(t: &[Tok], prefix: &[String], out: &mut Vec<(Vec<String>, Bind)>) {
     let mut k = 0;
     let mut seg = prefix.to_vec();
+    let mut alias = None;
+    let mut glob = false;
     while k < t.len() {
         match &t[k] {
             Tok::Ident(s) if s == "as" => {
+                if let Some(Tok::Ident(a)) = t.get(k + 1) {
+                    alias = Some(a.clone());
+                }
                 k += 2;
                 continue;
             }
@@ -272,13 +382,21 @@ fn use_tree(t: &[Tok], prefix: &[String], out: &mut Vec<Vec<String>>) {
                 }
                 return;
             }
-            Tok::Punct('*') => {}
+            Tok::Punct('*') => glob = true,
             Tok::Punct(_) => {}
         }
         k += 1;
     }
-    if seg.len() > prefix.len() || !prefix.is_empty() {
-        out.push(seg);
+    if let Some(last) = seg
+        .last()
+        .filter(|_| seg.len() > prefix.len() || !prefix.is_empty())
+    {
+        let bind = if glob {
+            Bind::Glob
+        } else {
+            Bind::Name(alias.unwrap_or_else(|| last.clone()))
+        };
+        out.push((seg, bind));
     }
 }
 
@@ -322,7 +440,7 @@ fn absolute(
     Some(base)
 }
 
-/// The file that defines the deepest module on a path.
+/// The file module that holds the deepest module on a path.
 fn target<'a>(
     p: &[String],
     files: &'a BTreeMap<Vec<String>, PathBuf>,
@@ -332,144 +450,207 @@ fn target<'a>(
         .find_map(|n| files.get_key_value(&p[..n]))
 }
 
+/// The file that defines what a path reaches: the file of its deepest module, or, when that file
+/// only imports the item (`pub use model::Point;`), the file the import leads to. None when the
+/// item comes from outside the crate.
+fn resolve(
+    p: &[String],
+    files: &BTreeMap<Vec<String>, PathBuf>,
+    scopes: &BTreeMap<Vec<String>, Scope>,
+    hops: usize,
+) -> Option<Vec<String>> {
+    let (t, _) = target(p, files)?;
+    let Some(next) = p.get(t.len()) else {
+        return Some(t.clone());
+    };
+    let scope = &scopes[t];
+    if hops > 16 || scope.defined.contains(next) {
+        return Some(t.clone());
+    }
+    let rest = &p[t.len() + 1..];
+    if let Some(to) = scope.names.get(next) {
+        let to = to.as_ref()?;
+        let q: Vec<String> = to.iter().chain(rest).cloned().collect();
+        return resolve(&q, files, scopes, hops + 1);
+    }
+    // A glob import: follow the one whose module has the name.
+    let mut outside = false;
+    for g in &scope.globs {
+        let Some(g) = g else {
+            outside = true;
+            continue;
+        };
+        if let Some(s) = scopes.get(g)
+            && (s.defined.contains(next) || s.names.contains_key(next))
+        {
+            let q: Vec<String> = g.iter().chain([next]).chain(rest).cloned().collect();
+            return resolve(&q, files, scopes, hops + 1);
+        }
+    }
+    (!outside).then(|| t.clone())
+}
+
 fn name(m: &[String]) -> String {
     m.join("::")
 }
 
-/// The module graph: for every module, the modules it names.
-fn graph() -> BTreeMap<Vec<String>, BTreeSet<Vec<String>>> {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let files = modules(&src);
-    let mut g: BTreeMap<Vec<String>, BTreeSet<Vec<String>>> = BTreeMap::new();
-    for (m, path) in &files {
+type Graph = BTreeMap<Vec<String>, BTreeSet<Vec<String>>>;
+
+/// Modules that reach each other, and a shortest cycle through them.
+type Tangle = (BTreeSet<Vec<String>>, Vec<Vec<String>>);
+
+/// The graph of a crate's files: for every file, the files it names.
+fn graph_of(files: &BTreeMap<Vec<String>, PathBuf>) -> Graph {
+    let mut scopes = BTreeMap::new();
+    let mut named = BTreeMap::new();
+    for (m, path) in files {
         let text = std::fs::read_to_string(path).unwrap();
-        let toks = tokens(&text);
+        let (p, scope) = paths(&tokens(&text), m, files);
+        scopes.insert(m.clone(), scope);
+        named.insert(m.clone(), p);
+    }
+    let mut g = Graph::new();
+    for (m, ps) in named {
         let deps = g.entry(m.clone()).or_default();
-        for p in paths(&toks, m, &files) {
-            // A module and the modules inside it are built together (`super::Trait` in a child,
-            // `child::f` in its parent); only edges between separate subtrees can form a cycle.
-            if let Some((t, _)) = target(&p, &files)
-                && !t.starts_with(m)
-                && !m.starts_with(t)
+        for p in ps {
+            if let Some(t) = resolve(&p, files, &scopes, 0)
+                && t != m
             {
-                deps.insert(t.clone());
+                deps.insert(t);
             }
         }
     }
     g
 }
 
-fn allowed(a: &[String], b: &[String]) -> bool {
-    let (a, b) = (name(a), name(b));
-    ALLOWED
-        .iter()
-        .any(|&(x, y)| (a == x && b == y) || (a == y && b == x))
+/// The library's graph (`src/`, without the binary).
+fn graph() -> Graph {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    graph_of(&modules(&src, "lib.rs", Some("bin")))
 }
 
-/// A cycle through the graph, if any: the modules in order, the first repeated at the end.
-fn find_cycle(g: &BTreeMap<Vec<String>, BTreeSet<Vec<String>>>) -> Option<Vec<Vec<String>>> {
-    #[derive(Clone, Copy, PartialEq)]
-    enum Mark {
-        New,
-        Open,
-        Done,
-    }
-    fn visit(
-        n: &Vec<String>,
-        g: &BTreeMap<Vec<String>, BTreeSet<Vec<String>>>,
-        mark: &mut BTreeMap<Vec<String>, Mark>,
-        stack: &mut Vec<Vec<String>>,
-    ) -> Option<Vec<Vec<String>>> {
-        mark.insert(n.clone(), Mark::Open);
-        stack.push(n.clone());
-        for d in g.get(n).into_iter().flatten() {
-            if allowed(n, d) {
-                continue;
-            }
-            match mark.get(d).copied().unwrap_or(Mark::New) {
-                Mark::Open => {
-                    let at = stack.iter().position(|s| s == d).unwrap();
-                    let mut c = stack[at..].to_vec();
-                    c.push(d.clone());
-                    return Some(c);
-                }
-                Mark::New => {
-                    if let Some(c) = visit(d, g, mark, stack) {
-                        return Some(c);
-                    }
-                }
-                Mark::Done => {}
-            }
+/// The binary's graph (`src/bin/readlab/`); the library is outside it.
+fn graph_bin() -> Graph {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/bin/readlab");
+    graph_of(&modules(&dir, "main.rs", None))
+}
+
+/// Every module `from` reaches.
+fn reach(g: &Graph, from: &Vec<String>) -> BTreeSet<Vec<String>> {
+    let mut seen = BTreeSet::new();
+    let mut todo: Vec<&Vec<String>> = g.get(from).into_iter().flatten().collect();
+    while let Some(n) = todo.pop() {
+        if seen.insert(n.clone()) {
+            todo.extend(g.get(n).into_iter().flatten());
         }
-        stack.pop();
-        mark.insert(n.clone(), Mark::Done);
-        None
     }
-    let mut mark = BTreeMap::new();
+    seen
+}
+
+/// The groups of modules that reach each other (strongly connected components of two or more,
+/// or one that names itself), each with a shortest cycle through its first module.
+fn cycles(g: &Graph) -> Vec<Tangle> {
+    let reaches: BTreeMap<&Vec<String>, BTreeSet<Vec<String>>> =
+        g.keys().map(|n| (n, reach(g, n))).collect();
+    let mut done = BTreeSet::new();
+    let mut out = Vec::new();
     for n in g.keys() {
-        if mark.get(n).copied().unwrap_or(Mark::New) == Mark::New
-            && let Some(c) = visit(n, g, &mut mark, &mut Vec::new())
-        {
-            return Some(c);
+        if done.contains(n) || !reaches[n].contains(n) {
+            continue;
         }
-    }
-    None
-}
-
-/// Every module that is on some cycle (the nontrivial strongly connected components).
-fn tangled(g: &BTreeMap<Vec<String>, BTreeSet<Vec<String>>>) -> Vec<Vec<String>> {
-    // A module is on a cycle when it can reach itself.
-    let reach = |from: &Vec<String>| {
-        let mut seen = BTreeSet::new();
-        let mut todo: Vec<&Vec<String>> = g
-            .get(from)
-            .into_iter()
-            .flatten()
-            .filter(|d| !allowed(from, d))
+        let group: BTreeSet<Vec<String>> = reaches[n]
+            .iter()
+            .filter(|d| reaches.get(d).is_some_and(|r| r.contains(n)))
+            .cloned()
             .collect();
-        while let Some(n) = todo.pop() {
-            if seen.insert(n.clone()) {
-                todo.extend(g.get(n).into_iter().flatten().filter(|d| !allowed(n, d)));
+        done.extend(group.iter().cloned());
+        // Breadth first from n back to n, inside the group.
+        let mut prev: BTreeMap<Vec<String>, Vec<String>> = BTreeMap::new();
+        let mut queue = std::collections::VecDeque::from([n.clone()]);
+        'search: while let Some(a) = queue.pop_front() {
+            for b in g[&a].iter().filter(|b| group.contains(*b)) {
+                if b == n {
+                    prev.insert(n.clone(), a.clone());
+                    break 'search;
+                }
+                if !prev.contains_key(b) {
+                    prev.insert(b.clone(), a.clone());
+                    queue.push_back(b.clone());
+                }
             }
         }
-        seen
-    };
-    g.keys()
-        .filter(|n| reach(n).contains(*n))
-        .cloned()
-        .collect()
+        let mut cycle = vec![n.clone()];
+        let mut at = prev[n].clone();
+        while &at != n {
+            cycle.push(at.clone());
+            at = prev[&at].clone();
+        }
+        cycle.push(n.clone());
+        cycle.reverse();
+        out.push((group, cycle));
+    }
+    out
+}
+
+/// Every cycle of a graph, said so a reader can find the edge to cut.
+fn explain(g: &Graph) -> String {
+    cycles(g)
+        .iter()
+        .map(|(group, cycle)| {
+            format!(
+                "module import cycle: {}\n  the {} modules that reach each other: {}",
+                cycle
+                    .iter()
+                    .map(|m| name(m))
+                    .collect::<Vec<_>>()
+                    .join(" → "),
+                group.len(),
+                group.iter().map(|m| name(m)).collect::<Vec<_>>().join(", ")
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 #[test]
 fn modules_do_not_import_each_other_in_a_cycle() {
     let g = graph();
     assert!(g.len() > 20, "found only {} modules", g.len());
-    if let Some(c) = find_cycle(&g) {
-        let path: Vec<String> = c.iter().map(|m| name(m)).collect();
-        panic!(
-            "module import cycle: {}\n(every module on it names the next one; move what they share into a module of its own)\nevery module on a cycle: {}",
-            path.join(" → "),
-            tangled(&g)
-                .iter()
-                .map(|m| name(m))
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
-    }
+    let found = explain(&g);
+    assert!(
+        found.is_empty(),
+        "{found}\n(every module on a cycle names the next one; a child naming `super::X` defined in its parent counts, and so does a parent naming `child::f`; move what they share into a module of its own, or pass data instead of calling up)"
+    );
+}
+
+#[test]
+fn the_binarys_modules_do_not_import_each_other_in_a_cycle() {
+    let g = graph_bin();
+    assert!(g.len() > 5, "found only {} modules", g.len());
+    let found = explain(&g);
+    assert!(found.is_empty(), "{found}");
+}
+
+fn ms(names: &[&str]) -> BTreeMap<Vec<String>, PathBuf> {
+    names
+        .iter()
+        .map(|m| (m.split("::").map(String::from).collect(), PathBuf::new()))
+        .collect()
+}
+
+fn module(m: &str) -> Vec<String> {
+    m.split("::").map(String::from).collect()
 }
 
 #[test]
 fn the_scanner_reads_paths_as_rustc_does() {
-    let files: BTreeMap<Vec<String>, PathBuf> = [
+    let files = ms(&[
         "crate",
         "crate::a",
         "crate::a::b",
         "crate::a::c",
         "crate::d",
-    ]
-    .iter()
-    .map(|m| (m.split("::").map(String::from).collect(), PathBuf::new()))
-    .collect();
+    ]);
     let src = r##"
         //! use crate::d;  (a comment)
         use super::c::{self, Thing as Other};
@@ -478,8 +659,9 @@ fn the_scanner_reads_paths_as_rustc_does() {
         fn f() { let s = "crate::d::x"; let r = r#"super::c"#; let c = '"'; crate::d::g(); super::super::a::c::h(); }
         mod tests { use super::*; use super::super::c; }
     "##;
-    let me: Vec<String> = ["crate", "a", "b"].iter().map(|s| s.to_string()).collect();
+    let me = module("crate::a::b");
     let got: BTreeSet<String> = paths(&tokens(src), &me, &files)
+        .0
         .iter()
         .filter_map(|p| target(p, &files))
         .map(|(m, _)| name(m))
@@ -490,11 +672,125 @@ fn the_scanner_reads_paths_as_rustc_does() {
         .collect();
     assert_eq!(got, want);
     // A mod.rs naming its child module without a prefix.
-    let me: Vec<String> = vec!["crate".into(), "a".into()];
+    let me = module("crate::a");
     let got: Vec<String> = paths(&tokens("fn f() { b::g(); fmt::x(); }"), &me, &files)
+        .0
         .iter()
         .filter_map(|p| target(p, &files))
         .map(|(m, _)| name(m))
         .collect();
     assert_eq!(got, ["crate::a::b"]);
+}
+
+/// Writes a crate of the given files into a fresh directory and returns its graph.
+fn graph_from(files: &[(&str, &str)]) -> Graph {
+    let dir = std::env::temp_dir().join(format!(
+        "readlab-module-graph-{}-{}",
+        std::process::id(),
+        files.len()
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    for (path, text) in files {
+        let p = dir.join(path);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(&p, text).unwrap();
+    }
+    let g = graph_of(&modules(&dir, "lib.rs", Some("bin")));
+    std::fs::remove_dir_all(&dir).unwrap();
+    g
+}
+
+fn edges(g: &Graph) -> BTreeSet<String> {
+    g.iter()
+        .flat_map(|(a, ds)| ds.iter().map(move |d| format!("{} → {}", name(a), name(d))))
+        .collect()
+}
+
+#[test]
+fn a_parent_and_its_child_naming_each_other_are_a_cycle() {
+    // The parent defines X and calls its child; the child uses X: two files naming each other.
+    let g = graph_from(&[
+        ("lib.rs", "pub mod a;"),
+        ("a/mod.rs", "mod b;\npub struct X;\npub fn f() { b::g(); }"),
+        ("a/b.rs", "use super::X;\npub fn g() -> X { X }"),
+    ]);
+    assert_eq!(
+        edges(&g),
+        ["crate::a → crate::a::b", "crate::a::b → crate::a"]
+            .map(String::from)
+            .into()
+    );
+    assert!(explain(&g).contains("crate::a → crate::a::b → crate::a"));
+}
+
+#[test]
+fn mod_declarations_and_names_the_parent_only_imports_are_no_edge_to_it() {
+    // `mod b; mod c;` is no edge, nor is re-exporting `c::Y`; b reaches Y through the parent
+    // (`super::Y`) — that is an edge to c, where Y is defined, not to the parent. A name the parent
+    // imports from outside the crate leads nowhere. The parent using what it re-exports (Z) is an
+    // edge.
+    let g = graph_from(&[
+        ("lib.rs", "pub mod a;"),
+        (
+            "a/mod.rs",
+            "mod b;\nmod c;\nmod d;\npub use c::Y;\npub use d::Z;\nuse std::fmt::Debug;\npub fn z() -> Z { Z }",
+        ),
+        (
+            "a/b.rs",
+            "use super::{Y, Debug};\npub fn g(y: Y) -> impl Debug { super::c::h(y) }",
+        ),
+        (
+            "a/c.rs",
+            "#[derive(Debug)]\npub struct Y;\npub fn h(y: Y) -> Y { y }",
+        ),
+        ("a/d.rs", "pub struct Z;"),
+    ]);
+    assert_eq!(
+        edges(&g),
+        ["crate::a → crate::a::d", "crate::a::b → crate::a::c"]
+            .map(String::from)
+            .into()
+    );
+    assert!(explain(&g).is_empty());
+}
+
+/// The report document (`src/document/`) is what the report, the verdict and compare render
+/// through: it may use the chart and table types, but nothing that renders it, or those modules
+/// and the document would name each other.
+#[test]
+fn the_document_reaches_none_of_what_renders_it() {
+    let g = graph();
+    let below = reach(&g, &module("crate::document"));
+    for m in [
+        "crate::report",
+        "crate::report::html",
+        "crate::report::charts::sections",
+        "crate::verdict",
+        "crate::verdict::render",
+        "crate::compare",
+        "crate::compare::render",
+        "crate::export",
+    ] {
+        assert!(
+            !below.contains(&module(m)),
+            "crate::document reaches {m}, which renders it; {}",
+            "keep the document to the chart and table types (report::charts, table)"
+        );
+    }
+}
+
+/// The studies say what to measure, how to run it and how to summarise it; how a study is drawn
+/// is the report's (keyed by the study's name), so nothing under `study/` reaches the report.
+#[test]
+fn the_studies_need_nothing_of_the_report() {
+    let g = graph();
+    let report = module("crate::report");
+    for m in g.keys().filter(|m| m.starts_with(&module("crate::study"))) {
+        let up: Vec<String> = reach(&g, m)
+            .iter()
+            .filter(|d| d.starts_with(&report))
+            .map(|d| name(d))
+            .collect();
+        assert!(up.is_empty(), "{} reaches {}", name(m), up.join(", "));
+    }
 }

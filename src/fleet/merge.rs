@@ -390,7 +390,7 @@ mod tests {
 
     /// Ranks 0, 1, 2 on two hosts, their results taken from real runs.
     fn arrivals(starts: [i64; 3]) -> Vec<Arrival> {
-        crate::result::fleet::sample_members()
+        crate::result::sample_members()
             .1
             .into_iter()
             .zip(starts)

@@ -78,7 +78,8 @@ pub fn fleet_report(d: &Document) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::result::fleet::{FleetRecord, FleetStart, sample_members};
+    use crate::result::fleet::{FleetRecord, FleetStart};
+    use crate::result::sample_members;
 
     #[test]
     fn split_clients_show_each_ranks_share_and_the_idle_ranks() {

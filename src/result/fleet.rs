@@ -76,35 +76,3 @@ pub struct FleetMember {
     pub environment: Environment,
     pub result: RunResult,
 }
-
-/// A test fixture: three members (ranks 0, 1 and 2 on hosts a, a and b, reading `/dev/t{rank}`)
-/// with the environments and results of real runs, and the documents of those runs (from
-/// tests/fixtures/results-small.jsonl; the members take its lines 0, 1 and 3).
-#[cfg(test)]
-pub fn sample_members() -> (Vec<super::Document>, Vec<FleetMember>) {
-    let docs: Vec<super::Document> = include_str!("../../tests/fixtures/results-small.jsonl")
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    let members = [0usize, 1, 3]
-        .iter()
-        .enumerate()
-        .map(|(rank, &i)| FleetMember {
-            rank,
-            host: if rank < 2 { "a" } else { "b" }.into(),
-            local_rank: rank % 2,
-            target: format!("/dev/t{rank}"),
-            threads: Some(1),
-            clock_offset_ns: 0,
-            clock_uncertainty_ns: 0,
-            exchange_offset_ns: None,
-            exchange_uncertainty_ns: None,
-            start_ns: 0,
-            late_ns: 0,
-            realtime_wait: true,
-            environment: docs[i].environment.clone(),
-            result: docs[i].result.clone(),
-        })
-        .collect();
-    (docs, members)
-}

@@ -18,8 +18,10 @@
 mod aggregate;
 mod checks;
 mod depth;
+mod observe;
 mod requests;
 mod schedule;
+mod shared;
 mod targets;
 mod watch;
 mod worker;
@@ -31,85 +33,28 @@ mod tests;
 
 pub(crate) use checks::{OTHER_LOAD, other_load};
 pub use checks::{Prepared, check_prepared_throughout, prepare_run};
+pub use observe::{EngineFactory, Observer, Phase, Silent, StartGate, Tick};
+use shared::{Counter, Ended, Group, Shared};
 pub use targets::{run_targets, run_targets_with};
 
 use crate::clock;
 use crate::config::{Range, RunConfig};
-use crate::engine::{self, Engine, EngineSetup};
+use crate::engine;
 use crate::env::Environment;
 use crate::error::{Error, Result};
-use crate::monitor::{Monitor, MonitorOptions, MonitorRecord, Sample};
-use crate::result::{Document, EndedBy, SCHEMA};
+use crate::monitor::{Monitor, MonitorRecord};
+use crate::result::{Document, SCHEMA};
 use crate::source::{Handle, Source, WorkerOpen};
-use crate::stats::{self, Recorder};
+use crate::stats;
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize};
 use std::sync::{Barrier, Mutex, OnceLock};
-use std::time::{Duration, Instant};
-
-/// Phases of a run, for progress display.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Phase {
-    Ramp,
-    Measure,
-    Drain,
-}
-
-/// A progress sample, taken by the runner's own thread a few times per second.
-#[derive(Debug, Clone)]
-pub struct Tick {
-    pub phase: Phase,
-    /// Time since the workers started (ramp included).
-    pub elapsed: Duration,
-    /// Ramp + runtime.
-    pub planned: Duration,
-    /// I/Os completed since the workers started.
-    pub ios: u64,
-    /// IOPS over the last sample period.
-    pub recent_iops: f64,
-}
-
-/// Receives progress from the runner. Implementations must be quick; they run on the runner's thread.
-pub trait Observer: Sync {
-    fn tick(&self, _tick: &Tick) {}
-    /// Checked between samples: returning true stops the run early (e.g. on Ctrl-C).
-    fn cancelled(&self) -> bool {
-        false
-    }
-    /// Attach the live monitor to the run (`--monitor`): these options, to which the run adds
-    /// its targets' devices and its own process. Its samples go to
-    /// [`monitor_sample`](Observer::monitor_sample) as they are taken and into the document.
-    fn monitor(&self) -> Option<MonitorOptions> {
-        None
-    }
-    /// One monitor sample, from the monitor's own thread.
-    fn monitor_sample(&self, _sample: &Sample) {}
-}
-
-/// An observer that ignores everything.
-pub struct Silent;
-impl Observer for Silent {}
-
-/// Creates the engine of one worker thread, given the worker's index and its set-up (opened
-/// target, buffers, options). Called on that worker's thread, before the start barrier, so set-up
-/// cost is never measured.
-pub type EngineFactory<'a> = dyn Fn(usize, EngineSetup) -> Result<Box<dyn Engine>> + Sync + 'a;
+use std::time::Instant;
 
 /// Run one workload with the engine `cfg.engine` names and return its document. Bad input fails
 /// before any I/O.
 pub fn run(cfg: &RunConfig, observer: &dyn Observer) -> Result<Document> {
     run_with(cfg, observer, &|_, setup| engine::open(cfg.engine, setup))
-}
-
-/// Where the processes of one run meet before measuring. Once every worker of this process has
-/// set up its engine, the runner hands the gate the set-up outcome and starts the run (ramp
-/// included) at the instant the gate returns. A fleet of processes (MPI ranks, `crate::fleet`)
-/// meets here so all start together; a lone process has no gate and starts at once.
-pub trait StartGate {
-    /// `setup` is this process's outcome (the first failed worker's message). Returns the
-    /// instant the run starts, or the error that stops every member; either way the workers are
-    /// released (after an error they stop at once).
-    fn start(&self, setup: std::result::Result<(), String>) -> Result<Instant>;
 }
 
 /// [`run`], starting when `gate` says: the set-up (target checks, engines) happens first, then
@@ -362,111 +307,4 @@ fn open_handles(cfg: &RunConfig, source: &dyn Source, range: &Range) -> Result<V
         len: range.len,
     };
     (0..cfg.threads).map(|_| source.open_worker(&how)).collect()
-}
-
-/// A per-worker completion counter on its own cache line.
-#[repr(align(64))]
-#[derive(Default)]
-struct Counter(AtomicU64);
-
-/// Shared state of one run.
-struct Shared<'a> {
-    /// Ramp, runtime and stopping rules (the same for every target).
-    timing: &'a RunConfig,
-    /// Worker threads of every target.
-    threads: usize,
-    /// One group of workers per target.
-    groups: Vec<Group<'a>>,
-    /// Every worker has set up its engine (or failed to): the runner's thread passes the gate.
-    ready: Barrier,
-    /// The first worker's set-up failure, for the gate.
-    setup_failed: Mutex<Option<String>>,
-    start: Barrier,
-    /// Workers wait here after their last I/O until the runner has taken its final CPU snapshot,
-    /// so no worker thread (and its CPU time) disappears from /proc before it is counted.
-    finish: Barrier,
-    exited: AtomicUsize,
-    t0: OnceLock<Instant>,
-    /// Stop every worker (the runner's decision, or a worker's panic).
-    stop: AtomicBool,
-    monitor: Option<&'a Monitor>,
-}
-
-/// The workers of one target.
-struct Group<'a> {
-    cfg: &'a RunConfig,
-    range: Range,
-    file_id: Option<u64>,
-    /// Stop this target's workers (one of them failed); the other targets go on.
-    stop: AtomicBool,
-    done: Vec<Counter>,
-    /// Latencies of the measured window, per second since the window began.
-    intervals: Mutex<BTreeMap<u64, Recorder>>,
-}
-
-impl Shared<'_> {
-    /// I/Os completed by every worker so far (ramp included).
-    fn total_done(&self) -> u64 {
-        self.groups
-            .iter()
-            .flat_map(|g| &g.done)
-            .map(|c| c.0.load(Ordering::Relaxed))
-            .sum()
-    }
-
-    /// Keep the first worker's set-up failure for the gate.
-    fn setup_failed(&self, message: &str) {
-        self.setup_failed
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get_or_insert_with(|| message.to_string());
-    }
-}
-
-impl Group<'_> {
-    fn flush_interval(&self, second: u64, rec: &mut Recorder) {
-        if rec.count == 0 {
-            return;
-        }
-        self.intervals
-            .lock()
-            .unwrap()
-            .entry(second)
-            .or_default()
-            .merge(rec);
-        rec.reset();
-    }
-}
-
-/// How the measured window ended, for the aggregation.
-struct Ended {
-    cpu: crate::cpu::CpuUsage,
-    /// Measured seconds (ramp excluded) as the runner's thread saw them: the planned runtime, or
-    /// until it noticed the run had stopped. A run that stopped early is measured to its last
-    /// completion instead ([`Ended::window_until`]).
-    window: f64,
-    ended_by: EndedBy,
-    /// When the measured window began.
-    ramp_end: Instant,
-    /// The run reached its planned end (its window is the runtime, whatever completed last).
-    reached_end: bool,
-    /// The planned window, ramp excluded.
-    planned: f64,
-}
-
-impl Ended {
-    /// The measured window of workers whose last counted completion was `last`: the planned
-    /// runtime when the run reached it; otherwise from the window's start to that completion
-    /// (never past the planned end). The runner's thread notices the workers finished up to
-    /// one progress period late; that idle time was never part of the run. Without any
-    /// completion in the window, the window as the runner saw it.
-    fn window_until(&self, last: Option<Instant>) -> f64 {
-        match last {
-            Some(t) if !self.reached_end => t
-                .saturating_duration_since(self.ramp_end)
-                .as_secs_f64()
-                .min(self.planned),
-            _ => self.window,
-        }
-    }
 }

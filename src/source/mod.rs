@@ -6,12 +6,13 @@
 pub mod device;
 pub mod local;
 pub mod nbd;
+mod open;
 
 pub use local::{Target, TargetKind};
+pub use open::open;
 
 use crate::error::{Error, Result};
 use std::fs::File;
-use std::path::Path;
 use std::sync::Arc;
 
 /// Alignment O_DIRECT asks of offsets/lengths and of memory buffers.
@@ -97,14 +98,6 @@ pub trait Source: Send + Sync {
     }
     /// What a result records of the source (for a remote one: its URL, size and identity).
     fn describe(&self) -> Target;
-}
-
-/// Open what `spec` names as a source: an NBD URL, or a local file or device.
-pub fn open(spec: &Path) -> Result<Box<dyn Source>> {
-    if let Some(url) = spec.to_str().filter(|s| crate::nbd::NbdUrl::is_url(s)) {
-        return Ok(Box::new(nbd::NbdSource::open(url)?));
-    }
-    Ok(Box::new(Target::inspect(spec)?))
 }
 
 impl Source for Target {

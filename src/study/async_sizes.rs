@@ -19,8 +19,6 @@ pub static SPEC: StudySpec = StudySpec {
         metrics: &[MBs, P999, Cpu],
         title: "block size × interface and threads → MB/s, p99.9, CPU %",
     }),
-    fio_fits: |_| false,
-    charts: crate::report::charts::figures::async_sizes,
 };
 
 fn plan(ctx: &Context, docs: &[Document]) -> Vec<RunConfig> {

@@ -18,8 +18,6 @@ pub static SPEC: StudySpec = StudySpec {
         metrics: &[MBs, P999, Cpu],
         title: "batch size × interface and queue size → MB/s, p99.9, CPU %",
     }),
-    fio_fits: |_| false,
-    charts: crate::report::charts::figures::batch,
 };
 
 fn plan(ctx: &Context, docs: &[Document]) -> Vec<RunConfig> {

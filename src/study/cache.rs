@@ -33,8 +33,6 @@ pub static SPEC: StudySpec = StudySpec {
         metrics: &[MBs, Iops, P99, Cpu],
         title: "setting → MB/s, IOPS, p99, CPU % (io_uring workers included)",
     }),
-    fio_fits: |_| false,
-    charts: crate::report::charts::cache::charts,
 };
 
 /// Owns a device's `read_ahead_kb` while the study runs; restores it on drop.

@@ -6,7 +6,7 @@
 //! without server CPU (the server is not readlab's to measure); under MPI the clients of each
 //! point are spread over the ranks (`crate::fleet::study`).
 
-use super::net::{self, NetPoint};
+use super::net::{self, GIVEN_SERVER, NetPoint};
 use super::plan::*;
 use super::{Counts, Exec, StudyObserver, StudySpec, Summary};
 use crate::config::Rw;
@@ -24,13 +24,7 @@ pub static SPEC: StudySpec = StudySpec {
     in_all: false,
     exec: Exec::Custom(run),
     summary: Summary::Custom(net::summary),
-    fio_fits: |_| false,
-    charts: crate::report::charts::net::clients,
 };
-
-/// What is said when the study reads a server it was given.
-pub const GIVEN_SERVER: &str = "the server is not readlab's: no server CPU is measured, and with no \
-                                local target there is no equivalent local line";
 
 fn sizes(ctx: &Context) -> Vec<u64> {
     ctx.sizes(&[K, 4 * K, 64 * K], &[K, 4 * K, 64 * K])

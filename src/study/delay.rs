@@ -29,8 +29,6 @@ pub static SPEC: StudySpec = StudySpec {
     in_all: false,
     exec: Exec::Standalone(run),
     summary: Summary::Custom(summary),
-    fio_fits: |_| false,
-    charts: crate::report::charts::net::delay,
 };
 
 fn run(b: &Bare, store: &mut Store, obs: &dyn StudyObserver) -> Result<Counts> {

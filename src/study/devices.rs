@@ -22,8 +22,6 @@ pub static SPEC: StudySpec = StudySpec {
     in_all: false,
     exec: Exec::Custom(run_devices_study),
     summary: Summary::Custom(summary),
-    fio_fits: |_| false,
-    charts: crate::report::charts::devices::charts,
 };
 
 /// Adding a target that adds less than this share of one target's throughput ends scaling.

@@ -18,8 +18,6 @@ pub static SPEC: StudySpec = StudySpec {
         metrics: &[Min, Mean, P99, P999, Max],
         title: "block size × interface → single-read latency",
     }),
-    fio_fits: |p| p.rw == "randread" && p.threads == 1 && p.iodepth == 1,
-    charts: crate::report::charts::studies::latency,
 };
 
 fn plan(ctx: &Context, _docs: &[Document]) -> Vec<RunConfig> {

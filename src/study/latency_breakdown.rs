@@ -22,8 +22,6 @@ pub static SPEC: StudySpec = StudySpec {
     in_all: false,
     exec: Exec::Custom(run),
     summary: Summary::Custom(summary),
-    fio_fits: |_| false,
-    charts: crate::report::charts::net::latency_breakdown,
 };
 
 fn run(ctx: &Context, store: &mut Store, obs: &dyn StudyObserver) -> Result<Counts> {

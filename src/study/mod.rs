@@ -1,8 +1,9 @@
 //! Studies: the report's experiments as one command each. Each study is one file here holding a
 //! [`StudySpec`] — its plan (data, not code paths) or its own executor, its description with the
-//! report's section number, its summary table, its charts and which fio jobs fit beside it — listed
-//! once in [`registry`]. The executor runs the points not yet in the results store, appending each as
-//! it finishes, and ends with the summary table the report would print.
+//! report's section number and its summary table — listed once in [`registry`]. How a study is
+//! drawn (its charts, the fio jobs beside its points) is the report's, keyed by the study's name
+//! (`report::charts::study_charts`). The executor runs the points not yet in the results store,
+//! appending each as it finishes, and ends with the summary table the report would print.
 
 mod async_sizes;
 mod batch;
@@ -10,6 +11,7 @@ mod cache;
 mod clients;
 mod delay;
 mod devices;
+mod exec;
 mod latency;
 mod latency_breakdown;
 mod multiblock;
@@ -20,6 +22,7 @@ mod queue;
 mod scan;
 mod scheduler;
 mod server_model;
+mod spec;
 mod stream;
 mod summary;
 mod threads;
@@ -27,21 +30,18 @@ mod tuned;
 mod uring_features;
 
 pub use crate::config::Timing;
-pub use clients::GIVEN_SERVER;
+pub use exec::{run_each, run_points};
 pub use name::StudyName;
+pub use net::GIVEN_SERVER;
 pub use plan::{Context, Point};
 pub use scheduler::SchedulerGuard;
+pub use spec::{Bare, Counts, Exec, StudyObserver, StudySpec};
 pub use stream::column as stream_column;
-pub use summary::{Key, Metric, Table, summarize};
+pub use summary::{Key, Metric, Summary, Table, summarize};
 pub use tuned::SPEC as TUNE;
 
-use crate::config::RunConfig;
 use crate::error::{Error, Result};
 use crate::netns::Network;
-use crate::report::charts::ChartFn;
-use crate::report::model::point::Point as ReportPoint;
-use crate::result::Document;
-use crate::runner::{self, Observer};
 use crate::source::Target;
 use crate::store::Store;
 use std::path::{Path, PathBuf};
@@ -68,60 +68,6 @@ pub fn registry() -> &'static [&'static StudySpec] {
         &server_model::SPEC,
     ];
     ALL
-}
-
-/// How a study's points come to be.
-pub enum Exec {
-    /// A plan made when the study starts (it may read what earlier studies found), run in order.
-    Plan(fn(&Context, &[Document]) -> Vec<RunConfig>),
-    /// Its own executor (e.g. one sweep per I/O scheduler).
-    Custom(fn(&Context, &mut Store, &dyn StudyObserver) -> Result<Counts>),
-    /// Its own executor, needing no target (e.g. a server's null back end); a target given is
-    /// ignored.
-    Standalone(fn(&Bare, &mut Store, &dyn StudyObserver) -> Result<Counts>),
-    /// Not run by `readlab study`: its points come from elsewhere (the tuner).
-    External,
-}
-
-/// What a study without a target is run with.
-pub struct Bare {
-    pub timing: Timing,
-    pub quick: bool,
-    /// How a networked study's clients reach its servers; None: veth when it can be made.
-    pub network: Option<Network>,
-}
-
-/// What a study prints in its summary besides one line per point.
-pub enum Summary {
-    /// A pivot table (rows × columns → metrics).
-    Pivot(Table),
-    /// A summary of its own.
-    Custom(fn(&[&Document]) -> String),
-    None,
-}
-
-/// Everything readlab knows about one study.
-pub struct StudySpec {
-    /// The name on the command line and in results files.
-    pub name: &'static str,
-    /// The report section's heading, with the reference document's section number.
-    pub title: &'static str,
-    /// What the study measures (one line, for `--help`, summaries and progress).
-    pub describe: &'static str,
-    /// Part of `readlab study all`.
-    pub in_all: bool,
-    pub exec: Exec,
-    pub summary: Summary,
-    /// Whether an imported fio job has the shape of this study's points (drawn beside them).
-    pub fio_fits: fn(&ReportPoint) -> bool,
-    /// The charts of the study's report section.
-    pub charts: ChartFn,
-}
-
-impl StudySpec {
-    pub fn study_name(&'static self) -> StudyName {
-        StudyName::registered(self.name)
-    }
 }
 
 impl StudyName {
@@ -187,14 +133,6 @@ pub fn select(s: &str) -> Result<Vec<StudyName>> {
     Ok(vec![name])
 }
 
-/// Points measured, points already in the store, and whether the user interrupted.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Counts {
-    pub measured: usize,
-    pub skipped: usize,
-    pub interrupted: bool,
-}
-
 /// What the user asked for.
 #[derive(Debug, Clone)]
 pub struct StudyOptions {
@@ -219,23 +157,6 @@ pub struct StudyOptions {
     /// How the networked studies' clients reach their servers (`--network`); None: a veth pair
     /// between two network namespaces when one can be made (root, iproute2), else loopback.
     pub network: Option<Network>,
-}
-
-/// Progress of a study, for the CLI. The executor itself never prints.
-pub trait StudyObserver: Observer {
-    /// A study starts with `total` points, `skipped` of them already in the store.
-    fn study_start(&self, _name: StudyName, _total: usize, _skipped: usize) {}
-    fn point_start(&self, _index: usize, _total: usize, _point: &Point) {}
-    fn point_done(&self, _doc: &Document) {}
-    /// A point that could not run on this target (an engine or feature it lacks); the study goes on.
-    fn point_skipped(&self, point: &Point, why: &Error) {
-        self.note(&format!("{}: skipped: {why}", point.cfg.label()));
-    }
-    /// A point whose every read failed: a failure of the target, counted as one.
-    fn point_failed(&self, point: &Point, why: &Error) {
-        self.note(&format!("{}: failed: {why}", point.cfg.label()));
-    }
-    fn note(&self, _message: &str) {}
 }
 
 /// What a finished (or interrupted) set of studies left behind.
@@ -417,107 +338,7 @@ pub fn is_server(path: &Path) -> bool {
     path.to_str().is_some_and(crate::nbd::NbdUrl::is_url)
 }
 
-/// Run the points not yet stored.
-pub fn run_points(
-    name: StudyName,
-    points: &[Point],
-    repeat: usize,
-    store: &mut Store,
-    obs: &dyn StudyObserver,
-) -> Result<Counts> {
-    run_each(
-        name,
-        points,
-        |p| p,
-        |p| measure(&p.cfg, repeat, obs),
-        store,
-        obs,
-    )
-}
-
-/// Run the items not yet stored, each measured by `run` (its point is `point(item)`), appending
-/// each as it finishes: the executor every study shares.
-pub fn run_each<T>(
-    name: StudyName,
-    items: &[T],
-    point: impl Fn(&T) -> &Point,
-    run: impl Fn(&T) -> Result<Document>,
-    store: &mut Store,
-    obs: &dyn StudyObserver,
-) -> Result<Counts> {
-    let todo: Vec<&T> = items
-        .iter()
-        .filter(|i| {
-            let p = point(i);
-            !store.contains(Some(&p.tag), &p.cfg)
-        })
-        .collect();
-    let skipped = items.len() - todo.len();
-    obs.study_start(name, items.len(), skipped);
-    let mut measured = 0;
-    for (i, item) in todo.iter().enumerate() {
-        if obs.cancelled() {
-            return Ok(Counts {
-                measured,
-                skipped,
-                interrupted: true,
-            });
-        }
-        let p = point(item);
-        obs.point_start(skipped + i, items.len(), p);
-        let mut doc = match run(item) {
-            Ok(d) => d,
-            Err(e @ Error::ReadsFailed { .. }) => {
-                obs.point_failed(p, &e);
-                continue;
-            }
-            // A point that cannot run on this target (an engine or feature it lacks) does not
-            // end the study; it is noted and the next point runs.
-            Err(e) => {
-                obs.point_skipped(p, &e);
-                continue;
-            }
-        };
-        if doc.result.ended_by == crate::result::EndedBy::Interrupted {
-            // The point in flight is the only thing lost.
-            return Ok(Counts {
-                measured,
-                skipped,
-                interrupted: true,
-            });
-        }
-        doc.study = Some(p.tag.clone());
-        obs.point_done(&doc);
-        store.append(doc)?;
-        measured += 1;
-    }
-    Ok(Counts {
-        measured,
-        skipped,
-        interrupted: false,
-    })
-}
-
 /// The directory studies write to by default: `readlab-study-<target name>`.
 pub fn default_out(target: &Path) -> PathBuf {
     crate::outdir::for_target("study", target)
-}
-
-/// One point measured `repeat` times back to back (seeds seed, seed+1, …) and combined into its
-/// median run with an interval per figure; an interrupted repetition is returned as it is.
-fn measure(cfg: &RunConfig, repeat: usize, obs: &dyn StudyObserver) -> Result<Document> {
-    let mut docs = Vec::with_capacity(repeat.max(1));
-    for round in 0..repeat.max(1) {
-        let mut c = cfg.clone();
-        c.seed = c.seed.wrapping_add(round as u64);
-        let doc = runner::run(&c, obs)?;
-        if doc.result.ended_by == crate::result::EndedBy::Interrupted {
-            return Ok(doc);
-        }
-        docs.push(doc);
-    }
-    let mut doc = crate::repeat::combine(docs).expect("at least one run");
-    // The point is stored under the configuration the plan asked for.
-    doc.config.seed = cfg.seed;
-    Ok(doc)
 }

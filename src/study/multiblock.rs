@@ -18,8 +18,6 @@ pub static SPEC: StudySpec = StudySpec {
         metrics: &[P50, P99, P999],
         title: "blocks per request × interface → request latency",
     }),
-    fio_fits: |_| false,
-    charts: crate::report::charts::studies::multiblock,
 };
 
 fn plan(ctx: &Context, _docs: &[Document]) -> Vec<RunConfig> {

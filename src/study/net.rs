@@ -24,6 +24,10 @@ use server::ServerProcess;
 use std::fmt::Write as _;
 use std::path::Path;
 
+/// What is said when the study reads a server it was given.
+pub const GIVEN_SERVER: &str = "the server is not readlab's: no server CPU is measured, and with no \
+                                local target there is no equivalent local line";
+
 /// One point of a networked study: local (no server) or remote (a server started for it).
 #[derive(Debug, Clone)]
 pub struct NetPoint {

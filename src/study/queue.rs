@@ -18,8 +18,6 @@ pub static SPEC: StudySpec = StudySpec {
         metrics: &[MBs, P999, Cpu],
         title: "queue size × interface and threads → MB/s, p99.9, CPU %",
     }),
-    fio_fits: |p| p.rw == "randread" && matches!(p.engine.as_str(), "libaio" | "uring"),
-    charts: crate::report::charts::figures::queue,
 };
 
 fn plan(ctx: &Context, _docs: &[Document]) -> Vec<RunConfig> {

@@ -17,8 +17,6 @@ pub static SPEC: StudySpec = StudySpec {
     in_all: true,
     exec: Exec::Plan(plan),
     summary: Summary::Custom(scan_table),
-    fio_fits: |_| false,
-    charts: crate::report::charts::studies::scan,
 };
 
 fn plan(ctx: &Context, _docs: &[Document]) -> Vec<RunConfig> {

@@ -23,8 +23,6 @@ pub static SPEC: StudySpec = StudySpec {
         metrics: &[MBs, P999],
         title: "block size and threads × scheduler → MB/s, p99.9",
     }),
-    fio_fits: |_| false,
-    charts: crate::report::charts::figures::scheduler,
 };
 
 /// Owns `/sys/block/<disk>/queue/scheduler` while the study runs; restores it on drop.

@@ -16,8 +16,6 @@ pub static SPEC: StudySpec = StudySpec {
     in_all: false,
     exec: Exec::Custom(run),
     summary: Summary::Custom(net::summary),
-    fio_fits: |_| false,
-    charts: crate::report::charts::net::server_model,
 };
 
 fn run(ctx: &Context, store: &mut Store, obs: &dyn StudyObserver) -> Result<Counts> {

@@ -18,8 +18,6 @@ pub static SPEC: StudySpec = StudySpec {
         metrics: &[MBs, P50, P999],
         title: "block size × access, direct or buffered → throughput and latency",
     }),
-    fio_fits: |p| p.threads == 1 && p.iodepth == 1 && (p.rw == "read" || p.rw == "randread"),
-    charts: crate::report::charts::figures::stream,
 };
 
 /// The column (summary) and series (report figure) of a point of this study: its access and

@@ -1,13 +1,22 @@
 //! The Markdown summary of each study: the table the report would print (e.g. queue size ×
 //! threads → MB/s, p99.9, CPU %), pivoted on the dimensions its spec names, and one line per point.
 
-use super::{StudyName, Summary};
+use super::StudyName;
 use crate::config::Rw;
 use crate::export::percentile_cell;
 use crate::result::Document;
 use crate::size::{format_ns, format_size};
 use std::collections::BTreeMap;
 use std::fmt::Write;
+
+/// What a study prints in its summary besides one line per point.
+pub enum Summary {
+    /// A pivot table (rows × columns → metrics).
+    Pivot(Table),
+    /// A summary of its own.
+    Custom(fn(&[&Document]) -> String),
+    None,
+}
 
 /// A dimension a table is pivoted on: a sort key and a label.
 #[derive(Debug, Clone, Copy)]

@@ -18,8 +18,6 @@ pub static SPEC: StudySpec = StudySpec {
         metrics: &[MBs, P999, Cpu],
         title: "threads × block size → MB/s, p99.9, CPU %",
     }),
-    fio_fits: |p| p.rw == "randread" && p.iodepth == 1,
-    charts: crate::report::charts::studies::threads,
 };
 
 fn plan(ctx: &Context, _docs: &[Document]) -> Vec<RunConfig> {

@@ -10,6 +10,4 @@ pub static SPEC: StudySpec = StudySpec {
     in_all: false,
     exec: Exec::External,
     summary: Summary::None,
-    fio_fits: |_| false,
-    charts: crate::report::charts::figures::tune_search,
 };

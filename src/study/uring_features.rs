@@ -19,8 +19,6 @@ pub static SPEC: StudySpec = StudySpec {
         metrics: &[MBs, Iops, P999, Cpu, SqPollCpu],
         title: "io_uring features → MB/s, IOPS, p99.9, CPU % (SQ poll thread included)",
     }),
-    fio_fits: |_| false,
-    charts: crate::report::charts::figures::uring_features,
 };
 
 fn plan(ctx: &Context, docs: &[Document]) -> Vec<RunConfig> {

@@ -8,6 +8,9 @@
 
 pub mod answer;
 pub mod render;
+mod runs;
+
+pub use runs::{answer_text_for, text_for, text_for_within};
 
 use crate::interval::{Interval, interval};
 use crate::report::model::{Point, Report};
@@ -602,44 +605,6 @@ pub fn report_of(docs: &[Document]) -> Report {
     let warnings: Vec<&[String]> = docs.iter().map(|d| d.result.warnings.as_slice()).collect();
     r.banners = crate::warnings::group(&warnings).banners;
     r
-}
-
-/// The verdict of finished runs, for the terminal: empty when fewer than two configurations
-/// of real reads were measured (one run answers nothing a table does not).
-pub fn text_for(docs: &[Document]) -> String {
-    text_for_within(docs, usize::MAX)
-}
-
-/// [`text_for`] with its tables fitted to `width` columns.
-pub fn text_for_within(docs: &[Document], width: usize) -> String {
-    let r = report_of(docs);
-    let v = of_report(&r);
-    if compared(&v) {
-        render::text_within(&v, &r.points, width)
-    } else {
-        String::new()
-    }
-}
-
-/// The answer of finished runs, for the top of the terminal: one line per target, block size
-/// and access (see [`answer`]); empty when fewer than two configurations of real reads were
-/// measured.
-pub fn answer_text_for(docs: &[Document]) -> String {
-    let r = report_of(docs);
-    let v = of_report(&r);
-    if compared(&v) {
-        answer::text(&answer::answers(&v, &r.points))
-    } else {
-        String::new()
-    }
-}
-
-/// Whether some block size and access of some target had two configurations or more.
-fn compared(v: &Verdict) -> bool {
-    v.targets
-        .iter()
-        .flat_map(|t| &t.groups)
-        .any(|g| g.configurations > 1)
 }
 
 /// The verdict of `points`, labelled by `label(i)` (the report's display label, or the plain

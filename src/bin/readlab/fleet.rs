@@ -5,11 +5,11 @@
 
 use crate::args::OutputArg;
 use crate::progress::{Progress, StudyProgress, print_warnings};
-use crate::run::RunArgs;
 use readlab::export::{self, Exporter, JsonExporter};
 use readlab::fleet::Fleet;
 use readlab::runner::{Observer, Tick};
 use readlab::study::{Point, StudyName, StudyObserver, StudyOptions};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 /// The fleet this process belongs to, if an MPI launcher started it.
@@ -61,8 +61,22 @@ impl StudyObserver for Quiet {
     fn point_start(&self, _: usize, _: usize, _: &Point) {}
 }
 
+/// What of `readlab run`'s arguments a rank's run uses, handed over as data so that this module
+/// and the `run` command do not name each other.
+pub struct RunOutputs {
+    pub json: Option<PathBuf>,
+    pub profile: Option<PathBuf>,
+    pub output: OutputArg,
+    pub quiet: bool,
+    pub repeat: usize,
+}
+
 /// `readlab run` on every rank.
-pub fn run(fleet: Fleet, a: &RunArgs, cfg: readlab::config::RunConfig) -> anyhow::Result<ExitCode> {
+pub fn run(
+    fleet: Fleet,
+    a: &RunOutputs,
+    cfg: readlab::config::RunConfig,
+) -> anyhow::Result<ExitCode> {
     as_rank(fleet, |fleet| {
         let root = fleet.is_root();
         let checked = match (&a.json, root) {

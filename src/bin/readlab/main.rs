@@ -17,6 +17,7 @@ mod args;
 mod compare;
 mod fleet;
 mod info;
+mod lines;
 mod monitor;
 mod prepare;
 mod progress;

@@ -3,6 +3,8 @@
 //! that runs and studies with `--monitor` share.
 
 use crate::args::{count, duration};
+use crate::lines::HEADER_EVERY;
+pub use crate::lines::{Lines, terminal_width};
 use crate::progress::Progress;
 use clap::Args;
 use readlab::monitor::line::Layout;
@@ -37,55 +39,6 @@ pub struct MonitorArgs {
     /// Line width (default: COLUMNS, else the terminal's, else 100).
     #[arg(long, value_parser = count)]
     pub width: Option<usize>,
-}
-
-/// Header again after this many lines, as dstat does.
-const HEADER_EVERY: usize = 25;
-
-/// The terminal's width from the descriptor `fd` (stdout or stderr), if it is a terminal.
-pub fn terminal_width(stderr: bool) -> Option<usize> {
-    let w = if stderr {
-        rustix::termios::tcgetwinsize(std::io::stderr())
-    } else {
-        rustix::termios::tcgetwinsize(std::io::stdout())
-    };
-    w.ok().map(|w| w.ws_col as usize).filter(|&c| c >= 20)
-}
-
-/// Monitor lines with their header, laid out on the first sample.
-pub struct Lines {
-    width: usize,
-    state: Mutex<(Option<Layout>, usize)>,
-}
-
-impl Lines {
-    pub fn new(width: usize) -> Lines {
-        Lines {
-            width,
-            state: Mutex::new((None, 0)),
-        }
-    }
-
-    /// The lines to print for this sample: the header first when it is due.
-    pub fn lines(&self, s: &Sample) -> Vec<String> {
-        let mut st = self.state.lock().unwrap();
-        let (layout, n) = &mut *st;
-        let layout = layout.get_or_insert_with(|| {
-            let names = s.devices.iter().map(|d| d.name.clone()).collect();
-            let pid = (!s.threads.kinds.is_empty() || s.threads.thread_samples > 0).then_some(0);
-            Layout::new(&MonitorOptions::new(names, pid), self.width)
-        });
-        let mut out = Vec::new();
-        if *n == 0 {
-            out.extend(layout.legend().lines().map(str::to_string));
-        }
-        if (*n).is_multiple_of(HEADER_EVERY) {
-            out.extend(layout.header().lines().map(str::to_string));
-        }
-        *n += 1;
-        out.push(layout.line(s));
-        out
-    }
 }
 
 pub fn run(a: &MonitorArgs) -> anyhow::Result<ExitCode> {

@@ -411,7 +411,14 @@ pub fn run(a: &RunArgs) -> anyhow::Result<ExitCode> {
             )
             .into());
         }
-        return crate::fleet::run(fleet, a, cfgs.remove(0));
+        let outputs = crate::fleet::RunOutputs {
+            json: a.json.clone(),
+            profile: a.profile.clone(),
+            output: a.output,
+            quiet: a.quiet,
+            repeat: a.repeat,
+        };
+        return crate::fleet::run(fleet, &outputs, cfgs.remove(0));
     }
     let words: Vec<PathBuf> = std::iter::once(cfgs[0].target.clone())
         .chain(a.more_targets.iter().cloned())

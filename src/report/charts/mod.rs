@@ -3,7 +3,7 @@
 //! queue and batch sizes, …) and the all-experiments figures (throughput vs p99.9 scatter with
 //! its Pareto frontier, latency CDFs, a per-second timeline). `draw` turns them into pictures.
 
-use super::model::{Point, Report, Section, caption};
+use super::model::{Point, Report, caption};
 use crate::size::format_size;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -14,10 +14,12 @@ pub mod figures;
 mod fleet;
 mod monitor;
 pub mod net;
+mod sections;
 pub mod studies;
 
 pub use all::all_charts;
 pub use fleet::fleet_charts;
+pub use sections::{ChartFn, charts_by_section, every_chart, section_charts, study_charts};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Scale {
@@ -767,25 +769,6 @@ fn bs_name(bs: &u64) -> String {
     format_size(*bs)
 }
 
-/// The charts of one study section.
-pub fn section_charts(report: &Report, s: &Section) -> Vec<Chart> {
-    let all = report.section_points(s);
-    let pts: Vec<&Point> = all.into_iter().filter(|p| p.plottable()).collect();
-    if pts.is_empty() {
-        return Vec::new();
-    }
-    let c = Ctx {
-        namer: Namer::new(&pts),
-        pts,
-        study: s.study.name(),
-        report,
-    };
-    (s.study.spec().charts)(&c)
-}
-
-/// A study's chart function (named in its `StudySpec`).
-pub type ChartFn = fn(&Ctx) -> Vec<Chart>;
-
 /// What every study's chart function gets: its plottable points, how to name series, its name.
 pub struct Ctx<'a> {
     pts: Vec<&'a Point>,
@@ -853,29 +836,6 @@ pub fn tail_cdf(bins: &[(u64, u64)]) -> Vec<(f64, f64)> {
         last_bucket = bucket;
     }
     out
-}
-
-/// Every chart of a report, section by section, all-experiments last.
-pub fn every_chart(report: &Report) -> Vec<Chart> {
-    let mut v: Vec<Chart> = report
-        .sections
-        .iter()
-        .flat_map(|s| section_charts(report, s))
-        .collect();
-    v.extend(fleet_charts(report));
-    v.extend(all_charts(report));
-    v
-}
-
-/// Group charts by section id, for the HTML page.
-pub fn charts_by_section(report: &Report) -> BTreeMap<String, Vec<Chart>> {
-    let mut m = BTreeMap::new();
-    for s in &report.sections {
-        m.insert(s.study.name().to_string(), section_charts(report, s));
-    }
-    m.insert("fleet".to_string(), fleet_charts(report));
-    m.insert("all".to_string(), all_charts(report));
-    m
 }
 
 #[cfg(test)]

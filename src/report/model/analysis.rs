@@ -100,7 +100,7 @@ impl Report {
                 .points
                 .iter()
                 .enumerate()
-                .filter(|(_, p)| p.is_fio() && p.plottable() && (spec.fio_fits)(p))
+                .filter(|(_, p)| p.is_fio() && p.plottable() && fio_fits(name, p))
                 .map(|(i, _)| i)
                 .collect();
             self.sections.push(Section {
@@ -349,6 +349,18 @@ fn spread(v: &[usize], max: usize) -> Vec<usize> {
     let mut out: Vec<usize> = (0..max).map(|k| v[k * (v.len() - 1) / (max - 1)]).collect();
     out.dedup();
     out
+}
+
+/// Whether an imported fio job has the shape of study `study`'s points, so its section draws it
+/// beside them (the report's choice, keyed by the study's name; most studies draw none).
+fn fio_fits(study: StudyName, p: &Point) -> bool {
+    match study.name() {
+        "latency" => p.rw == "randread" && p.threads == 1 && p.iodepth == 1,
+        "queue" => p.rw == "randread" && matches!(p.engine.as_str(), "libaio" | "uring"),
+        "threads" => p.rw == "randread" && p.iodepth == 1,
+        "stream" => p.threads == 1 && p.iodepth == 1 && (p.rw == "read" || p.rw == "randread"),
+        _ => false,
+    }
 }
 
 #[cfg(test)]

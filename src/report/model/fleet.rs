@@ -322,7 +322,8 @@ mod tests {
 
     /// A fleet document of three ranks on two hosts, from real runs' results.
     fn document() -> Document {
-        use crate::result::fleet::{FleetRecord, FleetStart, sample_members};
+        use crate::result::fleet::{FleetRecord, FleetStart};
+        use crate::result::sample_members;
         let (docs, members) = sample_members();
         let mut d = docs[0].clone();
         d.study = None;

@@ -1,0 +1,120 @@
+//! The state one run shares between its workers, its watch and its aggregation: per-worker
+//! completion counters, the barriers, the per-target groups and how the measured window ended.
+//! Apart from `runner/mod.rs` so that the runner's parts and the runner that calls them do not
+//! name each other.
+
+use crate::config::{Range, RunConfig};
+use crate::monitor::Monitor;
+use crate::result::EndedBy;
+use crate::stats::Recorder;
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Barrier, Mutex, OnceLock};
+use std::time::Instant;
+
+/// A per-worker completion counter on its own cache line.
+#[repr(align(64))]
+#[derive(Default)]
+pub(super) struct Counter(pub(super) AtomicU64);
+
+/// Shared state of one run.
+pub(super) struct Shared<'a> {
+    /// Ramp, runtime and stopping rules (the same for every target).
+    pub(super) timing: &'a RunConfig,
+    /// Worker threads of every target.
+    pub(super) threads: usize,
+    /// One group of workers per target.
+    pub(super) groups: Vec<Group<'a>>,
+    /// Every worker has set up its engine (or failed to): the runner's thread passes the gate.
+    pub(super) ready: Barrier,
+    /// The first worker's set-up failure, for the gate.
+    pub(super) setup_failed: Mutex<Option<String>>,
+    pub(super) start: Barrier,
+    /// Workers wait here after their last I/O until the runner has taken its final CPU snapshot,
+    /// so no worker thread (and its CPU time) disappears from /proc before it is counted.
+    pub(super) finish: Barrier,
+    pub(super) exited: AtomicUsize,
+    pub(super) t0: OnceLock<Instant>,
+    /// Stop every worker (the runner's decision, or a worker's panic).
+    pub(super) stop: AtomicBool,
+    pub(super) monitor: Option<&'a Monitor>,
+}
+
+/// The workers of one target.
+pub(super) struct Group<'a> {
+    pub(super) cfg: &'a RunConfig,
+    pub(super) range: Range,
+    pub(super) file_id: Option<u64>,
+    /// Stop this target's workers (one of them failed); the other targets go on.
+    pub(super) stop: AtomicBool,
+    pub(super) done: Vec<Counter>,
+    /// Latencies of the measured window, per second since the window began.
+    pub(super) intervals: Mutex<BTreeMap<u64, Recorder>>,
+}
+
+impl Shared<'_> {
+    /// I/Os completed by every worker so far (ramp included).
+    pub(super) fn total_done(&self) -> u64 {
+        self.groups
+            .iter()
+            .flat_map(|g| &g.done)
+            .map(|c| c.0.load(Ordering::Relaxed))
+            .sum()
+    }
+
+    /// Keep the first worker's set-up failure for the gate.
+    pub(super) fn setup_failed(&self, message: &str) {
+        self.setup_failed
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get_or_insert_with(|| message.to_string());
+    }
+}
+
+impl Group<'_> {
+    pub(super) fn flush_interval(&self, second: u64, rec: &mut Recorder) {
+        if rec.count == 0 {
+            return;
+        }
+        self.intervals
+            .lock()
+            .unwrap()
+            .entry(second)
+            .or_default()
+            .merge(rec);
+        rec.reset();
+    }
+}
+
+/// How the measured window ended, for the aggregation.
+pub(super) struct Ended {
+    pub(super) cpu: crate::cpu::CpuUsage,
+    /// Measured seconds (ramp excluded) as the runner's thread saw them: the planned runtime, or
+    /// until it noticed the run had stopped. A run that stopped early is measured to its last
+    /// completion instead ([`Ended::window_until`]).
+    pub(super) window: f64,
+    pub(super) ended_by: EndedBy,
+    /// When the measured window began.
+    pub(super) ramp_end: Instant,
+    /// The run reached its planned end (its window is the runtime, whatever completed last).
+    pub(super) reached_end: bool,
+    /// The planned window, ramp excluded.
+    pub(super) planned: f64,
+}
+
+impl Ended {
+    /// The measured window of workers whose last counted completion was `last`: the planned
+    /// runtime when the run reached it; otherwise from the window's start to that completion
+    /// (never past the planned end). The runner's thread notices the workers finished up to
+    /// one progress period late; that idle time was never part of the run. Without any
+    /// completion in the window, the window as the runner saw it.
+    pub(super) fn window_until(&self, last: Option<Instant>) -> f64 {
+        match last {
+            Some(t) if !self.reached_end => t
+                .saturating_duration_since(self.ramp_end)
+                .as_secs_f64()
+                .min(self.planned),
+            _ => self.window,
+        }
+    }
+}
