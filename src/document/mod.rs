@@ -5,74 +5,22 @@
 //! is one renderer file, a new section one entry.
 
 pub mod csv;
+mod format;
 pub mod html;
 pub mod json;
 pub mod markdown;
 pub mod terminal;
 
-use crate::error::{Error, Result};
+use crate::error::Result;
+
 use crate::report::charts::Chart;
 use crate::table::Table;
-use crate::terminal::Terminal;
+pub use format::Format;
 use std::collections::BTreeSet;
 
 /// Renders a whole document in one format.
 pub trait Renderer {
     fn render(&self, d: &Document) -> Result<String>;
-}
-
-/// The formats a document renders to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Format {
-    Html,
-    Csv,
-    Markdown,
-    Json,
-    /// Aligned text for a terminal (`-o -` on a terminal, and every command's own output).
-    Text,
-}
-
-impl Format {
-    /// `html`, `csv`, `md`/`markdown`, `json`, `text`/`txt`.
-    pub fn parse(s: &str) -> Result<Format> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "html" => Ok(Format::Html),
-            "csv" => Ok(Format::Csv),
-            "md" | "markdown" => Ok(Format::Markdown),
-            "json" => Ok(Format::Json),
-            "text" | "txt" => Ok(Format::Text),
-            _ => Err(Error::invalid(format!(
-                "unknown report format '{s}'; use html, csv, md, json or text"
-            ))),
-        }
-    }
-
-    /// The file name extension (and default output name `report.<ext>`).
-    pub fn extension(self) -> &'static str {
-        match self {
-            Format::Html => "html",
-            Format::Csv => "csv",
-            Format::Markdown => "md",
-            Format::Json => "json",
-            Format::Text => "txt",
-        }
-    }
-
-    /// The file written when the user names none: `report.<ext>` in the current directory.
-    pub fn default_out(self) -> std::path::PathBuf {
-        std::path::PathBuf::from(format!("report.{}", self.extension()))
-    }
-
-    /// The renderer of this format (text at `term`'s width and colour).
-    pub fn renderer(self, term: Terminal) -> Box<dyn Renderer> {
-        match self {
-            Format::Html => Box::new(html::Html),
-            Format::Csv => Box::new(csv::Csv),
-            Format::Markdown => Box::new(markdown::Markdown),
-            Format::Json => Box::new(json::Json),
-            Format::Text => Box::new(terminal::Text(term)),
-        }
-    }
 }
 
 /// A whole document: its title, the answer first, the warnings common to many points once, then

@@ -405,10 +405,5 @@ mod tests {
             table.contains("open loop A48B8T3: rate 5,000/s, achieved 4,998/s\n"),
             "{table}"
         );
-        let p = crate::report::model::Point::from_document(&d, "x.jsonl");
-        assert_eq!(
-            p.open_loop.as_deref(),
-            Some("rate 5,000/s, achieved 4,998/s")
-        );
     }
 }

@@ -6,6 +6,8 @@
 use super::model::Report;
 use super::tables::{Table as PointTable, every_row, for_machines, for_people, tables};
 use crate::document::{Block, Document, Section, TableBlock};
+use crate::error::{Error, Result};
+use std::path::{Path, PathBuf};
 
 /// The report's lead paragraph: how many points, from where.
 fn lead(report: &Report) -> String {
@@ -102,7 +104,7 @@ pub fn document(report: &Report) -> Document {
     let mut by_section = super::charts::charts_by_section(report);
     for sec in &report.sections {
         let name = sec.study.name();
-        let mut s = Section::new(name, super::section_title(sec.study));
+        let mut s = Section::new(name, super::tables::section_title(sec.study));
         s.paragraph(format!("Study {name}: {}.", sec.study.describe()));
         let charts = by_section.remove(name).unwrap_or_default();
         if charts.is_empty() {
@@ -131,7 +133,7 @@ pub fn document(report: &Report) -> Document {
         }
         d.push(s);
     }
-    let mut s = Section::new("all", super::ALL_TITLE);
+    let mut s = Section::new("all", super::tables::ALL_TITLE);
     s.paragraph("Every point of every input, one chart per target, as in §11 of the report: throughput against p99.9 latency, shape for block size, colour for CPU. Points on the dashed Pareto frontier are beaten by no other point of the same target on both throughput and p99.9; the best points of each block size are drawn larger and labelled. fio points have a blue outline and a fio: label.");
     let all = by_section.remove("all").unwrap_or_default();
     if all.is_empty() {
@@ -155,6 +157,33 @@ pub fn document(report: &Report) -> Document {
         d.push(s);
     }
     d
+}
+
+/// Every chart of the page, in its order (the document's).
+pub fn page_charts(report: &Report) -> Vec<super::charts::Chart> {
+    document(report).charts().cloned().collect()
+}
+
+/// Write every chart of the report as `DIR/NN-<chart id>.png`; returns the files written.
+pub fn write_pngs(report: &Report, dir: &Path) -> Result<Vec<PathBuf>> {
+    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, "cannot create", e))?;
+    let mut files = Vec::new();
+    for (n, c) in page_charts(report).iter().enumerate() {
+        let name: String =
+            c.id.chars()
+                .map(|ch| {
+                    if ch.is_ascii_alphanumeric() || ch == '-' {
+                        ch
+                    } else {
+                        '_'
+                    }
+                })
+                .collect();
+        let path = dir.join(format!("{:02}-{name}.png", n + 1));
+        super::draw::png(c, &path)?;
+        files.push(path);
+    }
+    Ok(files)
 }
 
 #[cfg(test)]
@@ -192,7 +221,6 @@ mod agreement {
     //! The formats render one document: same sections, same order, unique ids.
     use super::*;
     use crate::document::Format;
-    use crate::export::ReportExporter;
     use crate::report::model::tests::point;
 
     /// A report that once gave duplicate ids: two targets (the devices section), the devices
@@ -256,7 +284,10 @@ mod agreement {
 
     #[test]
     fn every_html_id_of_a_combined_report_is_unique() {
-        let html = crate::export::HtmlExporter.render(&combined()).unwrap();
+        let html = Format::Html
+            .renderer(crate::terminal::Terminal::default())
+            .render(&document(&combined()))
+            .unwrap();
         let ids: Vec<&str> = between(&html, " id=\"", "\"");
         let mut seen = std::collections::BTreeSet::new();
         for id in &ids {

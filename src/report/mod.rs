@@ -20,47 +20,12 @@ pub mod tables;
 
 pub use model::{Point, Report, Section, Source, load, load_baseline};
 
-use crate::error::{Error, Result};
-use crate::study::StudyName;
-use std::path::{Path, PathBuf};
-
-/// The title of the all-experiments section.
-pub const ALL_TITLE: &str = "All experiments";
-
-/// The heading of a study's section, with the report section it follows.
-pub fn section_title(s: StudyName) -> &'static str {
-    s.spec().title
-}
+pub use tables::{ALL_TITLE, section_title};
 
 /// What `readlab report --format` writes: the document's formats.
 pub use crate::document::Format as ReportFormat;
 
-/// Every chart of the page, in its order (the document's).
-pub fn page_charts(report: &Report) -> Vec<charts::Chart> {
-    document::document(report).charts().cloned().collect()
-}
-
-/// Write every chart of the report as `DIR/NN-<chart id>.png`; returns the files written.
-pub fn write_pngs(report: &Report, dir: &Path) -> Result<Vec<PathBuf>> {
-    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, "cannot create", e))?;
-    let mut files = Vec::new();
-    for (n, c) in page_charts(report).iter().enumerate() {
-        let name: String =
-            c.id.chars()
-                .map(|ch| {
-                    if ch.is_ascii_alphanumeric() || ch == '-' {
-                        ch
-                    } else {
-                        '_'
-                    }
-                })
-                .collect();
-        let path = dir.join(format!("{:02}-{name}.png", n + 1));
-        draw::png(c, &path)?;
-        files.push(path);
-    }
-    Ok(files)
-}
+pub use document::{page_charts, write_pngs};
 
 #[cfg(test)]
 mod tests {

@@ -249,6 +249,14 @@ pub fn row(p: &Point, on_frontier: bool) -> Vec<Value> {
     .collect()
 }
 
+/// The title of the all-experiments section.
+pub const ALL_TITLE: &str = "All experiments";
+
+/// The heading of a study's section, with the report section it follows.
+pub fn section_title(s: crate::study::StudyName) -> &'static str {
+    s.spec().title
+}
+
 /// One table of the report.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Table {
@@ -382,7 +390,7 @@ pub fn tables(report: &Report) -> Vec<Table> {
         let pts = report.section_points(s);
         out.push(Table {
             id: s.study.name().to_string(),
-            title: super::section_title(s.study).to_string(),
+            title: section_title(s.study).to_string(),
             caption: caption(&pts),
             rows: s
                 .points
@@ -395,7 +403,7 @@ pub fn tables(report: &Report) -> Vec<Table> {
         let all: Vec<&Point> = report.points.iter().collect();
         out.push(Table {
             id: "all".into(),
-            title: super::ALL_TITLE.into(),
+            title: ALL_TITLE.into(),
             caption: caption(&all),
             rows: report
                 .points

@@ -36,7 +36,7 @@ pub use net::GIVEN_SERVER;
 pub use plan::{Context, Point};
 pub use scheduler::SchedulerGuard;
 pub use spec::{Bare, Counts, Exec, StudyObserver, StudySpec};
-pub use stream::column as stream_column;
+pub use summary::column as stream_column;
 pub use summary::{Key, Metric, Summary, Table, summarize};
 pub use tuned::SPEC as TUNE;
 

@@ -20,14 +20,6 @@ pub static SPEC: StudySpec = StudySpec {
     }),
 };
 
-/// The column (summary) and series (report figure) of a point of this study: its access and
-/// whether it went through the page cache — `sequential direct`, `sequential buffered`,
-/// `random direct` — so buffered and direct readings never share a cell, and the summary and the
-/// figure name them alike. `access` is `sequential` or `random`.
-pub fn column(access: &str, direct: bool) -> String {
-    format!("{access} {}", if direct { "direct" } else { "buffered" })
-}
-
 /// Sequential points sample their throughput every 4 MiB of the target (bandwidth against offset).
 const SAMPLE: u64 = 4 * M;
 

@@ -9,6 +9,14 @@ use crate::size::{format_ns, format_size};
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
+/// The column (summary) and series (report figure) of a point of this study: its access and
+/// whether it went through the page cache — `sequential direct`, `sequential buffered`,
+/// `random direct` — so buffered and direct readings never share a cell, and the summary and the
+/// figure name them alike. `access` is `sequential` or `random`.
+pub fn column(access: &str, direct: bool) -> String {
+    format!("{access} {}", if direct { "direct" } else { "buffered" })
+}
+
 /// What a study prints in its summary besides one line per point.
 pub enum Summary {
     /// A pivot table (rows × columns → metrics).
@@ -24,7 +32,7 @@ pub enum Key {
     Bs,
     Engine,
     Rw,
-    /// Access and direct or buffered (the stream study's columns, [`super::stream::column`]).
+    /// Access and direct or buffered (the stream study's columns, [`column`]).
     RwMode,
     Threads,
     Iodepth,
@@ -56,10 +64,7 @@ impl Key {
                     Rw::Read => (0, "sequential"),
                     Rw::Randread => (2, "random"),
                 };
-                (
-                    k + u64::from(!c.direct),
-                    super::stream::column(access, c.direct),
-                )
+                (k + u64::from(!c.direct), column(access, c.direct))
             }
             Key::Threads => (c.threads as u64, c.threads.to_string()),
             Key::Iodepth => (c.iodepth as u64, c.iodepth.to_string()),

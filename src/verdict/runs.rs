@@ -42,4 +42,3 @@ fn compared(v: &Verdict) -> bool {
         .flat_map(|t| &t.groups)
         .any(|g| g.configurations > 1)
 }
-

@@ -156,7 +156,7 @@ pub fn study(
         let docs = readlab::store::load(&outcome.results)?;
         print!(
             "{}",
-            crate::study::where_it_is(&docs, &outcome.summary_path, &opts.out)
+            crate::progress::where_it_is(&docs, &outcome.summary_path, &opts.out)
         );
         errln!(
             "readlab: {} points measured by {} ranks, {} already done; results: {}; summary: {}",

@@ -7,6 +7,8 @@
 
 /// `eprintln!` for people: the line fitted to the width of stderr's terminal. (An error that
 /// ends the command stays one line, as scripts expect: `eprintln!`.)
+pub use term::{err, out};
+
 macro_rules! errln {
     ($($arg:tt)*) => {
         eprintln!("{}", crate::err().fit(&format!($($arg)*)))
@@ -26,6 +28,7 @@ mod report;
 mod run;
 mod serve;
 mod study;
+mod term;
 mod tune;
 
 use clap::error::ErrorKind;
@@ -35,12 +38,11 @@ use info::InfoArgs;
 use monitor::MonitorArgs;
 use prepare::PrepareArgs;
 use quick::QuickArgs;
-use readlab::terminal::{ColorWhen, Terminal};
+use readlab::terminal::ColorWhen;
 use report::ReportArgs;
 use run::RunArgs;
 use serve::ServeArgs;
 use std::process::ExitCode;
-use std::sync::OnceLock;
 use study::StudyArgs;
 use tune::TuneArgs;
 
@@ -69,39 +71,12 @@ pub enum ColorArg {
     Never,
 }
 
-/// The terminals of stdout and stderr, made once from the command line and the environment.
-static TERMINALS: OnceLock<(Terminal, Terminal)> = OnceLock::new();
-
-/// stdout's terminal: the width its tables fit and whether to colour (100 columns and no colour
-/// before the command line is read).
-pub fn out() -> Terminal {
-    TERMINALS.get().map(|t| t.0).unwrap_or_default()
-}
-
-/// stderr's terminal, for warnings and progress.
-pub fn err() -> Terminal {
-    TERMINALS.get().map(|t| t.1).unwrap_or_default()
-}
-
 fn set_terminals(color: ColorArg) {
-    let when = match color {
+    term::set(match color {
         ColorArg::Auto => ColorWhen::Auto,
         ColorArg::Always => ColorWhen::Always,
         ColorArg::Never => ColorWhen::Never,
-    };
-    let columns = std::env::var("COLUMNS").ok();
-    let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
-    let dumb = std::env::var("TERM").is_ok_and(|t| t == "dumb");
-    let of = |stderr: bool| {
-        Terminal::resolve(
-            when,
-            columns.as_deref(),
-            monitor::terminal_width(stderr),
-            no_color,
-            dumb,
-        )
-    };
-    let _ = TERMINALS.set((of(false), of(true)));
+    });
 }
 
 #[derive(Subcommand, Debug)]

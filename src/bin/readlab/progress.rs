@@ -507,3 +507,23 @@ pub fn paint_warning(text: &str) -> String {
         .collect::<Vec<_>>()
         .join("\n")
 }
+
+/// What `study` prints on stdout: the verdict fitted to the terminal, then where the summary's
+/// tables are and how to draw them (the tables themselves are too wide for a terminal).
+pub fn where_it_is(
+    docs: &[readlab::result::Document],
+    summary: &std::path::Path,
+    out: &std::path::Path,
+) -> String {
+    let term = crate::out();
+    let mut s = readlab::verdict::text_for_within(docs, term.width);
+    if !s.is_empty() {
+        s.push('\n');
+    }
+    s.push_str(&format!(
+        "Summary tables: {}\nCharts and tables in one page: readlab report {}\n",
+        summary.display(),
+        out.display()
+    ));
+    term.fit(&s)
+}

@@ -147,7 +147,10 @@ pub fn run(a: &StudyArgs) -> anyhow::Result<ExitCode> {
     if !a.out_json.is_json() {
         // The answer first.
         crate::progress::print_answer(&readlab::verdict::answer_text_for(&docs));
-        print!("{}", where_it_is(&docs, &outcome.summary_path, &opts.out));
+        print!(
+            "{}",
+            crate::progress::where_it_is(&docs, &outcome.summary_path, &opts.out)
+        );
     }
     errln!(
         "readlab: {} points measured, {} already done; results: {}; summary: {}",
@@ -175,24 +178,4 @@ pub fn run(a: &StudyArgs) -> anyhow::Result<ExitCode> {
         return Ok(crate::progress::interrupted_exit());
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// What `study` prints on stdout: the verdict fitted to the terminal, then where the summary's
-/// tables are and how to draw them (the tables themselves are too wide for a terminal).
-pub fn where_it_is(
-    docs: &[readlab::result::Document],
-    summary: &std::path::Path,
-    out: &std::path::Path,
-) -> String {
-    let term = crate::out();
-    let mut s = readlab::verdict::text_for_within(docs, term.width);
-    if !s.is_empty() {
-        s.push('\n');
-    }
-    s.push_str(&format!(
-        "Summary tables: {}\nCharts and tables in one page: readlab report {}\n",
-        summary.display(),
-        out.display()
-    ));
-    term.fit(&s)
 }

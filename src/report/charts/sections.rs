@@ -79,6 +79,89 @@ pub fn charts_by_section(report: &Report) -> BTreeMap<String, Vec<Chart>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::charts::{Chart, Kind, Lines};
+    use crate::report::model::{Point, Report};
+
+    /// Every value a chart could draw, with where it is.
+    fn drawn(c: &Chart) -> Vec<f64> {
+        let lines = |l: &Lines| -> Vec<f64> {
+            l.series
+                .iter()
+                .flat_map(|s| s.points.iter().map(|p| p.1))
+                .collect()
+        };
+        match &c.kind {
+            Kind::Bars(b) => b
+                .series
+                .iter()
+                .flat_map(|s| s.values.iter().flatten().flatten().copied())
+                .collect(),
+            Kind::Lines(l) => lines(l),
+            Kind::Stack(v) => v.iter().flat_map(lines).collect(),
+            Kind::Scatter(s) => s
+                .dots
+                .iter()
+                .map(|d| d.y)
+                .chain(s.frontier.iter().map(|f| f.1))
+                .collect(),
+        }
+    }
+
+    /// A report built from stored study results: no chart draws a percentile its tables print
+    /// as `–` (the threads and multiblock figures drew p99.9 from 1,503 and 7,483 requests).
+    #[test]
+    fn charts_hide_the_percentiles_tables_hide() {
+        let text = include_str!("../../../tests/fixtures/results-small.jsonl");
+        let mut points = Vec::new();
+        for l in text.lines() {
+            let d: crate::result::Document = serde_json::from_str(l).unwrap();
+            points.extend(Point::from_run(&d, "study/results.jsonl"));
+        }
+        let report = Report::from_points(points);
+        // Values the tables withhold, less any the tables show elsewhere.
+        let mut shown: Vec<f64> = Vec::new();
+        let mut hidden: Vec<f64> = Vec::new();
+        for p in &report.points {
+            let l = &p.latency;
+            shown.extend([l.min_ns as f64, l.mean_ns, l.max_ns as f64]);
+            for q in [50.0, 90.0, 99.0, 99.9, 99.99] {
+                match l.shown(q) {
+                    Some(v) => shown.push(v as f64),
+                    None => hidden.push(match q {
+                        50.0 => l.p50_ns,
+                        90.0 => l.p90_ns,
+                        99.0 => l.p99_ns,
+                        99.9 => l.p999_ns,
+                        _ => l.p9999_ns,
+                    } as f64),
+                }
+            }
+        }
+        hidden.retain(|h| !shown.contains(h));
+        assert!(
+            hidden.len() >= 3,
+            "the fixture has hidden tails: {hidden:?}"
+        );
+        let charts = every_chart(&report);
+        assert!(charts.iter().any(|c| c.id.contains("multiblock")));
+        for c in &charts {
+            for v in drawn(c) {
+                assert!(
+                    !hidden.contains(&v),
+                    "{} draws {v} ns, a percentile its table prints as –",
+                    c.id
+                );
+            }
+        }
+        // The table prints them as –.
+        let tables = crate::report::tables::tables(&report);
+        assert!(
+            tables
+                .iter()
+                .flat_map(|t| t.rows.iter().flatten())
+                .any(|v| *v == crate::report::tables::Value::TooFew)
+        );
+    }
 
     #[test]
     fn every_registered_study_has_its_charts() {

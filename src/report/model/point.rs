@@ -467,7 +467,7 @@ mod tests {
     /// fleet, named for its ranks' targets, never rank 0's device.
     #[test]
     fn a_fleet_is_its_own_target() {
-        let (docs, mut members) = crate::result::fleet::sample_members();
+        let (docs, mut members) = crate::result::sample_members();
         for (m, dev) in members.iter_mut().zip(["loop6", "loop7", "loop8"]) {
             m.environment.target.kind = TargetKind::Block;
             m.environment.device.name = Some(dev.into());
