@@ -212,14 +212,14 @@ impl Point {
             monitor: d.monitor.clone().map(Arc::new),
             multi: None,
         }
-        .as_fleet(d.fleet.as_deref())
+        .into_fleet(d.fleet.as_deref())
     }
 
     /// A fleet's aggregate (several MPI ranks measured as one) is a target of its own: named
     /// for its ranks and their targets, never for rank 0's device, whose configuration and
     /// environment the fleet's document carries. Verdicts, "devices side by side" and charts
     /// keep targets apart by name, so the fleet's summed IOPS are never credited to one device.
-    fn as_fleet(mut self, fleet: Option<&crate::result::fleet::FleetRecord>) -> Point {
+    fn into_fleet(mut self, fleet: Option<&crate::result::fleet::FleetRecord>) -> Point {
         let Some(f) = fleet else { return self };
         self.name = fleet_name(f);
         self.env.target = f.target.clone();
