@@ -3,7 +3,7 @@
 //! service time, an errno, a short length or a corrupted byte. Completions come back in the order
 //! they fall due, so a slow I/O is overtaken by faster ones queued after it.
 
-use super::{Completion, Engine, EngineSetup, EngineSpec, Io};
+use super::spec::{Completion, Engine, EngineSetup, EngineSpec, Io};
 
 /// The fake as a registered engine (its default script: every read correct, at once), so the
 /// engine conformance suite runs it like any other: adding it took this file and one line in
@@ -13,10 +13,10 @@ pub static SPEC: EngineSpec = EngineSpec {
     label: "Z",
     fio_name: "psync",
     words: "fake",
-    capabilities: super::ASYNC,
+    capabilities: super::spec::ASYNC,
     options: &[],
-    check: super::no_check,
-    variants: super::plain,
+    check: super::spec::no_check,
+    variants: super::spec::plain,
     open: |s| Ok(Box::new(Fake::new(s, Script::new())?)),
 };
 use crate::buffer::BufferPool;
@@ -227,7 +227,7 @@ impl Engine for Fake {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::EngineOptions;
+    use crate::engine::options::EngineOptions;
 
     fn fake(file: &tempfile::NamedTempFile, depth: usize, script: Script) -> Fake {
         let setup = EngineSetup {
@@ -250,7 +250,7 @@ mod tests {
 
     #[test]
     fn reads_the_right_bytes_and_follows_its_script() {
-        let f = crate::engine::test_file(8, 4096);
+        let f = crate::engine::spec::test_file(8, 4096);
         let script = Script::new()
             .on(Which::Seq(1), Act::Errno(libc::EIO))
             .on(Which::Offset(2 * 4096), Act::Short(100))
@@ -273,7 +273,7 @@ mod tests {
 
     #[test]
     fn completions_come_back_when_due_slow_ones_last() {
-        let f = crate::engine::test_file(4, 4096);
+        let f = crate::engine::spec::test_file(4, 4096);
         let slow = Duration::from_millis(30);
         let script = Script::new()
             .on(Which::Seq(0), Act::Delay(slow))

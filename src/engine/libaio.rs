@@ -8,7 +8,7 @@
 //! Without O_DIRECT the kernel performs the read inside io_submit, so buffered libaio is synchronous
 //! (the probe warns about it); it still reads correctly.
 
-use super::{Capabilities, Completion, Engine, EngineSetup, EngineSpec, Io};
+use super::spec::{Capabilities, Completion, Engine, EngineSetup, EngineSpec, Io};
 
 pub static SPEC: EngineSpec = EngineSpec {
     name: "libaio",
@@ -18,11 +18,11 @@ pub static SPEC: EngineSpec = EngineSpec {
     // Without O_DIRECT, io_submit performs the read itself before returning.
     capabilities: Capabilities {
         needs_direct: true,
-        ..super::ASYNC
+        ..super::spec::ASYNC
     },
     options: &[],
-    check: super::no_check,
-    variants: super::plain,
+    check: super::spec::no_check,
+    variants: super::spec::plain,
     open: |s| Ok(Box::new(Libaio::new(s)?)),
 };
 use crate::buffer::BufferPool;

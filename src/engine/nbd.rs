@@ -4,30 +4,16 @@
 //! through one receive buffer, so several small replies cost one system call. With `--busy-poll`
 //! the worker spins on its socket for replies instead of sleeping in the kernel.
 
-use super::option::{EngineOption, Value};
-use super::{Capabilities, Completion, Engine, EngineSetup, EngineSpec, Io};
+use super::options::NbdOptions;
+use super::spec::{
+    Capabilities, Completion, Engine, EngineOption, EngineSetup, EngineSpec, Io, Value,
+};
 use crate::buffer::BufferPool;
 use crate::error::{Error, Result};
 use crate::nbd::Connection;
 use crate::nbd::proto::{Request, SIMPLE_REPLY_LEN, SimpleReply, errno_of_error};
-use serde::{Deserialize, Serialize};
 use std::io::{Read, Write};
 use std::sync::Arc;
-
-/// The nbd engine's own options.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
-#[serde(default)]
-pub struct NbdOptions {
-    /// Spin on the socket for a reply for up to this many microseconds before sleeping for it
-    /// (0: never spin): no sleep and no wake-up of an idle CPU in the latency.
-    pub busy_poll_us: u32,
-}
-
-impl NbdOptions {
-    /// The spin budget `--busy-poll` gives without a value: a QD1 reply with 100 us of service
-    /// time arrives within it.
-    pub const BUSY_POLL_US: u32 = 200;
-}
 
 pub static SPEC: EngineSpec = EngineSpec {
     name: "nbd",
@@ -57,7 +43,7 @@ pub static SPEC: EngineSpec = EngineSpec {
             }
         },
     }],
-    check: super::no_check,
+    check: super::spec::no_check,
     // It reads remote exports only: nothing to try on a local file in the probe or the
     // conformance suite (the end-to-end tests run it against real servers).
     variants: Vec::new,

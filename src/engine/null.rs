@@ -1,6 +1,7 @@
 //! `null`: completes every I/O at once without reading, to measure readlab's own cost per I/O.
 
-use super::{Capabilities, EngineSetup, EngineSpec, SyncEngine, SyncRead};
+use super::spec::{Capabilities, EngineSetup, EngineSpec};
+use super::sync::{SyncEngine, SyncRead};
 
 pub static SPEC: EngineSpec = EngineSpec {
     name: "null",
@@ -9,11 +10,11 @@ pub static SPEC: EngineSpec = EngineSpec {
     words: "no reads (null)",
     capabilities: Capabilities {
         does_io: false,
-        ..super::SYNC
+        ..super::spec::SYNC
     },
     options: &[],
-    check: super::no_check,
-    variants: super::plain,
+    check: super::spec::no_check,
+    variants: super::spec::plain,
     open: |s: EngineSetup| Ok(Box::new(SyncEngine::new(Null, s.pool))),
 };
 

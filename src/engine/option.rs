@@ -3,68 +3,8 @@
 //! the label and its reading back, the check that an option belongs to the engine run, the
 //! words in tables and tooltips, the `readlab run` and fio command lines and the fio import.
 
+pub use super::spec::{EngineOption, Value};
 use super::{EngineKind, EngineOptions, registry};
-
-/// How an option carries its value.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Value {
-    /// On or off (`--fixed-files`).
-    Switch,
-    /// A number the label writes after the letter (`--pool-threads 8`, label `R8`).
-    Count,
-    /// A number the label leaves out (the SQ poll thread's CPU; the busy-poll budget, whose letter
-    /// only says it is on): `unit` is what the command line writes after it.
-    Setting { unit: &'static str },
-}
-
-/// One engine option, declared once in its engine's file.
-pub struct EngineOption {
-    /// Its flag on the command line, without the dashes (`fixed-files`).
-    pub flag: &'static str,
-    /// Its letter in the label (`F`), none when labels leave it out.
-    pub letter: Option<char>,
-    /// What it is, in words (`fixed files`); `{n}` stands for its value (`{n} reader threads`).
-    pub words: &'static str,
-    /// fio's option for the same thing (`registerfiles`), none when fio has none.
-    pub fio: Option<&'static str>,
-    /// Its field in the results and its column in the report's CSV and JSON (`fixed_files`).
-    pub column: &'static str,
-    pub value: Value,
-    /// Its value in `o`: none when it is off or unset (a switch that is on is `Some(1)`).
-    pub get: fn(&EngineOptions) -> Option<u64>,
-    /// Set it in `o` to `n` (a switch ignores `n`; a letter without a number sets the default).
-    pub set: fn(&mut EngineOptions, u64),
-}
-
-impl EngineOption {
-    /// Its words for value `n` (`8 reader threads`, `fixed files`).
-    pub fn words_for(&self, n: u64) -> String {
-        self.words.replace("{n}", &n.to_string())
-    }
-
-    /// Its words when set in `o`.
-    pub fn words_in(&self, o: &EngineOptions) -> Option<String> {
-        (self.get)(o).map(|n| self.words_for(n))
-    }
-
-    /// Its flag on `readlab run`'s command line, when set in `o` (`--fixed-files`,
-    /// `--pool-threads 8`, `--busy-poll=200us`).
-    pub fn readlab_arg(&self, o: &EngineOptions) -> Option<String> {
-        let n = (self.get)(o)?;
-        Some(match self.value {
-            Value::Switch => format!("--{}", self.flag),
-            Value::Count => format!("--{} {n}", self.flag),
-            Value::Setting { unit: "" } => format!("--{} {n}", self.flag),
-            Value::Setting { unit } => format!("--{}={n}{unit}", self.flag),
-        })
-    }
-
-    /// Its option on fio's command line, when set in `o` and fio has it (`--registerfiles=1`).
-    pub fn fio_arg(&self, o: &EngineOptions) -> Option<String> {
-        let (name, n) = (self.fio?, (self.get)(o)?);
-        Some(format!("--{name}={n}"))
-    }
-}
 
 /// Every option of every engine, with its engine, in the registry's order.
 pub fn all() -> impl Iterator<Item = (EngineKind, &'static EngineOption)> {

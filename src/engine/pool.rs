@@ -9,17 +9,9 @@
 
 #![forbid(unsafe_code)]
 
-use super::option::{EngineOption, Value};
-use super::{Capabilities, Completion, Engine, EngineSetup, EngineSpec, Io};
-use serde::{Deserialize, Serialize};
-
-/// The pool's own options.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
-#[serde(default)]
-pub struct PoolOptions {
-    /// Worker threads doing the reads (default: iodepth).
-    pub pool_threads: Option<usize>,
-}
+use super::spec::{
+    Capabilities, Completion, Engine, EngineOption, EngineSetup, EngineSpec, Io, Value,
+};
 
 pub static SPEC: EngineSpec = EngineSpec {
     name: "pool",
@@ -28,7 +20,7 @@ pub static SPEC: EngineSpec = EngineSpec {
     words: "thread pool",
     capabilities: Capabilities {
         supports_batch: false,
-        ..super::ASYNC
+        ..super::spec::ASYNC
     },
     // `R<n>`: n reader threads, when set apart from the default (one per queue slot).
     options: &[EngineOption {
@@ -50,12 +42,12 @@ pub static SPEC: EngineSpec = EngineSpec {
         // Every worker starts its own readers: the process holds workers × (1 + readers).
         let readers = o.pool.pool_threads.unwrap_or(w.iodepth);
         let total = readers.saturating_add(1).saturating_mul(w.threads);
-        if total > super::MAX_THREADS {
+        if total > super::spec::MAX_THREADS {
             return Err(crate::error::Error::invalid(format!(
                 "{} worker(s) with {readers} reader threads each make {total} threads; readlab \
                  starts at most {}: use fewer --pool-threads{} or --numjobs",
                 w.threads,
-                super::MAX_THREADS,
+                super::spec::MAX_THREADS,
                 if o.pool.pool_threads.is_none() {
                     " (the default is --iodepth)"
                 } else {
@@ -65,7 +57,7 @@ pub static SPEC: EngineSpec = EngineSpec {
         }
         Ok(())
     },
-    variants: super::plain,
+    variants: super::spec::plain,
     open: |s| Ok(Box::new(Pool::new(s)?)),
 };
 use crate::buffer::AlignedBuf;
@@ -266,13 +258,13 @@ impl Drop for Pool {
 mod tests {
     use super::*;
     use crate::buffer::BufferPool;
-    use crate::engine::EngineOptions;
+    use crate::engine::options::{EngineOptions, PoolOptions};
     use std::sync::Arc;
 
     const BS: usize = 4096;
 
     fn file(blocks: usize) -> tempfile::NamedTempFile {
-        crate::engine::test_file(blocks, BS)
+        crate::engine::spec::test_file(blocks, BS)
     }
 
     fn open(f: File, slots: usize, threads: Option<usize>) -> Pool {

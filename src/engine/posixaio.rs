@@ -12,17 +12,17 @@
 //! through raw pointers (`UnsafeCell`) because glibc's threads write into them concurrently.
 //! Buffers are lent from the [`BufferPool`] for exactly as long as the request is in flight.
 
-use super::{Completion, Engine, EngineSetup, EngineSpec, Io};
+use super::spec::{Completion, Engine, EngineSetup, EngineSpec, Io};
 
 pub static SPEC: EngineSpec = EngineSpec {
     name: "posixaio",
     label: "X",
     fio_name: "posixaio",
     words: "POSIX aio",
-    capabilities: super::ASYNC,
+    capabilities: super::spec::ASYNC,
     options: &[],
-    check: super::no_check,
-    variants: super::plain,
+    check: super::spec::no_check,
+    variants: super::spec::plain,
     open: |s| Ok(Box::new(PosixAio::new(s)?)),
 };
 use crate::buffer::BufferPool;
@@ -304,12 +304,12 @@ impl Drop for PosixAio {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::EngineOptions;
+    use crate::engine::options::EngineOptions;
 
     const BS: usize = 4096;
 
     fn file(blocks: usize) -> tempfile::NamedTempFile {
-        crate::engine::test_file(blocks, BS)
+        crate::engine::spec::test_file(blocks, BS)
     }
 
     fn open(f: File, slots: usize) -> PosixAio {

@@ -1,6 +1,7 @@
 //! `psync`: one pread(2) per I/O, the interface of section 5 of the report.
 
-use super::{EngineSetup, EngineSpec, SyncEngine, SyncRead};
+use super::spec::{EngineSetup, EngineSpec};
+use super::sync::{SyncEngine, SyncRead};
 use std::fs::File;
 use std::sync::Arc;
 
@@ -9,10 +10,10 @@ pub static SPEC: EngineSpec = EngineSpec {
     label: "P",
     fio_name: "psync",
     words: "pread",
-    capabilities: super::SYNC,
+    capabilities: super::spec::SYNC,
     options: &[],
-    check: super::no_check,
-    variants: super::plain,
+    check: super::spec::no_check,
+    variants: super::spec::plain,
     open: |s: EngineSetup| {
         let file = s.handle.file()?;
         Ok(Box::new(SyncEngine::new(Psync::new(file), s.pool)))

@@ -1,29 +1,19 @@
 //! `pvsync2`: preadv2(2) with optional RWF_HIPRI (polled completion) and RWF_NOWAIT flags.
 
-use super::option::{EngineOption, Value};
-use super::{EngineOptions, EngineSetup, EngineSpec, SyncEngine, SyncRead};
+use super::options::EngineOptions;
+use super::spec::{EngineOption, EngineSetup, EngineSpec, Value};
+use super::sync::{SyncEngine, SyncRead};
 use rustix::io::ReadWriteFlags;
-use serde::{Deserialize, Serialize};
 use std::fs::File;
 use std::io::IoSliceMut;
 use std::sync::Arc;
-
-/// pvsync2's own options.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
-#[serde(default)]
-pub struct Pvsync2Options {
-    /// preadv2 RWF_HIPRI: poll for completion (needs a device with poll queues).
-    pub hipri: bool,
-    /// preadv2 RWF_NOWAIT: fail with EAGAIN instead of blocking.
-    pub nowait: bool,
-}
 
 pub static SPEC: EngineSpec = EngineSpec {
     name: "pvsync2",
     label: "V",
     fio_name: "pvsync2",
     words: "preadv2",
-    capabilities: super::SYNC,
+    capabilities: super::spec::SYNC,
     options: &[
         EngineOption {
             flag: "hipri",
@@ -46,12 +36,12 @@ pub static SPEC: EngineSpec = EngineSpec {
             set: |o, _| o.pvsync2.nowait = true,
         },
     ],
-    check: super::no_check,
+    check: super::spec::no_check,
     variants: || {
         vec![
             ("", EngineOptions::default()),
-            ("--hipri", super::with(|o| o.pvsync2.hipri = true)),
-            ("--nowait", super::with(|o| o.pvsync2.nowait = true)),
+            ("--hipri", super::spec::with(|o| o.pvsync2.hipri = true)),
+            ("--nowait", super::spec::with(|o| o.pvsync2.nowait = true)),
         ]
     },
     open: |s: EngineSetup| {

@@ -1,7 +1,7 @@
 //! The adapter that turns any synchronous `read_at` into an engine: a queued I/O is read during
 //! `submit`, and `reap` hands back what was read.
 
-use super::{Completion, Engine, Io};
+use super::spec::{Completion, Engine, Io};
 use crate::buffer::BufferPool;
 use crate::error::Result;
 

@@ -15,36 +15,15 @@
 //! `Submitter`, `SubmissionQueue` and `CompletionQueue` of one `IoUring::split()` for its whole
 //! life. They borrow the ring, which lives in a leaked `Box` freed by `Drop` after them.
 
-use super::option::{EngineOption, Value};
-use super::{Completion, Engine, EngineOptions, EngineSetup, EngineSpec, Io};
-use serde::{Deserialize, Serialize};
-
-/// io_uring's own options.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
-#[serde(default)]
-pub struct UringOptions {
-    /// Register the file and use fixed-file SQEs.
-    pub fixed_files: bool,
-    /// Register the buffer region once and use READ_FIXED.
-    pub fixed_bufs: bool,
-    /// A kernel thread polls the submission queue (IORING_SETUP_SQPOLL).
-    pub sqpoll: bool,
-    /// Pin the SQ poll thread to this CPU.
-    pub sqpoll_cpu: Option<u32>,
-    /// Milliseconds the SQ poll thread spins before it sleeps.
-    pub sqpoll_idle_ms: u32,
-    /// Busy-poll for completions (IORING_SETUP_IOPOLL; needs device poll queues).
-    pub iopoll: bool,
-    /// Do not try COOP_TASKRUN / SINGLE_ISSUER / DEFER_TASKRUN / a registered ring fd.
-    pub plain_setup: bool,
-}
+use super::options::{EngineOptions, UringOptions};
+use super::spec::{Completion, Engine, EngineOption, EngineSetup, EngineSpec, Io, Value};
 
 pub static SPEC: EngineSpec = EngineSpec {
     name: "uring",
     label: "U",
     fio_name: "io_uring",
     words: "io_uring",
-    capabilities: super::ASYNC,
+    capabilities: super::spec::ASYNC,
     // `M` fixed buffers, `F` fixed files, `S` SQ poll (the report's letters); readlab adds `I`
     // for polled completions and `L` for the plain (legacy) ring setup. The SQ poll thread's CPU
     // and idle time are tuning details left out of the label.
@@ -114,24 +93,33 @@ pub static SPEC: EngineSpec = EngineSpec {
     variants: || {
         vec![
             ("", EngineOptions::default()),
-            ("--plain-setup", super::with(|o| o.uring.plain_setup = true)),
-            ("--fixed-files", super::with(|o| o.uring.fixed_files = true)),
-            ("--fixed-bufs", super::with(|o| o.uring.fixed_bufs = true)),
+            (
+                "--plain-setup",
+                super::spec::with(|o| o.uring.plain_setup = true),
+            ),
+            (
+                "--fixed-files",
+                super::spec::with(|o| o.uring.fixed_files = true),
+            ),
+            (
+                "--fixed-bufs",
+                super::spec::with(|o| o.uring.fixed_bufs = true),
+            ),
             (
                 "--sqpoll",
-                super::with(|o| {
+                super::spec::with(|o| {
                     o.uring.sqpoll = true;
                     o.uring.sqpoll_idle_ms = 10;
                 }),
             ),
-            ("--iopoll", super::with(|o| o.uring.iopoll = true)),
+            ("--iopoll", super::spec::with(|o| o.uring.iopoll = true)),
         ]
     },
     open: |s| Ok(Box::new(Uring::new(s)?)),
 };
 
 /// io_uring's options against the rest of the configuration.
-fn check_options(o: &EngineOptions, cfg: &super::Workload) -> Result<()> {
+fn check_options(o: &EngineOptions, cfg: &super::spec::Workload) -> Result<()> {
     let o = &o.uring;
     if o.sqpoll_cpu.is_some() && !o.sqpoll {
         return Err(Error::invalid("--sqpoll-cpu needs --sqpoll"));
