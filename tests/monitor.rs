@@ -35,10 +35,11 @@ fn run_monitor_on_a_loop_device_agrees_with_the_run_within_5_percent() {
         &l.dev,
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
+    // The check's line as one, though the terminal's width wrapped it.
+    let said = stdout(&o).replace("\n    ", " ");
     assert!(
-        stdout(&o).contains("monitor") && stdout(&o).contains("per second within"),
-        "{}",
-        stdout(&o)
+        said.contains("monitor") && said.contains("per second within"),
+        "{said}"
     );
     let doc = read_json(&out);
     let samples = doc["monitor"]["samples"]
@@ -290,7 +291,8 @@ fn run_monitor_counts_device_requests_per_readlab_request() {
         &l.dev,
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
-    let out = stdout(&o);
+    // The line as one, though the terminal's width wrapped it.
+    let out = stdout(&o).replace("\n    ", " ");
     let line = out
         .lines()
         .find(|l| l.contains("requests/s for readlab's"))

@@ -97,7 +97,15 @@ fn monitor_beside_fio_in_tmux_sees_fio_iops() {
         lines.len() >= 8,
         "two header lines and six samples: {screen}"
     );
-    assert!(lines[1].contains("r/s"), "{screen}");
+    // The legend (what each column is) comes first; the header's second line names r/s.
+    let header = lines
+        .iter()
+        .position(|l| l.contains("r/s") && l.contains('|'))
+        .unwrap_or_else(|| panic!("no header: {screen}"));
+    assert!(
+        lines.len() >= header + 7,
+        "a header and six samples: {screen}"
+    );
     assert!(
         lines.iter().all(|l| l.chars().count() <= 100),
         "a line wider than the terminal: {screen}"
