@@ -91,8 +91,9 @@ fn several_configurations_compare_and_a_baseline() {
     let o = ok(&["compare", s(&a), s(&b)]);
     let text = stdout(&o);
     // Each side by its input (not both by the device), and what differs.
+    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(
-        text.starts_with("A: a: ") && text.contains("\nB: b: "),
+        flat.contains("A: a: ") && flat.contains(". B: b: "),
         "{text}"
     );
     for row in [
@@ -343,7 +344,7 @@ fn the_answer_first_and_a_too_wide_profile_refused() {
     ]);
     let out = stdout(&o);
     assert!(out.starts_with("Answer:\n  "), "the answer first:\n{out}");
-    let answer = out.split("\n\n").next().unwrap();
+    let answer = unwrapped(out.split("\n\n").next().unwrap());
     assert!(
         answer.contains("4K random: too close to call: run with --repeat 3 (balanced: lowest p99.9 keeping 90 % of the best IOPS;"),
         "{answer}"

@@ -45,7 +45,7 @@ fn a_study_in_ram_says_so_once_and_its_report_once_at_the_top() {
         out.to_str().unwrap(),
         f.to_str().unwrap(),
     ]);
-    let err = stderr(&o);
+    let err = unwrapped(&stderr(&o));
     assert!(o.status.success(), "{err}");
     let n = points(&out);
     assert!(n >= 4, "{n} points");
@@ -58,7 +58,7 @@ fn a_study_in_ram_says_so_once_and_its_report_once_at_the_top() {
 
     // The report: once on stderr, as a banner with the count, and not again among the notes.
     let o = run(&["report", out.to_str().unwrap(), "--format", "md", "-o", "-"]);
-    let err = stderr(&o);
+    let err = unwrapped(&stderr(&o));
     assert!(o.status.success(), "{err}");
     let said = ram_lines(&err);
     assert_eq!(said.len(), 1, "{err}");
@@ -103,7 +103,7 @@ fn a_study_in_ram_says_so_once_and_its_report_once_at_the_top() {
 fn info_and_tune_of_a_file_in_ram_say_so_first() {
     let (d, f) = shm_file("16M");
     let o = run(&["info", f.to_str().unwrap()]);
-    let text = stdout(&o);
+    let text = unwrapped(&stdout(&o));
     assert!(o.status.success(), "{}", stderr(&o));
     let first = text.lines().next().unwrap_or_default();
     assert!(
@@ -133,7 +133,7 @@ fn info_and_tune_of_a_file_in_ram_say_so_first() {
         out.to_str().unwrap(),
         f.to_str().unwrap(),
     ]);
-    let text = stdout(&o);
+    let text = unwrapped(&stdout(&o));
     let err = stderr(&o);
     assert!(o.status.success(), "{err}");
     let first = text.lines().next().unwrap_or_default();

@@ -12,6 +12,12 @@ pub fn run(args: &[&str]) -> Output {
     bin().args(args).output().expect("start readlab")
 }
 
+/// Text as one line per message: the continuation lines a terminal's width broke off (indented
+/// by two or four) joined back, so a test can look for a phrase wherever the line was broken.
+pub fn unwrapped(s: &str) -> String {
+    s.replace("\n    ", " ").replace("\n  ", " ")
+}
+
 pub fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
