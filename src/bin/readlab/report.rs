@@ -56,9 +56,11 @@ pub fn run(a: &ReportArgs) -> anyhow::Result<ExitCode> {
     }
     let to_stdout = a.out.as_ref().is_some_and(|o| o.as_os_str() == "-");
     if !to_stdout && !a.out_json.is_json() {
-        // The answer first, as the document opens with it.
-        let d = readlab::report::document::document(&report);
-        crate::progress::print_answer(&readlab::verdict::answer::text(&d.answers));
+        // The answer first, as the document opens with it (the same computation as the
+        // document's answers, without building the document's charts twice).
+        let verdict = readlab::verdict::of_report(&report);
+        let answers = readlab::verdict::answer::answers(&verdict, &report.points);
+        crate::progress::print_answer(&readlab::verdict::answer::text(&answers));
     }
     for b in &report.banners {
         crate::progress::warn(&b.line());
