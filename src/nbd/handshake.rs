@@ -1,5 +1,6 @@
 //! Both sides of the fixed newstyle handshake: the server's option haggling (`NBD_OPT_GO`/`INFO`
-//! with `NBD_INFO_EXPORT` and `NBD_INFO_BLOCK_SIZE`, `EXPORT_NAME`, `LIST`, `ABORT`, `ERR_UNSUP`
+//! with `NBD_INFO_EXPORT` and `NBD_INFO_BLOCK_SIZE`, `EXPORT_NAME`, `LIST`, `ABORT`,
+//! `STRUCTURED_REPLY`, `LIST_META_CONTEXT`/`SET_META_CONTEXT` for `base:allocation`, `ERR_UNSUP`
 //! for the rest), and the client's (GO, falling back to EXPORT_NAME for old servers), which also
 //! records everything the server advertised for `readlab info`.
 
@@ -75,11 +76,25 @@ fn skip(r: &mut impl Read, mut n: u64) -> io::Result<()> {
     Ok(())
 }
 
+/// The metadata context ID the server gives `base:allocation`.
+pub const BASE_ALLOCATION_ID: u32 = 1;
+
+/// What a client negotiated for the transmission phase besides the export: how replies are
+/// framed and whether block status is answered.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Session {
+    /// `NBD_OPT_STRUCTURED_REPLY` was acknowledged: reads (and errors) get structured replies.
+    pub structured_replies: bool,
+    /// `base:allocation` was selected (`NBD_OPT_SET_META_CONTEXT`) for the export chosen:
+    /// `NBD_CMD_BLOCK_STATUS` is answered.
+    pub base_allocation: bool,
+}
+
 /// How a server's negotiation ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ServerOutcome {
-    /// Transmission starts; the client asked for this export name.
-    Transmission { export: String },
+    /// Transmission starts; the client asked for this export name and negotiated `session`.
+    Transmission { export: String, session: Session },
     /// The client sent `NBD_OPT_ABORT` (answered) or left.
     Aborted,
 }
@@ -102,9 +117,25 @@ fn info_export(e: &ExportInfo) -> Vec<u8> {
     d
 }
 
+/// Whether a client may have `name`: the export's own name, or any name when it has none (no
+/// `--export`).
+fn known_name(export: &ExportInfo, name: &str) -> bool {
+    export.name.is_empty() || export.name == name
+}
+
+/// The `NBD_REP_ERR_UNKNOWN` message for a name the server does not export.
+fn unknown_name(export: &ExportInfo, name: &str) -> String {
+    let shown: String = name.chars().take(64).collect();
+    format!(
+        "no export named '{shown}' here; this server exports '{}'",
+        export.name
+    )
+}
+
 /// The server's side: send the greeting, answer options until the client chooses the export
-/// (any export name reaches the one export) or leaves. A client breaking the protocol (bad
-/// magic, unknown client flags, endless options) ends it with an error: hang up.
+/// (its name, or any name when the export has none) or leaves. A client breaking the protocol
+/// (bad magic, unknown client flags, endless options, an unknown name with `EXPORT_NAME`) ends
+/// it with an error: hang up.
 pub fn server_handshake<S: Read + Write>(
     s: &mut S,
     export: &ExportInfo,
@@ -119,6 +150,13 @@ pub fn server_handshake<S: Read + Write>(
         return Err(invalid(format!("unknown client flags {cflags:#x}")));
     }
     let no_zeroes = cflags & FLAG_C_NO_ZEROES != 0;
+    let mut structured = false;
+    // The export name `base:allocation` was last selected for.
+    let mut allocation_for: Option<String> = None;
+    let session_of = |structured: bool, allocation_for: &Option<String>, name: &str| Session {
+        structured_replies: structured,
+        base_allocation: allocation_for.as_deref() == Some(name),
+    };
     for _ in 0..MAX_OPTIONS {
         let magic = match read_u64(s) {
             Ok(m) => m,
@@ -145,6 +183,10 @@ pub fn server_handshake<S: Read + Write>(
         match opt {
             OPT_EXPORT_NAME => {
                 let name = String::from_utf8_lossy(&data).into_owned();
+                if !known_name(export, &name) {
+                    // EXPORT_NAME cannot carry an error: the protocol says close.
+                    return Err(invalid(unknown_name(export, &name)));
+                }
                 let mut b = Vec::with_capacity(10 + 124);
                 b.extend_from_slice(&export.size.to_be_bytes());
                 b.extend_from_slice(&export.flags.to_be_bytes());
@@ -152,7 +194,11 @@ pub fn server_handshake<S: Read + Write>(
                     b.extend_from_slice(&[0u8; 124]);
                 }
                 s.write_all(&b)?;
-                return Ok(ServerOutcome::Transmission { export: name });
+                let session = session_of(structured, &allocation_for, &name);
+                return Ok(ServerOutcome::Transmission {
+                    export: name,
+                    session,
+                });
             }
             OPT_ABORT => {
                 let _ = option_reply(s, opt, REP_ACK, &[]);
@@ -171,11 +217,76 @@ pub fn server_handshake<S: Read + Write>(
                 option_reply(s, opt, REP_SERVER, &d)?;
                 option_reply(s, opt, REP_ACK, &[])?;
             }
+            OPT_STRUCTURED_REPLY => {
+                if !data.is_empty() {
+                    option_reply(
+                        s,
+                        opt,
+                        REP_ERR_INVALID,
+                        b"NBD_OPT_STRUCTURED_REPLY takes no data",
+                    )?;
+                    continue;
+                }
+                structured = true;
+                option_reply(s, opt, REP_ACK, &[])?;
+            }
+            OPT_LIST_META_CONTEXT | OPT_SET_META_CONTEXT => {
+                let set = opt == OPT_SET_META_CONTEXT;
+                if set {
+                    // Replaced by this option, even when it fails.
+                    allocation_for = None;
+                    if !structured {
+                        option_reply(
+                            s,
+                            opt,
+                            REP_ERR_INVALID,
+                            b"negotiate NBD_OPT_STRUCTURED_REPLY before NBD_OPT_SET_META_CONTEXT",
+                        )?;
+                        continue;
+                    }
+                }
+                let Some((name, queries)) = parse_meta_request(&data) else {
+                    option_reply(s, opt, REP_ERR_INVALID, b"malformed meta context request")?;
+                    continue;
+                };
+                if !known_name(export, &name) {
+                    option_reply(
+                        s,
+                        opt,
+                        REP_ERR_UNKNOWN,
+                        unknown_name(export, &name).as_bytes(),
+                    )?;
+                    continue;
+                }
+                // `base:` lists the namespace; only the full name selects the context.
+                let matches =
+                    |q: &[u8]| q == CONTEXT_BASE_ALLOCATION.as_bytes() || (!set && q == b"base:");
+                let chosen = (!set && queries.is_empty()) || queries.iter().any(|q| matches(q));
+                if chosen {
+                    let id = if set { BASE_ALLOCATION_ID } else { 0 };
+                    let mut d = id.to_be_bytes().to_vec();
+                    d.extend_from_slice(CONTEXT_BASE_ALLOCATION.as_bytes());
+                    option_reply(s, opt, REP_META_CONTEXT, &d)?;
+                    if set {
+                        allocation_for = Some(name);
+                    }
+                }
+                option_reply(s, opt, REP_ACK, &[])?;
+            }
             OPT_INFO | OPT_GO => {
                 let Some((name, requests)) = parse_info_request(&data) else {
                     option_reply(s, opt, REP_ERR_INVALID, b"malformed NBD_OPT_INFO/GO data")?;
                     continue;
                 };
+                if !known_name(export, &name) {
+                    option_reply(
+                        s,
+                        opt,
+                        REP_ERR_UNKNOWN,
+                        unknown_name(export, &name).as_bytes(),
+                    )?;
+                    continue;
+                }
                 option_reply(s, opt, REP_INFO, &info_export(export))?;
                 if let Some(bs) = export.block_sizes {
                     // Sent whether asked or not: clients that did not ask ignore it.
@@ -199,7 +310,11 @@ pub fn server_handshake<S: Read + Write>(
                 }
                 option_reply(s, opt, REP_ACK, &[])?;
                 if opt == OPT_GO {
-                    return Ok(ServerOutcome::Transmission { export: name });
+                    let session = session_of(structured, &allocation_for, &name);
+                    return Ok(ServerOutcome::Transmission {
+                        export: name,
+                        session,
+                    });
                 }
             }
             _ => option_reply(s, opt, REP_ERR_UNSUP, &[])?,
@@ -208,10 +323,34 @@ pub fn server_handshake<S: Read + Write>(
     Err(invalid(format!("more than {MAX_OPTIONS} options")))
 }
 
+/// The export name and queries of NBD_OPT_LIST_META_CONTEXT/SET_META_CONTEXT data; None when a
+/// length runs past the data or bytes are left over.
+fn parse_meta_request(d: &[u8]) -> Option<(String, Vec<&[u8]>)> {
+    let n = be32(d.get(0..4)?) as usize;
+    let name = d.get(4..4usize.checked_add(n)?)?;
+    let mut rest = d.get(4 + n..)?;
+    let count = be32(rest.get(0..4)?) as usize;
+    rest = &rest[4..];
+    // Each query takes at least its 4-byte length: a larger count cannot be honest.
+    if count > rest.len() / 4 {
+        return None;
+    }
+    let mut queries = Vec::with_capacity(count);
+    for _ in 0..count {
+        let k = be32(rest.get(0..4)?) as usize;
+        queries.push(rest.get(4..4usize.checked_add(k)?)?);
+        rest = &rest[4 + k..];
+    }
+    if !rest.is_empty() {
+        return None;
+    }
+    Some((String::from_utf8_lossy(name).into_owned(), queries))
+}
+
 /// The export name and information requests of NBD_OPT_INFO/GO data.
 fn parse_info_request(d: &[u8]) -> Option<(String, Vec<u16>)> {
     let n = be32(d.get(0..4)?) as usize;
-    let name = d.get(4..4 + n)?;
+    let name = d.get(4..4usize.checked_add(n)?)?;
     let rest = d.get(4 + n..)?;
     let count = be16(rest.get(0..2)?) as usize;
     let reqs = rest.get(2..)?;
@@ -444,7 +583,8 @@ mod tests {
         assert_eq!(
             server.join().unwrap(),
             ServerOutcome::Transmission {
-                export: "disk".into()
+                export: "disk".into(),
+                session: Session::default(),
             }
         );
         assert_eq!(a.export, export());
@@ -504,8 +644,8 @@ mod tests {
         c.write_all(&(FLAG_C_FIXED_NEWSTYLE | FLAG_C_NO_ZEROES).to_be_bytes())
             .unwrap();
         assert_eq!(
-            raw_option(&mut c, OPT_STRUCTURED_REPLY, &[]).0,
-            REP_ERR_UNSUP
+            raw_option(&mut c, OPT_STRUCTURED_REPLY, b"x").0,
+            REP_ERR_INVALID
         );
         assert_eq!(raw_option(&mut c, OPT_STARTTLS, &[]).0, REP_ERR_UNSUP);
         assert_eq!(raw_option(&mut c, 999, b"abc").0, REP_ERR_UNSUP);
@@ -517,8 +657,7 @@ mod tests {
         let big = vec![7u8; MAX_OPTION_DATA as usize + 1];
         assert_eq!(raw_option(&mut c, OPT_INFO, &big).0, REP_ERR_TOO_BIG);
         // INFO answers and negotiation goes on.
-        let mut d = 0u32.to_be_bytes().to_vec();
-        d.extend_from_slice(&0u16.to_be_bytes());
+        let d = info_request("disk");
         let (k, info) = raw_option(&mut c, OPT_INFO, &d);
         assert_eq!((k, be16(&info)), (REP_INFO, INFO_EXPORT));
         assert_eq!(be64(&info[2..]), 1 << 20);
@@ -558,7 +697,7 @@ mod tests {
             c.read_exact(&mut greet).unwrap();
             let f = FLAG_C_FIXED_NEWSTYLE | if no_zeroes { FLAG_C_NO_ZEROES } else { 0 };
             c.write_all(&f.to_be_bytes()).unwrap();
-            send_option(&mut c, OPT_EXPORT_NAME, b"any").unwrap();
+            send_option(&mut c, OPT_EXPORT_NAME, b"disk").unwrap();
             assert!(matches!(
                 server.join().unwrap().unwrap(),
                 ServerOutcome::Transmission { .. }
@@ -567,5 +706,207 @@ mod tests {
             c.read_to_end(&mut rest).unwrap();
             assert_eq!(rest.len(), if no_zeroes { 10 } else { 134 });
         }
+    }
+
+    /// NBD_OPT_INFO/GO data asking for no information.
+    fn info_request(name: &str) -> Vec<u8> {
+        let mut d = (name.len() as u32).to_be_bytes().to_vec();
+        d.extend_from_slice(name.as_bytes());
+        d.extend_from_slice(&0u16.to_be_bytes());
+        d
+    }
+
+    /// NBD_OPT_LIST/SET_META_CONTEXT data.
+    fn meta_request(name: &str, queries: &[&str]) -> Vec<u8> {
+        let mut d = (name.len() as u32).to_be_bytes().to_vec();
+        d.extend_from_slice(name.as_bytes());
+        d.extend_from_slice(&(queries.len() as u32).to_be_bytes());
+        for q in queries {
+            d.extend_from_slice(&(q.len() as u32).to_be_bytes());
+            d.extend_from_slice(q.as_bytes());
+        }
+        d
+    }
+
+    /// A server negotiating `export` on a thread, and the client's end after the greeting.
+    fn greeted(
+        export: ExportInfo,
+    ) -> (
+        UnixStream,
+        std::thread::JoinHandle<io::Result<ServerOutcome>>,
+    ) {
+        let (mut c, mut s) = pair();
+        let server = std::thread::spawn(move || server_handshake(&mut s, &export));
+        let mut greet = [0u8; 18];
+        c.read_exact(&mut greet).unwrap();
+        c.write_all(&(FLAG_C_FIXED_NEWSTYLE | FLAG_C_NO_ZEROES).to_be_bytes())
+            .unwrap();
+        (c, server)
+    }
+
+    /// Replies to `opt` until the final one: (META_CONTEXT replies as (id, name), final type).
+    fn meta_replies(c: &mut UnixStream, opt: u32) -> (Vec<(u32, String)>, u32) {
+        let mut got = Vec::new();
+        loop {
+            let (k, d) = read_option_reply(c, opt).unwrap();
+            if k != REP_META_CONTEXT {
+                return (got, k);
+            }
+            got.push((be32(&d), String::from_utf8(d[4..].to_vec()).unwrap()));
+        }
+    }
+
+    /// GO for `name`: the final reply type (after the INFO replies).
+    fn go(c: &mut UnixStream, name: &str) -> u32 {
+        send_option(c, OPT_GO, &info_request(name)).unwrap();
+        loop {
+            let (k, _) = read_option_reply(c, OPT_GO).unwrap();
+            if k != REP_INFO {
+                return k;
+            }
+        }
+    }
+
+    #[test]
+    fn structured_replies_and_base_allocation_are_negotiated() {
+        let (mut c, server) = greeted(export());
+        assert_eq!(raw_option(&mut c, OPT_STRUCTURED_REPLY, &[]).0, REP_ACK);
+        let base = (0, CONTEXT_BASE_ALLOCATION.to_string());
+        // Listing: everything with no query, the namespace with `base:`, nothing for others.
+        for (queries, want) in [
+            (&[][..], vec![base.clone()]),
+            (&["base:"][..], vec![base.clone()]),
+            (&["base:allocation"][..], vec![base.clone()]),
+            (&["qemu:dirty-bitmap:x", "base:nothing"][..], vec![]),
+        ] {
+            send_option(
+                &mut c,
+                OPT_LIST_META_CONTEXT,
+                &meta_request("disk", queries),
+            )
+            .unwrap();
+            assert_eq!(
+                meta_replies(&mut c, OPT_LIST_META_CONTEXT),
+                (want, REP_ACK),
+                "{queries:?}"
+            );
+        }
+        // Selecting: only the full name, once, with its ID; `base:` selects nothing.
+        for (queries, want) in [
+            (&["base:"][..], vec![]),
+            (
+                &[
+                    "qemu:allocation-depth",
+                    "base:allocation",
+                    "base:allocation",
+                ][..],
+                vec![(BASE_ALLOCATION_ID, CONTEXT_BASE_ALLOCATION.to_string())],
+            ),
+        ] {
+            send_option(&mut c, OPT_SET_META_CONTEXT, &meta_request("disk", queries)).unwrap();
+            assert_eq!(
+                meta_replies(&mut c, OPT_SET_META_CONTEXT),
+                (want, REP_ACK),
+                "{queries:?}"
+            );
+        }
+        // A request whose query length runs past the data is invalid.
+        let mut bad = meta_request("disk", &["base:allocation"]);
+        bad.truncate(bad.len() - 1);
+        assert_eq!(
+            raw_option(&mut c, OPT_LIST_META_CONTEXT, &bad).0,
+            REP_ERR_INVALID
+        );
+        let mut huge = meta_request("disk", &[]);
+        huge[8..12].copy_from_slice(&u32::MAX.to_be_bytes());
+        assert_eq!(
+            raw_option(&mut c, OPT_LIST_META_CONTEXT, &huge).0,
+            REP_ERR_INVALID
+        );
+        assert_eq!(go(&mut c, "disk"), REP_ACK);
+        assert_eq!(
+            server.join().unwrap().unwrap(),
+            ServerOutcome::Transmission {
+                export: "disk".into(),
+                session: Session {
+                    structured_replies: true,
+                    base_allocation: true
+                }
+            }
+        );
+    }
+
+    #[test]
+    fn a_context_needs_structured_replies_first_and_the_same_export() {
+        // SET_META_CONTEXT before STRUCTURED_REPLY: refused, nothing selected.
+        let (mut c, server) = greeted(export());
+        let d = meta_request("disk", &["base:allocation"]);
+        send_option(&mut c, OPT_SET_META_CONTEXT, &d).unwrap();
+        assert_eq!(
+            meta_replies(&mut c, OPT_SET_META_CONTEXT),
+            (vec![], REP_ERR_INVALID)
+        );
+        assert_eq!(go(&mut c, "disk"), REP_ACK);
+        let ServerOutcome::Transmission { session, .. } = server.join().unwrap().unwrap() else {
+            panic!("no transmission");
+        };
+        assert_eq!(session, Session::default());
+
+        // Selected for one name, then GO for another (an unnamed export takes any name).
+        let mut anon = export();
+        anon.name = String::new();
+        let (mut c, server) = greeted(anon);
+        assert_eq!(raw_option(&mut c, OPT_STRUCTURED_REPLY, &[]).0, REP_ACK);
+        let d = meta_request("a", &["base:allocation"]);
+        send_option(&mut c, OPT_SET_META_CONTEXT, &d).unwrap();
+        assert_eq!(meta_replies(&mut c, OPT_SET_META_CONTEXT).0.len(), 1);
+        assert_eq!(go(&mut c, "b"), REP_ACK);
+        let ServerOutcome::Transmission { export, session } = server.join().unwrap().unwrap()
+        else {
+            panic!("no transmission");
+        };
+        assert_eq!(export, "b");
+        assert!(session.structured_replies && !session.base_allocation);
+    }
+
+    #[test]
+    fn unknown_export_names_are_refused_when_the_export_is_named() {
+        let (mut c, server) = greeted(export());
+        assert_eq!(raw_option(&mut c, OPT_STRUCTURED_REPLY, &[]).0, REP_ACK);
+        let (k, msg) = raw_option(&mut c, OPT_INFO, &info_request("other"));
+        assert_eq!(k, REP_ERR_UNKNOWN);
+        let msg = String::from_utf8(msg).unwrap();
+        assert!(msg.contains("'other'") && msg.contains("'disk'"), "{msg}");
+        assert_eq!(go(&mut c, ""), REP_ERR_UNKNOWN);
+        for opt in [OPT_LIST_META_CONTEXT, OPT_SET_META_CONTEXT] {
+            let d = meta_request("other", &["base:allocation"]);
+            send_option(&mut c, opt, &d).unwrap();
+            assert_eq!(meta_replies(&mut c, opt), (vec![], REP_ERR_UNKNOWN));
+        }
+        // Negotiation goes on after a refusal: the right name works.
+        assert_eq!(go(&mut c, "disk"), REP_ACK);
+        assert!(matches!(
+            server.join().unwrap().unwrap(),
+            ServerOutcome::Transmission { .. }
+        ));
+
+        // EXPORT_NAME cannot carry an error: the server hangs up.
+        let (mut c, server) = greeted(export());
+        send_option(&mut c, OPT_EXPORT_NAME, b"other").unwrap();
+        let e = server.join().unwrap().unwrap_err();
+        assert!(e.to_string().contains("'other'"), "{e}");
+        let mut rest = Vec::new();
+        c.read_to_end(&mut rest).unwrap();
+        assert!(rest.is_empty(), "{rest:?}");
+
+        // Without a name (no --export), any name reaches the export.
+        let mut anon = export();
+        anon.name = String::new();
+        let (mut c, server) = greeted(anon);
+        assert_eq!(go(&mut c, "whatever"), REP_ACK);
+        assert!(matches!(
+            server.join().unwrap().unwrap(),
+            ServerOutcome::Transmission { export, .. } if export == "whatever"
+        ));
     }
 }

@@ -1,6 +1,6 @@
 //! The NBD protocol's numbers and its fixed-size frames (NetworkBlockDevice/nbd `doc/proto.md`):
-//! magics, flags, option and reply types, commands, errors, the 28-byte request and the 16-byte
-//! simple reply, all big-endian on the wire.
+//! magics, flags, option and reply types, commands, errors, the 28-byte request, the 16-byte
+//! simple reply and the 20-byte header of a structured reply chunk, all big-endian on the wire.
 
 /// `NBDMAGIC`, the first 8 bytes a server sends.
 pub const NBDMAGIC: u64 = 0x4e42_444d_4147_4943;
@@ -58,11 +58,14 @@ pub const OPT_STARTTLS: u32 = 5;
 pub const OPT_INFO: u32 = 6;
 pub const OPT_GO: u32 = 7;
 pub const OPT_STRUCTURED_REPLY: u32 = 8;
+pub const OPT_LIST_META_CONTEXT: u32 = 9;
+pub const OPT_SET_META_CONTEXT: u32 = 10;
 
 // Option reply types.
 pub const REP_ACK: u32 = 1;
 pub const REP_SERVER: u32 = 2;
 pub const REP_INFO: u32 = 3;
+pub const REP_META_CONTEXT: u32 = 4;
 const REP_ERR: u32 = 1 << 31;
 pub const REP_ERR_UNSUP: u32 = REP_ERR | 1;
 pub const REP_ERR_POLICY: u32 = REP_ERR | 2;
@@ -85,6 +88,7 @@ pub fn rep_name(t: u32) -> String {
         REP_ACK => "ACK".into(),
         REP_SERVER => "SERVER".into(),
         REP_INFO => "INFO".into(),
+        REP_META_CONTEXT => "META_CONTEXT".into(),
         REP_ERR_UNSUP => "ERR_UNSUP".into(),
         REP_ERR_POLICY => "ERR_POLICY".into(),
         REP_ERR_INVALID => "ERR_INVALID".into(),
@@ -116,6 +120,22 @@ pub const CMD_CACHE: u16 = 5;
 pub const CMD_WRITE_ZEROES: u16 = 6;
 pub const CMD_BLOCK_STATUS: u16 = 7;
 pub const CMD_FLAG_FUA: u16 = 1 << 0;
+pub const CMD_FLAG_DF: u16 = 1 << 2;
+/// `NBD_CMD_BLOCK_STATUS`: exactly one extent per context, no longer than the request.
+pub const CMD_FLAG_REQ_ONE: u16 = 1 << 3;
+
+// Structured replies: the chunk flag, the chunk types, and `base:allocation`'s status flags.
+pub const REPLY_FLAG_DONE: u16 = 1 << 0;
+pub const REPLY_TYPE_NONE: u16 = 0;
+pub const REPLY_TYPE_OFFSET_DATA: u16 = 1;
+pub const REPLY_TYPE_OFFSET_HOLE: u16 = 2;
+pub const REPLY_TYPE_BLOCK_STATUS: u16 = 5;
+pub const REPLY_TYPE_ERROR: u16 = (1 << 15) + 1;
+pub const REPLY_TYPE_ERROR_OFFSET: u16 = (1 << 15) + 2;
+/// The one metadata context readlab serves.
+pub const CONTEXT_BASE_ALLOCATION: &str = "base:allocation";
+pub const STATE_HOLE: u32 = 1 << 0;
+pub const STATE_ZERO: u32 = 1 << 1;
 
 // Errors of replies: the protocol's own numbers (equal to Linux's errno values).
 pub const EPERM: u32 = 1;
@@ -153,6 +173,8 @@ pub fn errno_of_error(e: u32) -> i32 {
 pub const REQUEST_LEN: usize = 28;
 /// Bytes of a simple reply header.
 pub const SIMPLE_REPLY_LEN: usize = 16;
+/// Bytes of a structured reply chunk's header (its payload follows).
+pub const STRUCTURED_REPLY_LEN: usize = 20;
 
 /// One transmission request (without the payload a write carries).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -245,6 +267,44 @@ impl SimpleReply {
     }
 }
 
+/// The header of one structured reply chunk: `len` bytes of payload follow it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ChunkHeader {
+    pub flags: u16,
+    pub kind: u16,
+    pub cookie: u64,
+    pub len: u32,
+}
+
+impl ChunkHeader {
+    /// Write the header into the first [`STRUCTURED_REPLY_LEN`] bytes of `b`.
+    pub fn encode_into(&self, b: &mut [u8]) {
+        b[0..4].copy_from_slice(&STRUCTURED_REPLY_MAGIC.to_be_bytes());
+        b[4..6].copy_from_slice(&self.flags.to_be_bytes());
+        b[6..8].copy_from_slice(&self.kind.to_be_bytes());
+        b[8..16].copy_from_slice(&self.cookie.to_be_bytes());
+        b[16..20].copy_from_slice(&self.len.to_be_bytes());
+    }
+
+    /// Decode the first [`STRUCTURED_REPLY_LEN`] bytes of `b`.
+    pub fn decode(b: &[u8]) -> Result<ChunkHeader, BadMagic> {
+        let magic = be32(&b[0..4]);
+        if magic != STRUCTURED_REPLY_MAGIC {
+            return Err(BadMagic(magic));
+        }
+        Ok(ChunkHeader {
+            flags: be16(&b[4..6]),
+            kind: be16(&b[6..8]),
+            cookie: be64(&b[8..16]),
+            len: be32(&b[16..20]),
+        })
+    }
+
+    pub fn done(&self) -> bool {
+        self.flags & REPLY_FLAG_DONE != 0
+    }
+}
+
 pub fn be16(b: &[u8]) -> u16 {
     u16::from_be_bytes(b[..2].try_into().unwrap())
 }
@@ -308,6 +368,25 @@ mod tests {
         assert_eq!(&b[0..4], &[0x67, 0x44, 0x66, 0x98]);
         assert_eq!(SimpleReply::decode(&b), Ok(r));
         assert!(SimpleReply::decode(&[0u8; 16]).is_err());
+    }
+
+    #[test]
+    fn chunk_header_round_trips() {
+        let h = ChunkHeader {
+            flags: REPLY_FLAG_DONE,
+            kind: REPLY_TYPE_OFFSET_DATA,
+            cookie: 0x0102_0304_0506_0708,
+            len: 8 + 4096,
+        };
+        let mut b = [0u8; STRUCTURED_REPLY_LEN];
+        h.encode_into(&mut b);
+        assert_eq!(&b[0..4], &[0x66, 0x8e, 0x33, 0xef]);
+        assert_eq!(&b[4..8], &[0, 1, 0, 1]);
+        assert_eq!(&b[16..20], &[0, 0, 0x10, 0x08]);
+        assert_eq!(ChunkHeader::decode(&b), Ok(h));
+        assert!(h.done());
+        assert!(ChunkHeader::decode(&[0u8; 20]).is_err());
+        assert_eq!(REPLY_TYPE_ERROR, 0x8001);
     }
 
     #[test]

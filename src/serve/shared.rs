@@ -4,7 +4,7 @@
 
 use super::request::Limits;
 use crate::engine::{EngineKind, EngineOptions};
-use crate::nbd::handshake::{ServerOutcome, server_handshake};
+use crate::nbd::handshake::{ServerOutcome, Session, server_handshake};
 use crate::nbd::{Address, ExportInfo, Stream};
 use crate::source::Source;
 use serde::{Deserialize, Serialize};
@@ -143,16 +143,15 @@ impl Ctx {
     }
 }
 
-/// Negotiate on `s` (bounded in time); true when transmission starts.
-pub(crate) fn negotiate(s: &mut Stream, ctx: &Ctx) -> bool {
+/// Negotiate on `s` (bounded in time); what the client negotiated when transmission starts.
+pub(crate) fn negotiate(s: &mut Stream, ctx: &Ctx) -> Option<Session> {
     if s.set_read_timeout(Some(HANDSHAKE_TIMEOUT)).is_err()
         || s.set_write_timeout(Some(HANDSHAKE_TIMEOUT)).is_err()
     {
-        return false;
+        return None;
     }
-    let ok = matches!(
-        server_handshake(s, &ctx.export),
-        Ok(ServerOutcome::Transmission { .. })
-    );
-    ok && s.set_read_timeout(None).is_ok() && s.set_write_timeout(None).is_ok()
+    let Ok(ServerOutcome::Transmission { session, .. }) = server_handshake(s, &ctx.export) else {
+        return None;
+    };
+    (s.set_read_timeout(None).is_ok() && s.set_write_timeout(None).is_ok()).then_some(session)
 }

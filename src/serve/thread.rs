@@ -7,14 +7,18 @@
 //! for the next request (up to a budget) before sleeping in the kernel.
 
 use super::delay;
-use super::request::{Action, classify, reply};
+use super::request::{
+    Action, ReplyHeader, block_status, can_fail_midway, classify, data_header, error_reply,
+};
 use super::{ClientSlot, Ctx, negotiate};
 use crate::buffer::BufferPool;
 use crate::engine::{self, Completion, Engine, EngineSetup, Io};
 use crate::nbd::Stream;
 use crate::nbd::addr::write_all_vectored;
-use crate::nbd::proto::{EIO, REQUEST_LEN, SIMPLE_REPLY_LEN, error_of_errno};
+use crate::nbd::handshake::Session;
+use crate::nbd::proto::{EIO, REQUEST_LEN, error_of_errno};
 use crate::source::WorkerOpen;
+use std::fs::File;
 use std::io::{IoSlice, Read};
 use std::sync::Arc;
 use std::time::Instant;
@@ -41,16 +45,16 @@ pub(super) fn spawn(
         .spawn(move || {
             let _slot = slot;
             delay::precise_timers();
-            if !negotiate(&mut stream, &ctx) {
+            let Some(session) = negotiate(&mut stream, &ctx) else {
                 return;
-            }
+            };
             if let Ok(c) = stream.try_clone() {
                 ctx.live.lock().unwrap().insert(id, c);
             }
             let end = if ctx.stopping() {
                 Ok(())
             } else {
-                Conn::open(&ctx, &stream).and_then(|mut c| c.serve())
+                Conn::open(&ctx, &stream, session).and_then(|mut c| c.serve())
             };
             ctx.live.lock().unwrap().remove(&id);
             if end.is_err() {
@@ -67,8 +71,8 @@ enum Store {
 
 struct Item {
     cookie: u64,
-    /// Error to answer with (requests refused before any read).
-    error: u32,
+    /// The whole reply of a request answered without reading (refused, block status).
+    answer: Option<ReplyHeader>,
     len: u32,
     first: usize,
     pieces: usize,
@@ -90,7 +94,10 @@ enum Seg {
 struct Conn<'a> {
     ctx: &'a Ctx,
     s: &'a Stream,
+    session: Session,
     store: Store,
+    /// The served file, for block status (None: the null back end).
+    map: Option<Arc<File>>,
     depth: usize,
     rbuf: Box<[u8]>,
     rpos: usize,
@@ -103,8 +110,9 @@ struct Conn<'a> {
 type Ended = Result<(), String>;
 
 impl<'a> Conn<'a> {
-    fn open(ctx: &'a Ctx, s: &'a Stream) -> Result<Conn<'a>, String> {
+    fn open(ctx: &'a Ctx, s: &'a Stream, session: Session) -> Result<Conn<'a>, String> {
         let cfg = &ctx.cfg;
+        let mut map = None;
         let (store, depth) = match &ctx.source {
             None => (Store::Null, usize::MAX),
             Some(src) => {
@@ -115,6 +123,7 @@ impl<'a> Conn<'a> {
                     len: ctx.export.size,
                 };
                 let handle = src.open_worker(&how).map_err(|e| e.to_string())?;
+                map = handle.file().ok();
                 let setup = EngineSetup {
                     handle,
                     pool: BufferPool::new(cfg.iodepth, CHUNK),
@@ -129,7 +138,9 @@ impl<'a> Conn<'a> {
         Ok(Conn {
             ctx,
             s,
+            session,
             store,
+            map,
             depth,
             rbuf: vec![0u8; RECV_BUF].into_boxed_slice(),
             rpos: 0,
@@ -208,6 +219,24 @@ impl<'a> Conn<'a> {
                         len,
                     } => self.add_read(cookie, offset, len),
                     Action::Refuse { cookie, error } => self.add_refusal(cookie, error),
+                    Action::BlockStatus {
+                        cookie,
+                        offset,
+                        len,
+                        flags,
+                    } => {
+                        let map = self.map.as_deref();
+                        let h = block_status(
+                            self.session,
+                            cookie,
+                            offset,
+                            len,
+                            flags,
+                            map,
+                            limits.min_block,
+                        );
+                        self.add_answer(cookie, h);
+                    }
                     Action::SkipThenRefuse {
                         cookie,
                         bytes,
@@ -236,9 +265,13 @@ impl<'a> Conn<'a> {
 
     fn add_refusal(&mut self, cookie: u64, error: u32) {
         self.ctx.refused();
+        self.add_answer(cookie, error_reply(self.session, cookie, error));
+    }
+
+    fn add_answer(&mut self, cookie: u64, answer: ReplyHeader) {
         self.items.push(Item {
             cookie,
-            error,
+            answer: Some(answer),
             len: 0,
             first: self.pieces.len(),
             pieces: 0,
@@ -261,7 +294,7 @@ impl<'a> Conn<'a> {
         }
         self.items.push(Item {
             cookie,
-            error: 0,
+            answer: None,
             len,
             first,
             pieces: self.pieces.len() - first,
@@ -306,7 +339,7 @@ impl<'a> Conn<'a> {
     fn execute(&mut self) -> Ended {
         let delay = self.ctx.cfg.delay;
         let (mut next, mut p) = (0usize, 0usize);
-        let mut headers: Vec<[u8; SIMPLE_REPLY_LEN]> = Vec::new();
+        let mut headers: Vec<ReplyHeader> = Vec::new();
         let mut segs: Vec<Seg> = Vec::new();
         loop {
             let wave_end = p.saturating_add(self.depth).min(self.pieces.len());
@@ -322,8 +355,8 @@ impl<'a> Conn<'a> {
             let mut broken = None;
             while next < self.items.len() {
                 let it = &mut self.items[next];
-                if it.pieces == 0 {
-                    headers.push(reply(it.cookie, it.error));
+                if let Some(h) = it.answer {
+                    headers.push(h);
                     segs.push(Seg::Header(headers.len() - 1));
                     next += 1;
                     continue;
@@ -332,22 +365,31 @@ impl<'a> Conn<'a> {
                 if a >= b {
                     break;
                 }
-                if let Some(err) = self.pieces[a..b].iter().find_map(|x| x.error) {
-                    if it.header_sent {
+                // A read already answered with its error has nothing more to send.
+                let error = match it.failed {
+                    true => None,
+                    false => self.pieces[a..b].iter().find_map(|x| x.error),
+                };
+                if let Some(err) = error {
+                    if it.header_sent && !can_fail_midway(self.session) {
                         broken = Some("a read failed after its reply had begun".to_string());
                         break;
                     }
-                    headers.push(reply(it.cookie, err));
+                    headers.push(error_reply(self.session, it.cookie, err));
                     segs.push(Seg::Header(headers.len() - 1));
                     it.header_sent = true;
                     it.failed = true;
                     self.ctx.refused();
                 } else if !it.failed {
-                    if !it.header_sent {
-                        headers.push(reply(it.cookie, 0));
+                    // Simple replies: one header first; structured: a chunk per wave.
+                    let n = self.pieces[a..b].iter().map(|x| x.len).sum();
+                    let (at, last) = (self.pieces[a].offset, b == it.first + it.pieces);
+                    let first = !it.header_sent;
+                    if let Some(h) = data_header(self.session, it.cookie, at, n, first, last) {
+                        headers.push(h);
                         segs.push(Seg::Header(headers.len() - 1));
-                        it.header_sent = true;
                     }
+                    it.header_sent = true;
                     segs.extend((a..b).map(|k| Seg::Data(k - p, self.pieces[k].len as usize)));
                 }
                 if b < it.first + it.pieces {
@@ -370,11 +412,11 @@ impl<'a> Conn<'a> {
     }
 
     /// Write headers and payloads in as few `writev` calls as the iovec limit allows.
-    fn send(&self, headers: &[[u8; SIMPLE_REPLY_LEN]], segs: &[Seg]) -> Ended {
+    fn send(&self, headers: &[ReplyHeader], segs: &[Seg]) -> Ended {
         let mut iov: Vec<IoSlice> = segs
             .iter()
             .map(|s| match s {
-                Seg::Header(i) => IoSlice::new(&headers[*i]),
+                Seg::Header(i) => IoSlice::new(headers[*i].as_bytes()),
                 Seg::Data(token, len) => IoSlice::new(match &self.store {
                     Store::Null => &ZEROS[..*len],
                     Store::Engine(e) => e.buffer(*token as u32, *len),

@@ -8,13 +8,14 @@
 //! (beyond that its socket is not read until replies have gone out); buffers are recycled per
 //! thread. A connection's state lives until every operation the kernel holds on it has completed.
 
-use super::request::{Action, classify, reply};
+use super::request::{Action, ReplyHeader, block_status, classify, data_header, error_reply};
 use super::thread::ZEROS;
 use super::{ClientSlot, Ctx, delay, negotiate};
 use crate::buffer::AlignedBuf;
 use crate::error::{Error, Result};
 use crate::nbd::Stream;
-use crate::nbd::proto::{EIO, REQUEST_LEN, SIMPLE_REPLY_LEN, error_of_errno};
+use crate::nbd::handshake::Session;
+use crate::nbd::proto::{EIO, REQUEST_LEN, error_of_errno};
 use crate::source::WorkerOpen;
 use crossbeam_channel::{Receiver, Sender};
 use io_uring::{IoUring, opcode, squeue, types};
@@ -46,7 +47,11 @@ fn ud(conn: usize, kind: u64, req: usize) -> u64 {
 
 /// How to reach one event loop: its queue of new connections, its wake-up eventfd, and how
 /// many connections it serves.
-type Queue = (Sender<(Stream, ClientSlot)>, Arc<OwnedFd>, Arc<AtomicUsize>);
+type Queue = (
+    Sender<(Stream, ClientSlot, Session)>,
+    Arc<OwnedFd>,
+    Arc<AtomicUsize>,
+);
 
 /// The event-loop threads and how to reach them.
 pub(super) struct Workers {
@@ -113,11 +118,14 @@ impl Workers {
         std::thread::Builder::new()
             .name(format!("rl-hs-{id}"))
             .spawn(move || {
-                if !negotiate(&mut stream, &ctx) || ctx.stopping() {
+                let Some(session) = negotiate(&mut stream, &ctx) else {
+                    return;
+                };
+                if ctx.stopping() {
                     return;
                 }
                 load.fetch_add(1, Ordering::Relaxed);
-                if tx.send((stream, slot)).is_ok() {
+                if tx.send((stream, slot, session)).is_ok() {
                     let _ = rustix::io::write(&*efd, &1u64.to_ne_bytes());
                 }
             })
@@ -142,13 +150,14 @@ struct Req {
     /// Bytes read so far.
     done: u32,
     buf: Option<AlignedBuf>,
-    header: [u8; SIMPLE_REPLY_LEN],
+    header: ReplyHeader,
 }
 
 struct Conn {
     stream: Stream,
     fd: RawFd,
     _slot: ClientSlot,
+    session: Session,
     rbuf: Box<[u8]>,
     rpos: usize,
     rend: usize,
@@ -182,7 +191,7 @@ struct Loop<'a> {
     ctx: &'a Ctx,
     ring: IoUring,
     file: Option<Arc<File>>,
-    rx: Receiver<(Stream, ClientSlot)>,
+    rx: Receiver<(Stream, ClientSlot, Session)>,
     efd: Arc<OwnedFd>,
     load: Arc<AtomicUsize>,
     wake_buf: &'static mut [u8; 8],
@@ -204,7 +213,7 @@ impl<'a> Loop<'a> {
         ctx: &'a Ctx,
         ring: IoUring,
         file: Option<Arc<File>>,
-        rx: Receiver<(Stream, ClientSlot)>,
+        rx: Receiver<(Stream, ClientSlot, Session)>,
         efd: Arc<OwnedFd>,
         load: Arc<AtomicUsize>,
     ) -> Loop<'a> {
@@ -329,7 +338,7 @@ impl<'a> Loop<'a> {
     }
 
     fn accept_new(&mut self) {
-        while let Ok((stream, slot)) = self.rx.try_recv() {
+        while let Ok((stream, slot, session)) = self.rx.try_recv() {
             if self.ctx.stopping() {
                 self.load.fetch_sub(1, Ordering::Relaxed);
                 continue;
@@ -339,6 +348,7 @@ impl<'a> Loop<'a> {
                 stream,
                 fd,
                 _slot: slot,
+                session,
                 rbuf: vec![0u8; RECV_BUF].into_boxed_slice(),
                 rpos: 0,
                 rend: 0,
@@ -464,10 +474,10 @@ impl<'a> Loop<'a> {
         let sent = std::mem::take(&mut c.sending);
         for r in sent {
             let q = self.conns[i].as_ref().unwrap().reqs[r].as_ref().unwrap();
-            if q.error == 0 {
-                self.ctx.served(q.len as u64);
-            } else {
+            if q.error != 0 {
                 self.ctx.refused();
+            } else if q.len > 0 {
+                self.ctx.served(q.len as u64);
             }
             self.release(i, r);
         }
@@ -593,6 +603,20 @@ impl<'a> Loop<'a> {
                     let r = self.new_req(i, cookie, 0, 0, error);
                     self.conns[i].as_mut().unwrap().ready.push_back(r);
                 }
+                Action::BlockStatus {
+                    cookie,
+                    offset,
+                    len,
+                    flags,
+                } => {
+                    let r = self.new_req(i, cookie, 0, 0, 0);
+                    let c = self.conns[i].as_mut().unwrap();
+                    let map = self.file.as_deref();
+                    let h =
+                        block_status(c.session, cookie, offset, len, flags, map, limits.min_block);
+                    c.reqs[r].as_mut().unwrap().header = h;
+                    c.ready.push_back(r);
+                }
                 Action::SkipThenRefuse {
                     cookie,
                     bytes,
@@ -622,6 +646,10 @@ impl<'a> Loop<'a> {
 
     fn new_req(&mut self, i: usize, cookie: u64, offset: u64, len: u32, error: u32) -> usize {
         let c = self.conns[i].as_mut().unwrap();
+        let header = match error {
+            0 => data_header(c.session, cookie, offset, len, true, true).expect("a first header"),
+            e => error_reply(c.session, cookie, e),
+        };
         let q = Box::new(Req {
             cookie,
             offset,
@@ -629,7 +657,7 @@ impl<'a> Loop<'a> {
             error,
             done: 0,
             buf: None,
-            header: reply(cookie, error),
+            header,
         });
         c.bytes_in_flight += len as u64;
         match c.free.pop() {
@@ -675,6 +703,7 @@ impl<'a> Loop<'a> {
         let c = self.conns[i].as_mut().unwrap();
         c.iov.clear();
         c.iov_at = 0;
+        let session = c.session;
         while let Some(&r) = c.ready.front() {
             let q = c.reqs[r].as_mut().unwrap();
             let zero_pieces = if q.error == 0 && q.buf.is_none() {
@@ -688,11 +717,12 @@ impl<'a> Loop<'a> {
             c.ready.pop_front();
             if q.error != 0 && q.len > 0 {
                 // A read that failed: its header says so, no payload follows.
-                q.header = reply(q.cookie, q.error);
+                q.header = error_reply(session, q.cookie, q.error);
             }
             c.iov.push(libc::iovec {
-                iov_base: q.header.as_mut_ptr() as *mut libc::c_void,
-                iov_len: SIMPLE_REPLY_LEN,
+                // The kernel only reads it.
+                iov_base: q.header.as_bytes().as_ptr() as *mut libc::c_void,
+                iov_len: q.header.len(),
             });
             if q.error == 0 && q.len > 0 {
                 match q.buf.as_mut() {

@@ -75,7 +75,8 @@ pub struct ServeArgs {
     /// Clients served at once; more are disconnected at once.
     #[arg(long, default_value = "256", value_parser = count)]
     pub max_clients: usize,
-    /// The export's name (any name a client asks for reaches it).
+    /// The export's name: clients must ask for it, others are refused (without --export, any
+    /// name a client asks for reaches the export).
     #[arg(long, default_value = "")]
     pub export: String,
     /// Stop after this long (default: until SIGINT/SIGTERM).
