@@ -552,7 +552,8 @@ fn a_thousand_connections_at_once_are_refused_cleanly_and_the_server_serves_afte
 /// Issue 21 (6): the handshake timeout was per read, so a client dripping a byte every 4 s
 /// negotiated forever, and an idle negotiated client held its slot forever. Now
 /// `--handshake-timeout` is one deadline for the whole handshake and `--idle-timeout` closes a
-/// negotiated client with nothing in flight; a client that keeps asking is never dropped.
+/// negotiated client with nothing in flight, or one leaving its replies unread; a client that
+/// keeps asking is never dropped.
 #[test]
 fn the_handshake_has_one_deadline_and_idle_clients_are_closed() {
     let dir = common::disk_dir();
@@ -618,6 +619,26 @@ fn the_handshake_has_one_deadline_and_idle_clients_are_closed() {
             idle_after > Duration::from_millis(1500),
             "{model}: idle client closed after {idle_after:?}"
         );
+        // A client that asks for 32 MiB and reads none of it for over 2 s is cut off: what it
+        // reads afterwards ends before the whole reply.
+        let hog = connect(&s.url);
+        send(&hog.stream, CMD_READ, 5, 0, 32 << 20);
+        std::thread::sleep(Duration::from_secs(4));
+        hog.stream
+            .set_read_timeout(Some(Duration::from_secs(2)))
+            .unwrap();
+        let mut got = 0usize;
+        let mut b = vec![0u8; 1 << 20];
+        loop {
+            match (&hog.stream).read(&mut b) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => got += n,
+            }
+        }
+        assert!(
+            got < (32 << 20) + SIMPLE_REPLY_LEN,
+            "{model}: a client leaving its reply unread for 4 s was not closed"
+        );
         let dripped = drip.join().unwrap();
         assert!(
             dripped > Duration::from_millis(1500) && dripped < Duration::from_secs(4),
@@ -626,7 +647,7 @@ fn the_handshake_has_one_deadline_and_idle_clients_are_closed() {
         busy.join().expect("a client asking every second is served");
         let j = summary(s, &json);
         assert!(
-            j["connections_timed_out"].as_u64().unwrap() >= 1,
+            j["connections_timed_out"].as_u64().unwrap() >= 3,
             "{model}: {j}"
         );
     }
@@ -673,4 +694,86 @@ fn good_requests_before_a_broken_frame_are_answered() {
         send(&c.stream, CMD_READ, 1, 0, 4096);
         assert_eq!(reply(&c.stream).error, 0);
     }
+}
+
+/// Whether a reply begins on `s` within `within` (peeked, left to be read).
+fn replied_within(s: &Stream, within: Duration) -> bool {
+    let Stream::Tcp(t) = s else {
+        unreachable!("TCP only here")
+    };
+    t.set_read_timeout(Some(within)).unwrap();
+    let got = matches!(t.peek(&mut [0u8; 1]), Ok(n) if n > 0);
+    t.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    got
+}
+
+/// Issue 21 (1): one budget of payload bytes in flight for every connection of both models
+/// (`--max-in-flight`, 128 MiB by default). At 32 MiB: the uring model's 32 MiB reply held by a
+/// client not reading it holds the budget, so another client's 8 MiB read waits (its 4 KiB read,
+/// within each connection's own 256 KiB, does not) until that reply drains; the thread model's
+/// `--iodepth 64` connections each hold 63 × 256 KiB of it, so a third one waits for a slot.
+#[test]
+fn one_in_flight_budget_is_shared_by_every_connection() {
+    let dir = common::disk_dir();
+    let f = common::prepare(dir.path(), "p.dat", "64M");
+    let id = file_id(&f);
+    let path = f.to_str().unwrap();
+
+    let s = readlab_serve(&[
+        path,
+        "--model",
+        "uring",
+        "--max-in-flight",
+        "32M",
+        "--buffered",
+    ]);
+    let a = connect(&s.url);
+    send(&a.stream, CMD_READ, 1, 0, 32 << 20);
+    std::thread::sleep(Duration::from_millis(500));
+    let b = connect(&s.url);
+    send(&b.stream, CMD_READ, 2, 8 << 20, 8 << 20);
+    assert!(
+        !replied_within(&b.stream, Duration::from_secs(1)),
+        "uring: an 8 MiB read was served beyond the budget"
+    );
+    let c = connect(&s.url);
+    good_read(&c, id, 4096);
+    // A reads its reply: the budget comes back and B is answered.
+    assert_eq!(reply(&a.stream).error, 0);
+    let mut big = vec![0u8; 32 << 20];
+    (&a.stream).read_exact(&mut big).unwrap();
+    assert!(readlab::data::verify(id, 0, &big).is_none());
+    assert!(
+        replied_within(&b.stream, Duration::from_secs(5)),
+        "uring: the waiting read was not served once the budget came back"
+    );
+    assert_eq!(reply(&b.stream).error, 0);
+    drop(s);
+
+    let s = readlab_serve(&[
+        path,
+        "--engine",
+        "uring",
+        "--iodepth",
+        "64",
+        "--max-in-flight",
+        "32M",
+        "--buffered",
+    ]);
+    let a = connect(&s.url);
+    let b = connect(&s.url);
+    good_read(&a, id, 0);
+    good_read(&b, id, 4096);
+    let c = connect(&s.url);
+    send(&c.stream, CMD_READ, 3, 8192, 4096);
+    assert!(
+        !replied_within(&c.stream, Duration::from_secs(1)),
+        "thread: a third --iodepth 64 connection was served beyond the budget"
+    );
+    drop(a);
+    assert!(
+        replied_within(&c.stream, Duration::from_secs(5)),
+        "thread: the waiting connection was not served once a slot came back"
+    );
+    assert_eq!(reply(&c.stream).error, 0);
 }
