@@ -557,7 +557,7 @@ fn a_thousand_connections_at_once_are_refused_cleanly_and_the_server_serves_afte
 #[test]
 fn the_handshake_has_one_deadline_and_idle_clients_are_closed() {
     let dir = common::disk_dir();
-    let f = common::prepare(dir.path(), "p.dat", "8M");
+    let f = common::prepare(dir.path(), "p.dat", "64M");
     let id = file_id(&f);
     let json = dir.path().join("s.json");
     for model in MODELS {
@@ -635,6 +635,7 @@ fn the_handshake_has_one_deadline_and_idle_clients_are_closed() {
                 Ok(n) => got += n,
             }
         }
+        assert!(got > 0, "{model}: the 32 MiB read was refused");
         assert!(
             got < (32 << 20) + SIMPLE_REPLY_LEN,
             "{model}: a client leaving its reply unread for 4 s was not closed"

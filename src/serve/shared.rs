@@ -10,7 +10,7 @@ use crate::nbd::{Address, ExportInfo, Stream};
 use crate::source::Source;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
-use std::io::{Read, Write};
+use std::io::{IoSlice, Read, Write};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -185,6 +185,33 @@ pub(crate) fn negotiate(s: &mut Stream, ctx: &Ctx) -> bool {
     matches!(outcome, Ok(ServerOutcome::Transmission { .. }))
         && s.set_read_timeout(None).is_ok()
         && s.set_write_timeout(None).is_ok()
+}
+
+/// Write every byte of `bufs` to `s` (as `write_all_vectored` does), on a socket whose write
+/// timeout is `within`: a `writev` that waited that long and still took only part of the replies
+/// is a client not reading them, and ends with a timeout (the kernel growing its buffers would
+/// otherwise let a trickle through every few seconds, each restarting the socket's timeout).
+pub(crate) fn write_all_within(
+    s: &Stream,
+    mut bufs: &mut [IoSlice<'_>],
+    within: Option<Duration>,
+) -> std::io::Result<()> {
+    IoSlice::advance_slices(&mut bufs, 0);
+    while !bufs.is_empty() {
+        let t = Instant::now();
+        match (&*s).write_vectored(bufs) {
+            Ok(0) => return Err(std::io::ErrorKind::WriteZero.into()),
+            Ok(n) => {
+                IoSlice::advance_slices(&mut bufs, n);
+                if !bufs.is_empty() && within.is_some_and(|d| t.elapsed() >= d) {
+                    return Err(std::io::ErrorKind::TimedOut.into());
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
 }
 
 /// Whether an I/O error is a socket timeout.

@@ -12,12 +12,11 @@
 use super::budget::Lease;
 use super::delay;
 use super::request::{Action, classify, reply};
-use super::shared::timed_out;
+use super::shared::{timed_out, write_all_within};
 use super::{ClientSlot, Ctx, negotiate};
 use crate::buffer::BufferPool;
 use crate::engine::{self, Completion, Engine, EngineSetup, Io};
 use crate::nbd::Stream;
-use crate::nbd::addr::write_all_vectored;
 use crate::nbd::proto::{EIO, REQUEST_LEN, SIMPLE_REPLY_LEN, error_of_errno};
 use crate::source::WorkerOpen;
 use std::io::{IoSlice, Read};
@@ -403,7 +402,7 @@ impl<'a> Conn<'a> {
             })
             .collect();
         for group in iov.chunks_mut(512) {
-            write_all_vectored(self.s, group).map_err(|e| match timed_out(&e) {
+            write_all_within(self.s, group, self.ctx.idle()).map_err(|e| match timed_out(&e) {
                 true => IDLE.to_string(),
                 false => format!("the client vanished mid-reply: {e}"),
             })?;

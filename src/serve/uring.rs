@@ -180,6 +180,8 @@ struct Conn {
     floor_used: bool,
     /// When the socket last moved (bytes received, or a reply sent).
     last_active: Instant,
+    /// When the SENDMSG in flight began: its replies must be gone within the idle timeout.
+    send_since: Instant,
     reqs: Vec<Option<Box<Req>>>,
     free: Vec<usize>,
     bytes_in_flight: u64,
@@ -324,8 +326,10 @@ impl<'a> Loop<'a> {
         for (i, c) in self.conns.iter_mut().enumerate() {
             let Some(c) = c.as_mut() else { continue };
             let asked = c.rend - c.rpos >= REQUEST_LEN;
-            let quiet = (c.live_reqs() == 0 && !asked) || !c.sending.is_empty();
-            if !c.no_more && quiet && now.duration_since(c.last_active) >= idle {
+            let quiet = c.live_reqs() == 0 && !asked && now.duration_since(c.last_active) >= idle;
+            // Replies read a trickle at a time count as unread.
+            let unread = !c.sending.is_empty() && now.duration_since(c.send_since) >= idle;
+            if !c.no_more && (quiet || unread) {
                 c.no_more = true;
                 c.timed_out = true;
                 c.stream.shutdown();
@@ -414,6 +418,7 @@ impl<'a> Loop<'a> {
                 starved: false,
                 floor_used: false,
                 last_active: Instant::now(),
+                send_since: Instant::now(),
                 reqs: Vec::new(),
                 free: Vec::new(),
                 bytes_in_flight: 0,
@@ -811,6 +816,7 @@ impl<'a> Loop<'a> {
             }
             c.sending.push(r);
         }
+        c.send_since = self.active;
         self.send_rest(i);
     }
 
