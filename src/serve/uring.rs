@@ -586,7 +586,7 @@ impl<'a> Loop<'a> {
             }
             let c = self.conns[i].as_mut().unwrap();
             let room = c.live_reqs() < MAX_REQS && c.bytes_in_flight < MAX_BYTES;
-            if c.rpos == c.rend {
+            if c.rpos == c.rend && !c.recv_armed {
                 // All taken (a refused write's payload too): receive from the start again.
                 c.rpos = 0;
                 c.rend = 0;

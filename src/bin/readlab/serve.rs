@@ -81,8 +81,8 @@ pub struct ServeArgs {
     /// How long a client may take to negotiate, the whole handshake (not per read).
     #[arg(long, default_value = "10s", value_parser = duration)]
     pub handshake_timeout: Duration,
-    /// Close a negotiated client that sends nothing with nothing in flight, or reads none of its
-    /// replies, for this long (0: never).
+    /// Close a negotiated client that sends nothing with nothing in flight for this long, or
+    /// takes longer than this to take a batch of its replies (0: never).
     #[arg(long, default_value = "300s", value_parser = duration)]
     pub idle_timeout: Duration,
     /// Payload bytes in flight across all connections (beyond one request of up to 256 KiB
