@@ -54,9 +54,9 @@ pub(super) fn spawn(
             {
                 return;
             }
-            if let Ok(c) = stream.try_clone() {
-                ctx.live.lock().unwrap().insert(id, c);
-            }
+            // Out of descriptors, a connection the server could not wake at its stop is closed.
+            let Ok(c) = stream.try_clone() else { return };
+            ctx.live.lock().unwrap().insert(id, c);
             let end = if ctx.stopping() {
                 Ok(())
             } else {
