@@ -6,19 +6,24 @@
 //! - `thread`: one thread per connection doing its own reads (the document's design).
 //! - `uring`: one io_uring per server thread driving both the sockets and the storage reads.
 //! - `delay`: the injected service time, slept and then spun to be accurate.
+//! - `budget`: payload buffers, their cache and the bytes in flight, bounded.
 //!
 //! The acceptor (the caller's thread) negotiates nothing itself: a connection is negotiated on its
-//! own thread, so a slow or hostile client never holds up the others. It never prints: each
-//! second's figures and the summary go to a [`ServeObserver`].
+//! own thread, so a slow or hostile client never holds up the others. Out of file descriptors,
+//! it refuses connections (closing a reserve descriptor to accept and close them) and backs off
+//! instead of spinning. It never prints: each second's figures and the summary go to a
+//! [`ServeObserver`].
 
+mod budget;
 mod delay;
 pub mod request;
 mod shared;
 mod thread;
 mod uring;
 
+pub use budget::{CACHE_CAP, DEFAULT_MAX_IN_FLIGHT, FLOOR};
 pub use delay::METHOD as DELAY_METHOD;
-pub use shared::{Backend, HANDSHAKE_TIMEOUT, MAX_REQUEST, Model, ServeConfig};
+pub use shared::{Backend, HANDSHAKE_TIMEOUT, IDLE_TIMEOUT, MAX_REQUEST, Model, ServeConfig};
 pub(crate) use shared::{ClientSlot, Counters, Ctx, negotiate};
 
 use crate::cpu::{CpuSnapshot, CpuUsage};
@@ -72,6 +77,9 @@ pub struct ServeSummary {
     pub clients_max: u64,
     pub clients_rejected: u64,
     pub connections_hung_up: u64,
+    /// Connections closed at the handshake deadline or for being idle (`--idle-timeout`).
+    #[serde(default)]
+    pub connections_timed_out: u64,
     pub cpu: CpuUsage,
     /// CPU of the server process per read served, µs (from the process's own tick counts, so
     /// connection threads that ended are included).
@@ -104,6 +112,25 @@ impl Server {
         }
         if cfg.iodepth > 256 {
             return Err(Error::invalid("--iodepth must be at most 256"));
+        }
+        if cfg.handshake_timeout.is_zero() {
+            return Err(Error::invalid(
+                "--handshake-timeout must be more than 0 (e.g. 10s): it is how long a client may take to negotiate",
+            ));
+        }
+        if cfg.max_in_flight < MAX_REQUEST as u64 {
+            return Err(Error::invalid(format!(
+                "--max-in-flight must be at least {} MiB, the largest request served",
+                MAX_REQUEST >> 20
+            )));
+        }
+        let slots = (cfg.iodepth as u64 - 1) * thread::CHUNK as u64;
+        if cfg.model == Model::Thread && slots > cfg.max_in_flight {
+            return Err(Error::invalid(format!(
+                "--iodepth {} needs {} MiB of --max-in-flight per connection; raise --max-in-flight or lower --iodepth",
+                cfg.iodepth,
+                slots >> 20
+            )));
         }
         if !cfg.engine.capabilities().asynchronous && cfg.iodepth > 1 {
             return Err(Error::invalid(format!(
@@ -182,6 +209,7 @@ impl Server {
             max_request: MAX_REQUEST,
             min_block,
         };
+        let cfg_max_in_flight = cfg.max_in_flight;
         Ok(Server {
             listener,
             ctx: Arc::new(Ctx {
@@ -192,6 +220,7 @@ impl Server {
                 counters: Counters::default(),
                 stop: AtomicBool::new(false),
                 live: Mutex::new(HashMap::new()),
+                budget: budget::Budget::new(cfg_max_in_flight),
             }),
         })
     }
@@ -224,6 +253,8 @@ impl Server {
         let mut seconds = Vec::new();
         let mut conn_threads: Vec<std::thread::JoinHandle<()>> = Vec::new();
         let mut id = 0u64;
+        let mut reserve = reserve_fd();
+        let mut backoff: Option<Instant> = None;
         loop {
             if observer.stop() {
                 break;
@@ -251,32 +282,60 @@ impl Server {
                 conn_threads.retain(|h| !h.is_finished());
                 continue;
             }
+            if let Some(until) = backoff {
+                // Out of descriptors (or memory) a moment ago: wait before trying again, the
+                // clients meanwhile in the listen queue.
+                if now < until {
+                    std::thread::sleep((until - now).min(next - now));
+                    continue;
+                }
+                backoff = None;
+            }
             let wait = (next - now).min(Duration::from_millis(100));
             if !readable(&self.listener, wait) {
                 continue;
             }
-            let stream = match self.listener.accept() {
-                Ok(s) => s,
-                Err(_) => continue,
-            };
-            let c = &ctx.counters;
-            if c.clients.load(Ordering::Relaxed) >= ctx.cfg.max_clients as u64 {
-                c.rejected.fetch_add(1, Ordering::Relaxed);
-                drop(stream);
-                continue;
-            }
-            let now_clients = c.clients.fetch_add(1, Ordering::Relaxed) + 1;
-            c.clients_total.fetch_add(1, Ordering::Relaxed);
-            c.clients_max.fetch_max(now_clients, Ordering::Relaxed);
-            let slot = ClientSlot(ctx.clone());
-            id += 1;
-            let spawned = match &workers {
-                None => thread::spawn(ctx.clone(), stream, slot, id).map(|h| conn_threads.push(h)),
-                Some(w) => w.hand_over(ctx.clone(), stream, slot, id),
-            };
-            if spawned.is_err() {
-                // Out of threads: this client is dropped, the others go on.
-                c.rejected.fetch_add(1, Ordering::Relaxed);
+            // Take every connection waiting (a flood is refused promptly, not one per wake-up).
+            for _ in 0..ACCEPT_BATCH {
+                let stream = match self.listener.accept() {
+                    Ok(s) => s,
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+                    Err(e) if out_of_descriptors(&e) => {
+                        if !refuse_waiting(&self.listener, &mut reserve, &ctx.counters) {
+                            backoff = Some(Instant::now() + BACKOFF);
+                        }
+                        break;
+                    }
+                    Err(e)
+                        if e.raw_os_error() == Some(libc::ENOBUFS)
+                            || e.raw_os_error() == Some(libc::ENOMEM) =>
+                    {
+                        backoff = Some(Instant::now() + BACKOFF);
+                        break;
+                    }
+                    Err(_) => continue,
+                };
+                let c = &ctx.counters;
+                if c.clients.load(Ordering::Relaxed) >= ctx.cfg.max_clients as u64 {
+                    c.rejected.fetch_add(1, Ordering::Relaxed);
+                    drop(stream);
+                    continue;
+                }
+                let now_clients = c.clients.fetch_add(1, Ordering::Relaxed) + 1;
+                c.clients_total.fetch_add(1, Ordering::Relaxed);
+                c.clients_max.fetch_max(now_clients, Ordering::Relaxed);
+                let slot = ClientSlot(ctx.clone());
+                id += 1;
+                let spawned = match &workers {
+                    None => {
+                        thread::spawn(ctx.clone(), stream, slot, id).map(|h| conn_threads.push(h))
+                    }
+                    Some(w) => w.hand_over(ctx.clone(), stream, slot, id),
+                };
+                if spawned.is_err() {
+                    // Out of threads: this client is dropped, the others go on.
+                    c.rejected.fetch_add(1, Ordering::Relaxed);
+                }
             }
         }
         // CPU is read while every server thread still exists (connection threads that ended
@@ -320,6 +379,7 @@ impl Server {
             clients_max: c.clients_max.load(Ordering::Relaxed),
             clients_rejected: c.rejected.load(Ordering::Relaxed),
             connections_hung_up: c.hung_up.load(Ordering::Relaxed),
+            connections_timed_out: c.timed_out.load(Ordering::Relaxed),
             cpu_us_per_read: if reads > 0 {
                 cpu.process_pct_of_core / 100.0 * cpu.window_s * 1e6 / reads as f64
             } else {
@@ -329,6 +389,53 @@ impl Server {
             per_second: seconds,
         })
     }
+}
+
+/// Connections taken from the listen queue per wake-up.
+const ACCEPT_BATCH: usize = 256;
+/// How long the acceptor waits after running out of descriptors (or memory) it could not free.
+const BACKOFF: Duration = Duration::from_millis(100);
+
+fn out_of_descriptors(e: &std::io::Error) -> bool {
+    matches!(e.raw_os_error(), Some(libc::EMFILE | libc::ENFILE))
+}
+
+/// A descriptor held so that, out of descriptors, one can be freed to accept and close.
+fn reserve_fd() -> Option<std::os::fd::OwnedFd> {
+    rustix::fs::open(
+        "/dev/null",
+        rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::CLOEXEC,
+        rustix::fs::Mode::empty(),
+    )
+    .ok()
+}
+
+/// Out of descriptors: close the reserve, accept and close every connection waiting (each told
+/// no at once rather than left to time out in the listen queue, and counted as rejected), then
+/// take the reserve back. False when that could not be done (the caller backs off).
+fn refuse_waiting(l: &Listener, reserve: &mut Option<std::os::fd::OwnedFd>, c: &Counters) -> bool {
+    if reserve.take().is_none() {
+        *reserve = reserve_fd();
+        return false;
+    }
+    let mut ok = true;
+    for _ in 0..ACCEPT_BATCH {
+        match l.accept() {
+            Ok(s) => {
+                drop(s);
+                c.rejected.fetch_add(1, Ordering::Relaxed);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) if out_of_descriptors(&e) => {
+                ok = false; // another thread took the descriptor freed
+                break;
+            }
+            Err(_) => {}
+        }
+    }
+    *reserve = reserve_fd();
+    ok && reserve.is_some()
 }
 
 /// Wait up to `timeout` for a connection to accept.

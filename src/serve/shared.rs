@@ -2,6 +2,7 @@
 //! context, its counters, a client's slot and the negotiation. Apart from `serve/mod.rs` so that
 //! the two server models (thread, uring) and the server that starts them do not name each other.
 
+use super::budget::{Budget, DEFAULT_MAX_IN_FLIGHT};
 use super::request::Limits;
 use crate::engine::{EngineKind, EngineOptions};
 use crate::nbd::handshake::{ServerOutcome, Session, server_handshake};
@@ -9,10 +10,11 @@ use crate::nbd::{Address, ExportInfo, Stream};
 use crate::source::Source;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
+use std::io::{IoSlice, Read, Write};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// How the server is built.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -36,8 +38,11 @@ pub enum Backend {
 
 /// Largest request served, the advertised maximum block size.
 pub const MAX_REQUEST: u32 = 32 << 20;
-/// How long a client may take to negotiate.
+/// How long a client may take to negotiate, the whole handshake (`--handshake-timeout`).
 pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a negotiated client may send nothing with nothing in flight, or leave its replies
+/// unread, before it is closed (`--idle-timeout`).
+pub const IDLE_TIMEOUT: Duration = Duration::from_secs(300);
 
 /// Everything `readlab serve` was asked.
 #[derive(Debug, Clone, Serialize)]
@@ -59,6 +64,12 @@ pub struct ServeConfig {
     pub busy_poll: Duration,
     pub max_clients: usize,
     pub export_name: String,
+    /// The whole handshake's deadline.
+    pub handshake_timeout: Duration,
+    /// A negotiated client quiet this long is closed (zero: never).
+    pub idle_timeout: Duration,
+    /// Payload bytes in flight across all connections (beyond one small request each).
+    pub max_in_flight: u64,
 }
 
 impl ServeConfig {
@@ -76,6 +87,9 @@ impl ServeConfig {
             busy_poll: Duration::ZERO,
             max_clients: 256,
             export_name: String::new(),
+            handshake_timeout: HANDSHAKE_TIMEOUT,
+            idle_timeout: IDLE_TIMEOUT,
+            max_in_flight: DEFAULT_MAX_IN_FLIGHT,
         }
     }
 }
@@ -99,6 +113,8 @@ pub(crate) struct Counters {
     pub(crate) rejected: AtomicU64,
     /// Connections closed because the client broke the protocol (or vanished mid-reply).
     pub(crate) hung_up: AtomicU64,
+    /// Connections closed at the handshake deadline or the idle timeout.
+    pub(crate) timed_out: AtomicU64,
 }
 
 /// One connected client, counted until dropped.
@@ -121,6 +137,8 @@ pub(crate) struct Ctx {
     pub(crate) stop: AtomicBool,
     /// Streams of the thread model's connections, to wake them when stopping.
     pub(crate) live: Mutex<HashMap<u64, Stream>>,
+    /// Payload bytes in flight, shared by every connection.
+    pub(crate) budget: Budget,
 }
 
 impl Ctx {
@@ -141,17 +159,101 @@ impl Ctx {
     pub(crate) fn hung_up(&self) {
         self.counters.hung_up.fetch_add(1, Ordering::Relaxed);
     }
+
+    pub(crate) fn timed_out(&self) {
+        self.counters.timed_out.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// The idle timeout as a socket timeout (None: never).
+    pub(crate) fn idle(&self) -> Option<Duration> {
+        Some(self.cfg.idle_timeout).filter(|d| !d.is_zero())
+    }
 }
 
-/// Negotiate on `s` (bounded in time); what the client negotiated when transmission starts.
+/// Negotiate on `s` within the handshake deadline (one deadline for the whole handshake, not
+/// per read: a client dripping a byte at a time is dropped at it); when transmission starts,
+/// with the stream's timeouts cleared: what the client negotiated when transmission starts.
 pub(crate) fn negotiate(s: &mut Stream, ctx: &Ctx) -> Option<Session> {
-    if s.set_read_timeout(Some(HANDSHAKE_TIMEOUT)).is_err()
-        || s.set_write_timeout(Some(HANDSHAKE_TIMEOUT)).is_err()
-    {
-        return None;
+    let mut d = Deadline {
+        s,
+        until: Instant::now() + ctx.cfg.handshake_timeout,
+    };
+    let outcome = server_handshake(&mut d, &ctx.export);
+    if matches!(&outcome, Err(e) if timed_out(e)) {
+        ctx.timed_out();
     }
-    let Ok(ServerOutcome::Transmission { session, .. }) = server_handshake(s, &ctx.export) else {
+    let Ok(ServerOutcome::Transmission { session, .. }) = outcome else {
         return None;
     };
     (s.set_read_timeout(None).is_ok() && s.set_write_timeout(None).is_ok()).then_some(session)
+}
+
+/// Write every byte of `bufs` to `s` (as `write_all_vectored` does), on a socket whose write
+/// timeout is `within`: a `writev` that waited that long and still took only part of the replies
+/// is a client not reading them, and ends with a timeout (the kernel growing its buffers would
+/// otherwise let a trickle through every few seconds, each restarting the socket's timeout).
+pub(crate) fn write_all_within(
+    s: &Stream,
+    mut bufs: &mut [IoSlice<'_>],
+    within: Option<Duration>,
+) -> std::io::Result<()> {
+    IoSlice::advance_slices(&mut bufs, 0);
+    while !bufs.is_empty() {
+        let t = Instant::now();
+        match (&*s).write_vectored(bufs) {
+            Ok(0) => return Err(std::io::ErrorKind::WriteZero.into()),
+            Ok(n) => {
+                IoSlice::advance_slices(&mut bufs, n);
+                if !bufs.is_empty() && within.is_some_and(|d| t.elapsed() >= d) {
+                    return Err(std::io::ErrorKind::TimedOut.into());
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+/// Whether an I/O error is a socket timeout.
+pub(crate) fn timed_out(e: &std::io::Error) -> bool {
+    matches!(
+        e.kind(),
+        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+    )
+}
+
+/// A stream whose every read and write ends by one deadline.
+struct Deadline<'a> {
+    s: &'a Stream,
+    until: Instant,
+}
+
+impl Deadline<'_> {
+    /// What is left of the deadline, or a timeout error once it has passed.
+    fn left(&self) -> std::io::Result<Duration> {
+        let left = self.until.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(std::io::ErrorKind::TimedOut.into());
+        }
+        Ok(left)
+    }
+}
+
+impl Read for Deadline<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.s.set_read_timeout(Some(self.left()?))?;
+        self.s.read(buf)
+    }
+}
+
+impl Write for Deadline<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.s.set_write_timeout(Some(self.left()?))?;
+        self.s.write(buf)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }

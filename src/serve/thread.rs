@@ -3,18 +3,22 @@
 //! reads them through its own readlab engine (`--engine`, `--iodepth` reads in flight) or the null
 //! back end, waits out the injected delay, and answers each with its header and payload in one
 //! `writev`. Requests larger than a buffer slot are read in slot-sized pieces, so memory per
-//! connection is bounded by `iodepth` slots. With `--busy-poll` the thread spins on its socket
-//! for the next request (up to a budget) before sleeping in the kernel.
+//! connection is bounded by `iodepth` slots; all but the first come out of the server's
+//! in-flight budget (a connection waits for them before it is served). With `--busy-poll` the
+//! thread spins on its socket for the next request (up to a budget) before sleeping in the kernel.
+//! A client that sends nothing, or reads no reply, for `--idle-timeout` is closed (the socket's
+//! own timeouts).
 
+use super::budget::Lease;
 use super::delay;
 use super::request::{
     Action, ReplyHeader, block_status, can_fail_midway, classify, data_header, error_reply,
 };
+use super::shared::{timed_out, write_all_within};
 use super::{ClientSlot, Ctx, negotiate};
 use crate::buffer::BufferPool;
 use crate::engine::{self, Completion, Engine, EngineSetup, Io};
 use crate::nbd::Stream;
-use crate::nbd::addr::write_all_vectored;
 use crate::nbd::handshake::Session;
 use crate::nbd::proto::{EIO, REQUEST_LEN, error_of_errno};
 use crate::source::WorkerOpen;
@@ -29,6 +33,9 @@ pub(crate) const CHUNK: usize = 256 << 10;
 const MAX_BATCH: usize = 64;
 /// Receive buffer for request headers.
 const RECV_BUF: usize = 64 << 10;
+
+/// The error of a connection closed by its idle timeout (counted as timed out, not as broken).
+const IDLE: &str = "idle for --idle-timeout";
 
 /// What the null back end serves.
 pub(crate) static ZEROS: [u8; CHUNK] = [0u8; CHUNK];
@@ -48,17 +55,24 @@ pub(super) fn spawn(
             let Some(session) = negotiate(&mut stream, &ctx) else {
                 return;
             };
-            if let Ok(c) = stream.try_clone() {
-                ctx.live.lock().unwrap().insert(id, c);
+            if stream.set_read_timeout(ctx.idle()).is_err()
+                || stream.set_write_timeout(ctx.idle()).is_err()
+            {
+                return;
             }
+            // Out of descriptors, a connection the server could not wake at its stop is closed.
+            let Ok(c) = stream.try_clone() else { return };
+            ctx.live.lock().unwrap().insert(id, c);
             let end = if ctx.stopping() {
                 Ok(())
             } else {
                 Conn::open(&ctx, &stream, session).and_then(|mut c| c.serve())
             };
             ctx.live.lock().unwrap().remove(&id);
-            if end.is_err() {
-                ctx.hung_up();
+            match end {
+                Err(e) if e == IDLE => ctx.timed_out(),
+                Err(_) => ctx.hung_up(),
+                Ok(()) => {}
             }
         })
 }
@@ -98,6 +112,8 @@ struct Conn<'a> {
     store: Store,
     /// The served file, for block status (None: the null back end).
     map: Option<Arc<File>>,
+    /// The buffer slots beyond the first, taken from the server's in-flight budget.
+    _slots: Option<Lease<'a>>,
     depth: usize,
     rbuf: Box<[u8]>,
     rpos: usize,
@@ -113,9 +129,12 @@ impl<'a> Conn<'a> {
     fn open(ctx: &'a Ctx, s: &'a Stream, session: Session) -> Result<Conn<'a>, String> {
         let cfg = &ctx.cfg;
         let mut map = None;
-        let (store, depth) = match &ctx.source {
-            None => (Store::Null, usize::MAX),
+        let (store, depth, slots) = match &ctx.source {
+            None => (Store::Null, usize::MAX, None),
             Some(src) => {
+                let extra = (cfg.iodepth as u64 - 1) * CHUNK as u64;
+                let slots = Lease::wait(&ctx.budget, extra, || ctx.stopping())
+                    .ok_or("the server is stopping")?;
                 let how = WorkerOpen {
                     direct: cfg.direct,
                     advice: None,
@@ -132,7 +151,7 @@ impl<'a> Conn<'a> {
                     options: cfg.options.clone(),
                 };
                 let e = engine::open(cfg.engine, setup).map_err(|e| e.to_string())?;
-                (Store::Engine(e), cfg.iodepth)
+                (Store::Engine(e), cfg.iodepth, Some(slots))
             }
         };
         Ok(Conn {
@@ -141,6 +160,7 @@ impl<'a> Conn<'a> {
             session,
             store,
             map,
+            _slots: slots,
             depth,
             rbuf: vec![0u8; RECV_BUF].into_boxed_slice(),
             rpos: 0,
@@ -174,6 +194,7 @@ impl<'a> Conn<'a> {
                 Ok(0) => return Err("the client left in the middle of a request".into()),
                 Ok(k) => self.rend += k,
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) if timed_out(&e) => return Err(IDLE.into()),
                 Err(e) => return Err(e.to_string()),
             }
         }
@@ -194,6 +215,7 @@ impl<'a> Conn<'a> {
                 Ok(0) => return Err("the client left in the middle of a write".into()),
                 Ok(got) => n -= got,
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) if timed_out(&e) => return Err(IDLE.into()),
                 Err(e) => return Err(e.to_string()),
             }
         }
@@ -424,8 +446,10 @@ impl<'a> Conn<'a> {
             })
             .collect();
         for group in iov.chunks_mut(512) {
-            write_all_vectored(self.s, group)
-                .map_err(|e| format!("the client vanished mid-reply: {e}"))?;
+            write_all_within(self.s, group, self.ctx.idle()).map_err(|e| match timed_out(&e) {
+                true => IDLE.to_string(),
+                false => format!("the client vanished mid-reply: {e}"),
+            })?;
         }
         Ok(())
     }

@@ -4,14 +4,18 @@
 //! connection is negotiated on a short-lived thread of its own and then handed to the loop with
 //! the fewest connections, woken through an eventfd.
 //!
-//! Bounds: per connection at most [`MAX_REQS`] requests and [`MAX_BYTES`] of payload in flight
-//! (beyond that its socket is not read until replies have gone out); buffers are recycled per
-//! thread. A connection's state lives until every operation the kernel holds on it has completed.
+//! Bounds: per connection at most [`MAX_REQS`] requests and [`MAX_BYTES`] of payload in flight,
+//! and across all of them the server's in-flight budget (beyond either, a connection's socket is
+//! not read until replies have gone out); buffers come in size classes from a byte-capped cache
+//! per thread that releases what stays unused. A connection quiet for `--idle-timeout` (nothing
+//! asked, or its replies unread) is closed; one that broke the protocol gets the replies to what
+//! it asked before, then is closed. A connection's state lives until every operation the kernel
+//! holds on it has completed.
 
+use super::budget::{BufCache, CACHE_CAP, CACHE_IDLE, FLOOR, PayloadBuf, class};
 use super::request::{Action, ReplyHeader, block_status, classify, data_header, error_reply};
 use super::thread::ZEROS;
 use super::{ClientSlot, Ctx, delay, negotiate};
-use crate::buffer::AlignedBuf;
 use crate::error::{Error, Result};
 use crate::nbd::Stream;
 use crate::nbd::handshake::Session;
@@ -20,7 +24,7 @@ use crate::source::WorkerOpen;
 use crossbeam_channel::{Receiver, Sender};
 use io_uring::{IoUring, opcode, squeue, types};
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap, VecDeque};
+use std::collections::{BinaryHeap, VecDeque};
 use std::fs::File;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::sync::Arc;
@@ -35,6 +39,10 @@ const RECV_BUF: usize = 64 << 10;
 const RING: u32 = 1024;
 /// Largest iovec list of one SENDMSG.
 const MAX_IOV: usize = 256;
+/// How often idle connections and idle cached buffers are looked for.
+const SWEEP: Duration = Duration::from_millis(100);
+/// How soon a connection waiting for the in-flight budget tries again.
+const STARVED_RETRY: Duration = Duration::from_millis(1);
 
 const RECV: u64 = 1;
 const READ: u64 = 2;
@@ -149,7 +157,11 @@ struct Req {
     error: u32,
     /// Bytes read so far.
     done: u32,
-    buf: Option<AlignedBuf>,
+    buf: Option<PayloadBuf>,
+    /// The buffer is the connection's one request outside the budget.
+    floor: bool,
+    /// Bytes taken from the server's in-flight budget.
+    charged: u64,
     header: ReplyHeader,
 }
 
@@ -167,6 +179,18 @@ struct Conn {
     /// No more requests: the client said goodbye, left, or broke the protocol.
     no_more: bool,
     broken: bool,
+    /// A broken frame: the replies to what came before go out, then the connection closes.
+    hang_up: bool,
+    /// Closed for being quiet for `--idle-timeout`.
+    timed_out: bool,
+    /// Waiting for the in-flight budget, a request in its buffer.
+    starved: bool,
+    /// One request of up to [`FLOOR`] bytes is outside the budget; it is in flight.
+    floor_used: bool,
+    /// When the socket last moved (bytes received, or a reply sent).
+    last_active: Instant,
+    /// When the SENDMSG in flight began: its replies must be gone within the idle timeout.
+    send_since: Instant,
     reqs: Vec<Option<Box<Req>>>,
     free: Vec<usize>,
     bytes_in_flight: u64,
@@ -199,8 +223,12 @@ struct Loop<'a> {
     free_conns: Vec<usize>,
     /// Reads waiting out the injected delay: (due, conn, req).
     delayed: BinaryHeap<Reverse<(Instant, usize, usize)>>,
-    /// Recycled buffers by length.
-    spare: HashMap<usize, Vec<AlignedBuf>>,
+    /// Idle buffers by size class, byte-capped, released when unused.
+    cache: BufCache,
+    /// Connections waiting for the in-flight budget.
+    starved: Vec<usize>,
+    /// When idle connections and buffers are next looked for.
+    next_sweep: Instant,
     /// Connections with something to do after the completions just reaped.
     touched: Vec<usize>,
     /// When the last completion came: with `--busy-poll`, the loop spins until this is older
@@ -230,7 +258,9 @@ impl<'a> Loop<'a> {
             conns: Vec::new(),
             free_conns: Vec::new(),
             delayed: BinaryHeap::new(),
-            spare: HashMap::new(),
+            cache: BufCache::new(CACHE_CAP),
+            starved: Vec::new(),
+            next_sweep: Instant::now() + SWEEP,
             touched: Vec::new(),
             active: Instant::now(),
         }
@@ -277,6 +307,17 @@ impl<'a> Loop<'a> {
             if stopping && self.conns.iter().all(|c| c.is_none()) {
                 return;
             }
+            let now = Instant::now();
+            if now >= self.next_sweep {
+                self.sweep(now);
+                self.next_sweep = now + SWEEP;
+            }
+            for i in std::mem::take(&mut self.starved) {
+                if let Some(c) = self.conns[i].as_mut() {
+                    c.starved = false;
+                    self.touched.push(i);
+                }
+            }
             self.release_due();
             self.work();
             self.wait();
@@ -284,13 +325,39 @@ impl<'a> Loop<'a> {
         }
     }
 
+    /// Close the connections quiet for the idle timeout: nothing in flight and nothing asked, or
+    /// replies the client has not read. Release the cached buffers unused for a while.
+    fn sweep(&mut self, now: Instant) {
+        self.cache.trim(now, CACHE_IDLE);
+        let Some(idle) = self.ctx.idle() else {
+            return;
+        };
+        for (i, c) in self.conns.iter_mut().enumerate() {
+            let Some(c) = c.as_mut() else { continue };
+            let asked = c.rend - c.rpos >= REQUEST_LEN;
+            let quiet = c.live_reqs() == 0 && !asked && now.duration_since(c.last_active) >= idle;
+            // Replies read a trickle at a time count as unread.
+            let unread = !c.sending.is_empty() && now.duration_since(c.send_since) >= idle;
+            if !c.no_more && (quiet || unread) {
+                c.no_more = true;
+                c.timed_out = true;
+                c.stream.shutdown();
+                self.ctx.timed_out();
+                self.touched.push(i);
+            }
+        }
+    }
+
     /// Submit, then wait for a completion, the next delay deadline, or 100 ms.
     fn wait(&mut self) {
         let now = Instant::now();
-        let limit = match self.delayed.peek() {
+        let mut limit = match self.delayed.peek() {
             Some(Reverse((due, _, _))) => due.saturating_duration_since(now),
             None => Duration::from_millis(100),
         };
+        if !self.starved.is_empty() {
+            limit = limit.min(STARVED_RETRY + delay::SPIN);
+        }
         let polling = self.active.elapsed() < self.ctx.cfg.busy_poll;
         if limit <= delay::SPIN || polling {
             let _ = self.ring.submit();
@@ -356,6 +423,12 @@ impl<'a> Loop<'a> {
                 skip: 0,
                 no_more: false,
                 broken: false,
+                hang_up: false,
+                timed_out: false,
+                starved: false,
+                floor_used: false,
+                last_active: Instant::now(),
+                send_since: Instant::now(),
                 reqs: Vec::new(),
                 free: Vec::new(),
                 bytes_in_flight: 0,
@@ -393,6 +466,7 @@ impl<'a> Loop<'a> {
             c.no_more = true;
         } else {
             c.rend += res as usize;
+            c.last_active = self.active;
         }
         self.touched.push(i);
     }
@@ -454,6 +528,7 @@ impl<'a> Loop<'a> {
             }
             return;
         }
+        c.last_active = self.active;
         // Advance over what was sent; a partial send goes on from there.
         let mut n = res as usize;
         while n > 0 && c.iov_at < c.iov.len() {
@@ -488,11 +563,14 @@ impl<'a> Loop<'a> {
         let q = c.reqs[r].take().unwrap();
         c.free.push(r);
         c.bytes_in_flight -= q.len as u64;
+        if q.floor {
+            c.floor_used = false;
+        }
+        if q.charged > 0 {
+            self.ctx.budget.give(q.charged);
+        }
         if let Some(b) = q.buf {
-            let v = self.spare.entry(b.len()).or_default();
-            if v.len() < 2 * MAX_REQS {
-                v.push(b);
-            }
+            self.cache.put(b, self.active);
         }
     }
 
@@ -518,11 +596,12 @@ impl<'a> Loop<'a> {
             }
             let c = self.conns[i].as_mut().unwrap();
             let room = c.live_reqs() < MAX_REQS && c.bytes_in_flight < MAX_BYTES;
+            if c.rpos == c.rend && !c.recv_armed {
+                // All taken (a refused write's payload too): receive from the start again.
+                c.rpos = 0;
+                c.rend = 0;
+            }
             if !c.no_more && !c.recv_armed && room && c.rend < c.rbuf.len() {
-                if c.rpos == c.rend {
-                    c.rpos = 0;
-                    c.rend = 0;
-                }
                 let e = opcode::Recv::new(
                     types::Fd(c.fd),
                     // SAFETY: rend < len, so the pointer is inside the receive buffer.
@@ -539,7 +618,7 @@ impl<'a> Loop<'a> {
             let idle = c.live_reqs() == 0 && c.sending.is_empty();
             if c.no_more && idle && c.ops == 0 {
                 let c = self.conns[i].take().unwrap();
-                if c.broken {
+                if (c.broken || c.hang_up) && !c.timed_out {
                     self.ctx.hung_up();
                 }
                 self.free_conns.push(i);
@@ -558,7 +637,7 @@ impl<'a> Loop<'a> {
             if c.no_more && !c.broken && c.rend == c.rpos {
                 return;
             }
-            if c.broken {
+            if c.broken || c.hang_up || c.starved {
                 return;
             }
             if c.skip > 0 {
@@ -581,6 +660,15 @@ impl<'a> Loop<'a> {
                 return;
             }
             let action = classify(&c.rbuf[c.rpos..c.rpos + REQUEST_LEN], &limits);
+            // A read's memory first: without it, the request waits in the receive buffer.
+            let mem = match action {
+                Action::Read { len, .. } if self.file.is_some() => match self.memory(i, len) {
+                    Some(m) => Some(m),
+                    None => return,
+                },
+                _ => None,
+            };
+            let c = self.conns[i].as_mut().unwrap();
             c.rpos += REQUEST_LEN;
             match action {
                 Action::Read {
@@ -589,11 +677,12 @@ impl<'a> Loop<'a> {
                     len,
                 } => {
                     let r = self.new_req(i, cookie, offset, len, 0);
-                    match self.file {
-                        Some(_) => {
-                            let buf = self.buffer(len as usize);
+                    match mem {
+                        Some((floor, charged)) => {
+                            let buf = self.cache.get(len as usize);
                             let c = self.conns[i].as_mut().unwrap();
-                            c.reqs[r].as_mut().unwrap().buf = Some(buf);
+                            let q = c.reqs[r].as_mut().unwrap();
+                            (q.buf, q.floor, q.charged) = (Some(buf), floor, charged);
                             self.read(i, r);
                         }
                         None => self.finished(i, r),
@@ -634,10 +723,10 @@ impl<'a> Loop<'a> {
                     return;
                 }
                 Action::HangUp(_) => {
+                    // Answer what came before, then close.
                     let c = self.conns[i].as_mut().unwrap();
                     c.no_more = true;
-                    c.broken = true;
-                    c.stream.shutdown();
+                    c.hang_up = true;
                     return;
                 }
             }
@@ -657,6 +746,8 @@ impl<'a> Loop<'a> {
             error,
             done: 0,
             buf: None,
+            floor: false,
+            charged: 0,
             header,
         });
         c.bytes_in_flight += len as u64;
@@ -672,11 +763,21 @@ impl<'a> Loop<'a> {
         }
     }
 
-    fn buffer(&mut self, len: usize) -> AlignedBuf {
-        self.spare
-            .get_mut(&len)
-            .and_then(|v| v.pop())
-            .unwrap_or_else(|| AlignedBuf::new(len))
+    /// Memory for a `len`-byte read on connection `i`: (outside the budget, bytes taken from it),
+    /// or None when the budget has not got it (the connection waits, retried shortly).
+    fn memory(&mut self, i: usize, len: u32) -> Option<(bool, u64)> {
+        let size = class(len as usize);
+        let c = self.conns[i].as_mut().unwrap();
+        if !c.floor_used && size <= FLOOR {
+            c.floor_used = true;
+            return Some((true, 0));
+        }
+        if self.ctx.budget.try_take(size as u64) {
+            return Some((false, size as u64));
+        }
+        c.starved = true;
+        self.starved.push(i);
+        None
     }
 
     /// Read what request `r` still lacks into its buffer.
@@ -745,6 +846,7 @@ impl<'a> Loop<'a> {
             }
             c.sending.push(r);
         }
+        c.send_since = self.active;
         self.send_rest(i);
     }
 

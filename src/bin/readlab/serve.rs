@@ -79,6 +79,17 @@ pub struct ServeArgs {
     /// name a client asks for reaches the export).
     #[arg(long, default_value = "")]
     pub export: String,
+    /// How long a client may take to negotiate, the whole handshake (not per read).
+    #[arg(long, default_value = "10s", value_parser = duration)]
+    pub handshake_timeout: Duration,
+    /// Close a negotiated client that sends nothing with nothing in flight for this long, or
+    /// takes longer than this to take a batch of its replies (0: never).
+    #[arg(long, default_value = "300s", value_parser = duration)]
+    pub idle_timeout: Duration,
+    /// Payload bytes in flight across all connections (beyond one request of up to 256 KiB
+    /// each); a connection over it is not read until replies drain. At least 32 MiB.
+    #[arg(long, default_value = "128M", value_parser = size)]
+    pub max_in_flight: u64,
     /// Stop after this long (default: until SIGINT/SIGTERM).
     #[arg(long, value_parser = duration)]
     pub runtime: Option<Duration>,
@@ -121,6 +132,9 @@ impl ServeArgs {
         cfg.busy_poll = self.busy_poll.unwrap_or_default();
         cfg.max_clients = self.max_clients;
         cfg.export_name = self.export.clone();
+        cfg.handshake_timeout = self.handshake_timeout;
+        cfg.idle_timeout = self.idle_timeout;
+        cfg.max_in_flight = self.max_in_flight;
         Ok(cfg)
     }
 }
@@ -211,7 +225,7 @@ pub fn run(a: &ServeArgs) -> anyhow::Result<ExitCode> {
     };
     let summary = server.run(&watch)?;
     say!(
-        "readlab serve: stopped after {:.1} s: {} reads ({:.0} IOPS, {:.1} MB/s), {} refused, {} clients ({} at most at once, {} rejected, {} closed on errors), {:.1} us CPU per read",
+        "readlab serve: stopped after {:.1} s: {} reads ({:.0} IOPS, {:.1} MB/s), {} refused, {} clients ({} at most at once, {} rejected, {} closed on errors, {} timed out), {:.1} us CPU per read",
         summary.seconds,
         summary.reads,
         summary.iops,
@@ -221,6 +235,7 @@ pub fn run(a: &ServeArgs) -> anyhow::Result<ExitCode> {
         summary.clients_max,
         summary.clients_rejected,
         summary.connections_hung_up,
+        summary.connections_timed_out,
         summary.cpu_us_per_read
     );
     if let Some(p) = &a.json {
