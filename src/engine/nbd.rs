@@ -154,6 +154,7 @@ impl NbdEngine {
     }
 
     /// Give the server up after `timeout` without a byte either way while reads are in flight.
+    #[cfg(test)]
     pub fn set_timeout(&mut self, timeout: Duration) {
         self.timeout = timeout;
         let _ = self.conn.stream.set_read_timeout(Some(timeout));
@@ -255,6 +256,13 @@ impl NbdEngine {
                 }
                 Err(rustix::io::Errno::AGAIN) => return Ok(Got::Nothing),
                 Err(rustix::io::Errno::INTR) => {}
+                Err(rustix::io::Errno::CONNRESET) => {
+                    return Err(self.lost(if self.payload.is_some() {
+                        "the server closed it in the middle of a reply (connection reset)"
+                    } else {
+                        "the server closed it (connection reset)"
+                    }));
+                }
                 Err(e) => return Err(self.lost(io::Error::from(e))),
             }
         }

@@ -28,6 +28,13 @@ pub struct Prepared {
 /// Check a configuration against its target; nothing is read yet.
 pub fn prepare_run(cfg: &RunConfig) -> Result<Prepared> {
     let source = crate::source::open(&cfg.target)?;
+    // What the source itself says it serves comes first: its words are more exact than the
+    // generic alignment rules (for an NBD server, --buffered changes nothing).
+    let requests = if cfg.engine.capabilities().does_io {
+        source.check_requests(cfg.bs, cfg.offset)?
+    } else {
+        Vec::new()
+    };
     let range = cfg.check(source.as_ref())?;
     let slots = (cfg.iodepth as u64).saturating_mul(cfg.blocks_per_request as u64);
     crate::memory::check(
@@ -36,9 +43,7 @@ pub fn prepare_run(cfg: &RunConfig) -> Result<Prepared> {
     )?;
     let device = crate::env::DeviceInfo::of(&cfg.target);
     let mut warnings = crate::probe::check_run(cfg, &device).map_err(Error::InvalidArgument)?;
-    if cfg.engine.capabilities().does_io {
-        warnings.extend(source.check_requests(cfg.bs, cfg.offset)?);
-    }
+    warnings.extend(requests);
     if cfg.verify {
         let last = range.offset + range.len - 1;
         let last_sector = last - last % data::SECTOR as u64;
