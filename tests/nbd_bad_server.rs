@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 /// How the server misbehaves once it has answered `good` reads (all connections together).
 #[derive(Clone, Copy, Debug)]
-enum Bad {
+enum Misbehaviour {
     /// Never: a well-behaved server (for the odd sizes).
     Nothing,
     WrongCookie,
@@ -42,7 +42,7 @@ impl Drop for BadServer {
     }
 }
 
-fn bad_server(bad: Bad, good: u64, size: u64) -> BadServer {
+fn bad_server(bad: Misbehaviour, good: u64, size: u64) -> BadServer {
     let l = TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("nbd://{}/", l.local_addr().unwrap());
     let stop = Arc::new(AtomicBool::new(false));
@@ -90,7 +90,7 @@ fn option_reply(s: &mut TcpStream, opt: u32, kind: u32, data: &[u8]) -> std::io:
 
 fn serve(
     mut s: TcpStream,
-    bad: Bad,
+    bad: Misbehaviour,
     good: u64,
     size: u64,
     answered: &AtomicU64,
@@ -98,7 +98,7 @@ fn serve(
 ) -> std::io::Result<()> {
     s.set_nodelay(true)?;
     s.set_read_timeout(Some(Duration::from_secs(60)))?;
-    if let Bad::NeverGreet = bad {
+    if let Misbehaviour::NeverGreet = bad {
         return hold(st);
     }
     let mut greet = NBDMAGIC.to_be_bytes().to_vec();
@@ -156,11 +156,11 @@ fn serve(
             continue;
         }
         match bad {
-            Bad::Nothing | Bad::NeverGreet => {
+            Misbehaviour::Nothing | Misbehaviour::NeverGreet => {
                 s.write_all(&ok.encode())?;
                 s.write_all(&payload)?;
             }
-            Bad::WrongCookie => {
+            Misbehaviour::WrongCookie => {
                 let wrong = SimpleReply {
                     error: 0,
                     cookie: r.cookie + 1000,
@@ -168,20 +168,20 @@ fn serve(
                 s.write_all(&wrong.encode())?;
                 s.write_all(&payload)?;
             }
-            Bad::ShortThenClose => {
+            Misbehaviour::ShortThenClose => {
                 s.write_all(&ok.encode())?;
                 s.write_all(&payload[..payload.len() / 2])?;
                 return Ok(());
             }
-            Bad::Stall => return hold(st),
-            Bad::Eio => s.write_all(
+            Misbehaviour::Stall => return hold(st),
+            Misbehaviour::Eio => s.write_all(
                 &SimpleReply {
                     error: EIO,
                     cookie: r.cookie,
                 }
                 .encode(),
             )?,
-            Bad::BadMagic => {
+            Misbehaviour::BadMagic => {
                 let mut b = ok.encode();
                 b[0..4].copy_from_slice(b"JUNK");
                 s.write_all(&b)?;
@@ -219,7 +219,14 @@ fn run_within(args: &[&str], limit: Duration) -> (Output, Duration) {
 
 fn run_2s(url: &str, extra: &[&str], limit: Duration) -> (Output, Duration) {
     let mut args = vec![
-        "run", "--engine", "nbd", "--runtime", "2s", "-q", "--iodepth", "4",
+        "run",
+        "--engine",
+        "nbd",
+        "--runtime",
+        "2s",
+        "-q",
+        "--iodepth",
+        "4",
     ];
     args.extend_from_slice(extra);
     args.push(url);
@@ -239,7 +246,7 @@ const QUICK: Duration = Duration::from_secs(8);
 
 #[test]
 fn a_wrong_cookie_ends_the_run_at_once_naming_it() {
-    let s = bad_server(Bad::WrongCookie, 3, 64 << 20);
+    let s = bad_server(Misbehaviour::WrongCookie, 3, 64 << 20);
     let (o, took) = run_2s(&s.url, &[], QUICK);
     failed_saying(&o, 1, &["reply to cookie", "not in flight", &s.url]);
     assert!(took < QUICK, "{took:?}");
@@ -247,21 +254,21 @@ fn a_wrong_cookie_ends_the_run_at_once_naming_it() {
 
 #[test]
 fn a_short_reply_then_a_close_ends_the_run_naming_it() {
-    let s = bad_server(Bad::ShortThenClose, 3, 64 << 20);
+    let s = bad_server(Misbehaviour::ShortThenClose, 3, 64 << 20);
     let (o, _) = run_2s(&s.url, &[], QUICK);
     failed_saying(&o, 1, &["the server closed it", "reads in flight"]);
 }
 
 #[test]
 fn a_reply_with_bad_magic_ends_the_run_naming_it() {
-    let s = bad_server(Bad::BadMagic, 3, 64 << 20);
+    let s = bad_server(Misbehaviour::BadMagic, 3, 64 << 20);
     let (o, _) = run_2s(&s.url, &[], QUICK);
     failed_saying(&o, 1, &["not a simple reply", "bad magic"]);
 }
 
 #[test]
 fn eio_replies_fail_the_run_with_the_servers_word_not_o_direct_advice() {
-    let s = bad_server(Bad::Eio, 1, 64 << 20);
+    let s = bad_server(Misbehaviour::Eio, 1, 64 << 20);
     let (o, _) = run_2s(&s.url, &[], QUICK);
     failed_saying(
         &o,
@@ -279,7 +286,7 @@ fn eio_replies_fail_the_run_with_the_servers_word_not_o_direct_advice() {
 /// the grace period, with a result that says what failed, and a non-zero exit.
 #[test]
 fn a_server_that_stalls_mid_run_ends_the_run_at_runtime_plus_grace() {
-    let s = bad_server(Bad::Stall, 200, 64 << 20);
+    let s = bad_server(Misbehaviour::Stall, 200, 64 << 20);
     let limit = Duration::from_secs(2 + 5 + 5);
     let (o, took) = run_2s(&s.url, &["--numjobs", "2"], limit);
     failed_saying(
@@ -297,7 +304,7 @@ fn a_server_that_stalls_mid_run_ends_the_run_at_runtime_plus_grace() {
 /// The first SIGINT ends a run whose server stopped answering (it used to take a second one).
 #[test]
 fn the_first_sigint_ends_a_run_whose_server_stopped_answering() {
-    let s = bad_server(Bad::Stall, 50, 64 << 20);
+    let s = bad_server(Misbehaviour::Stall, 50, 64 << 20);
     let t = Instant::now();
     let child = Command::new(env!("CARGO_BIN_EXE_readlab"))
         .args(["run", "--engine", "nbd", "--runtime", "60s", "-q", &s.url])
@@ -328,10 +335,14 @@ fn the_first_sigint_ends_a_run_whose_server_stopped_answering() {
 /// message, from run and info alike.
 #[test]
 fn a_server_that_never_answers_a_read_is_given_up_on_before_the_run() {
-    let s = bad_server(Bad::Stall, 0, 64 << 20);
+    let s = bad_server(Misbehaviour::Stall, 0, 64 << 20);
     let limit = Duration::from_secs(16);
     let (o, took) = run_2s(&s.url, &[], limit);
-    let want = ["no reply to a", "B read at offset 0 within 10 s", "stopped answering"];
+    let want = [
+        "no reply to a",
+        "B read at offset 0 within 10 s",
+        "stopped answering",
+    ];
     failed_saying(&o, 1, &want);
     assert!(took < limit, "{took:?}");
     let (o, _) = run_within(&["info", &s.url], limit);
@@ -340,7 +351,7 @@ fn a_server_that_never_answers_a_read_is_given_up_on_before_the_run() {
 
 #[test]
 fn a_server_that_never_greets_may_be_at_its_client_limit() {
-    let s = bad_server(Bad::NeverGreet, 0, 0);
+    let s = bad_server(Misbehaviour::NeverGreet, 0, 0);
     let limit = Duration::from_secs(16);
     for args in [
         vec!["run", "--engine", "nbd", "--runtime", "2s", "-q", &s.url],
@@ -360,25 +371,64 @@ fn a_server_that_never_greets_may_be_at_its_client_limit() {
 /// one smaller than a block is refused as bad input.
 #[test]
 fn exports_of_odd_sizes_are_read_in_whole_blocks_or_refused() {
-    let s = bad_server(Bad::Nothing, 0, (1 << 20) + 100);
+    let s = bad_server(Misbehaviour::Nothing, 0, (1 << 20) + 100);
     let (o, _) = run_within(
         &[
-            "run", "--engine", "nbd", "--runtime", "1s", "-q", "--output", "json", &s.url,
+            "run",
+            "--engine",
+            "nbd",
+            "--runtime",
+            "1s",
+            "-q",
+            "--output",
+            "json",
+            &s.url,
         ],
         QUICK,
     );
     assert!(o.status.success(), "{}", common::stderr(&o));
     let j = common::json(&o);
     let j = if j.is_array() { &j[0] } else { &j };
-    assert!(j["result"]["latency"]["count"].as_u64().unwrap() > 10, "{j}");
+    assert!(
+        j["result"]["latency"]["count"].as_u64().unwrap() > 10,
+        "{j}"
+    );
     assert_eq!(j["result"]["errors"]["count"], 0);
     let (o, _) = run_within(&["info", &s.url], QUICK);
     assert!(o.status.success(), "{}", common::stderr(&o));
     assert!(common::stdout(&o).contains("1048676 B"));
 
-    let s = bad_server(Bad::Nothing, 0, 4095);
+    let s = bad_server(Misbehaviour::Nothing, 0, 4095);
     let (o, _) = run_2s(&s.url, &["--bs", "4k"], QUICK);
     failed_saying(&o, 2, &["larger than the range"]);
     let (o, _) = run_2s(&s.url, &["--bs", "512", "--rw", "read"], QUICK);
     assert!(o.status.success(), "{}", common::stderr(&o));
+}
+
+/// `readlab info` makes one read (the identity sector): whatever the server does with it, info
+/// ends in time, failing with the server's fault named, or saying what it learned.
+#[test]
+fn info_ends_in_time_whatever_the_server_does_with_its_read() {
+    let limit = Duration::from_secs(8);
+    for (bad, code, want) in [
+        (
+            Misbehaviour::WrongCookie,
+            1,
+            "reply to cookie 1000 when 0 was asked",
+        ),
+        (
+            Misbehaviour::ShortThenClose,
+            1,
+            "closed the connection before its reply was whole",
+        ),
+        (Misbehaviour::BadMagic, 1, "not a simple reply"),
+        (Misbehaviour::Eio, 0, "prepared        no"),
+    ] {
+        let s = bad_server(bad, 0, 64 << 20);
+        let (o, took) = run_within(&["info", &s.url], limit);
+        let all = common::stderr(&o) + &common::stdout(&o);
+        assert_eq!(o.status.code(), Some(code), "{bad:?}: {all}");
+        assert!(all.contains(want), "{bad:?}: no {want:?} in {all}");
+        assert!(took < limit, "{bad:?}: {took:?}");
+    }
 }

@@ -224,15 +224,34 @@ fn qemu_nbd_with_its_defaults_serves_a_one_worker_run() {
     let limit = std::time::Duration::from_secs(30);
     let o = run_within(
         &[
-            "run", "--engine", "nbd", "--runtime", "1s", "--threads", "1", "--iodepth", "4",
-            "--verify", "--output", "json", &url,
+            "run",
+            "--engine",
+            "nbd",
+            "--runtime",
+            "1s",
+            "--threads",
+            "1",
+            "--iodepth",
+            "4",
+            "--verify",
+            "--output",
+            "json",
+            &url,
         ],
         limit,
     );
     assert!(ios(&o) > 50);
     let o = run_within(
         &[
-            "run", "--engine", "nbd", "--runtime", "1s", "--threads", "2", "-q", &url,
+            "run",
+            "--engine",
+            "nbd",
+            "--runtime",
+            "1s",
+            "--threads",
+            "2",
+            "-q",
+            &url,
         ],
         limit,
     );
@@ -251,7 +270,14 @@ fn qemu_nbd_with_its_defaults_serves_a_one_worker_run() {
     // And the server still serves a one-worker run after (nothing was left open).
     let o = run_within(
         &[
-            "run", "--engine", "nbd", "--runtime", "1s", "--output", "json", &url,
+            "run",
+            "--engine",
+            "nbd",
+            "--runtime",
+            "1s",
+            "--output",
+            "json",
+            &url,
         ],
         limit,
     );
@@ -280,7 +306,10 @@ fn block_sizes_the_server_advertises_are_honoured() {
     for (extra, want) in [
         (
             &["--bs", "128k"][..],
-            &["--bs 131072 B is larger than the server accepts", "maximum 65536 B"][..],
+            &[
+                "--bs 131072 B is larger than the server accepts",
+                "maximum 65536 B",
+            ][..],
         ),
         (
             &["--bs", "128k", "--buffered"],
@@ -288,7 +317,10 @@ fn block_sizes_the_server_advertises_are_honoured() {
         ),
         (
             &["--bs", "512", "--buffered"],
-            &["not a multiple of the server's minimum block size", "minimum 4096 B"],
+            &[
+                "not a multiple of the server's minimum block size",
+                "minimum 4096 B",
+            ],
         ),
         (
             &["--bs", "4k", "--offset", "512"],
@@ -308,8 +340,19 @@ fn block_sizes_the_server_advertises_are_honoured() {
     for bs in ["4k", "64k"] {
         let o = run_within(
             &[
-                "run", "--engine", "nbd", "--runtime", "1s", "--bs", bs, "--iodepth", "4",
-                "--verify", "--output", "json", &srv.url,
+                "run",
+                "--engine",
+                "nbd",
+                "--runtime",
+                "1s",
+                "--bs",
+                bs,
+                "--iodepth",
+                "4",
+                "--verify",
+                "--output",
+                "json",
+                &srv.url,
             ],
             limit,
         );
@@ -327,8 +370,20 @@ fn a_deep_client_never_deadlocks_and_an_absurd_depth_is_refused() {
     for url in [&s.url, &u.url] {
         let o = run_within(
             &[
-                "run", "--engine", "nbd", "--runtime", "1s", "--iodepth", "4096", "--batch",
-                "4096", "--bs", "16k", "--output", "json", url,
+                "run",
+                "--engine",
+                "nbd",
+                "--runtime",
+                "1s",
+                "--iodepth",
+                "4096",
+                "--batch",
+                "4096",
+                "--bs",
+                "16k",
+                "--output",
+                "json",
+                url,
             ],
             limit,
         );
@@ -336,8 +391,17 @@ fn a_deep_client_never_deadlocks_and_an_absurd_depth_is_refused() {
     }
     let o = run_within(
         &[
-            "run", "--engine", "nbd", "--runtime", "1s", "--iodepth", "20000", "--bs", "4k",
-            "-q", &s.url,
+            "run",
+            "--engine",
+            "nbd",
+            "--runtime",
+            "1s",
+            "--iodepth",
+            "20000",
+            "--bs",
+            "4k",
+            "-q",
+            &s.url,
         ],
         limit,
     );

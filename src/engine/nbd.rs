@@ -191,14 +191,20 @@ impl NbdEngine {
     /// Send what the socket takes now of the requests waiting to go out.
     fn send_some(&mut self) -> Result<()> {
         while self.pending() {
-            match rustix::net::send(&self.conn.stream, &self.out[self.sent..], SendFlags::DONTWAIT)
-            {
+            match rustix::net::send(
+                &self.conn.stream,
+                &self.out[self.sent..],
+                SendFlags::DONTWAIT,
+            ) {
                 Ok(n) => {
                     self.sent += n;
                     self.progress = Instant::now();
                 }
                 Err(rustix::io::Errno::AGAIN) => return Ok(()),
                 Err(rustix::io::Errno::INTR) => {}
+                Err(rustix::io::Errno::CONNRESET | rustix::io::Errno::PIPE) => {
+                    return Err(self.lost("the server closed it (connection reset)"));
+                }
                 Err(e) => return Err(self.lost(io::Error::from(e))),
             }
         }
@@ -366,7 +372,10 @@ impl NbdEngine {
             tv_sec: left.as_secs() as i64,
             tv_nsec: left.subsec_nanos() as i64,
         };
-        let mut fds = [PollFd::new(&self.conn.stream, PollFlags::IN | PollFlags::OUT)];
+        let mut fds = [PollFd::new(
+            &self.conn.stream,
+            PollFlags::IN | PollFlags::OUT,
+        )];
         match rustix::event::poll(&mut fds, Some(&ts)) {
             Ok(_) | Err(rustix::io::Errno::INTR) => {}
             Err(e) => return Err(self.lost(io::Error::from(e))),
@@ -446,7 +455,7 @@ impl Engine for NbdEngine {
 
 impl Drop for NbdEngine {
     fn drop(&mut self) {
-        if self.sent % REQUEST_LEN != 0 {
+        if !self.sent.is_multiple_of(REQUEST_LEN) {
             // Half a request went out: a goodbye after it would be garbage to the server.
             self.conn.stream.shutdown();
         } else {
@@ -618,7 +627,9 @@ mod tests {
         };
         let o = super::super::EngineOptions::default();
         assert!(check_depth(&o, &w(MAX_DEPTH, 1)).is_ok());
-        let e = check_depth(&o, &w(MAX_DEPTH / 2, 4)).unwrap_err().to_string();
+        let e = check_depth(&o, &w(MAX_DEPTH / 2, 4))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("--numjobs"), "{e}");
     }
 }

@@ -528,7 +528,10 @@ mod tests {
             "nbd://u@[::1]:99/",
         ] {
             let e = NbdUrl::parse(url).unwrap_err();
-            assert!(e.contains("user name") && e.contains("drop it"), "{url}: {e}");
+            assert!(
+                e.contains("user name") && e.contains("drop it"),
+                "{url}: {e}"
+            );
         }
         // An '@' in the export name is the export's business.
         let u = NbdUrl::parse("nbd://127.0.0.1:1/a@b").unwrap();

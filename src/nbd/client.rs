@@ -159,7 +159,12 @@ impl Connection {
         let mut s = &self.stream;
         let len = buf.len();
         let timeout = |e: io::Error| {
-            if e.kind() == io::ErrorKind::WouldBlock || e.kind() == io::ErrorKind::TimedOut {
+            if e.kind() == io::ErrorKind::UnexpectedEof {
+                io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    "the server closed the connection before its reply was whole",
+                )
+            } else if e.kind() == io::ErrorKind::WouldBlock || e.kind() == io::ErrorKind::TimedOut {
                 io::Error::new(
                     io::ErrorKind::TimedOut,
                     format!(

@@ -95,10 +95,7 @@ pub(super) fn every_read_failed(
         return None;
     }
     let first = errors.first[0].clone();
-    let remote = cfg
-        .target
-        .to_str()
-        .is_some_and(crate::nbd::NbdUrl::is_url);
+    let remote = cfg.target.to_str().is_some_and(crate::nbd::NbdUrl::is_url);
     let hint = if remote {
         // Neither O_DIRECT nor the page cache is the client's business: the server refused.
         Some(format!(

@@ -185,8 +185,9 @@ impl Source for NbdSource {
         let taken = self.first.lock().unwrap_or_else(|p| p.into_inner()).take();
         let conn = match taken {
             Some(c) => c,
-            None => Connection::open(&self.url, false)
-                .map_err(|e| self.worker_error(live.len(), e))?,
+            None => {
+                Connection::open(&self.url, false).map_err(|e| self.worker_error(live.len(), e))?
+            }
         };
         let conn = Arc::new(conn);
         live.push(Arc::downgrade(&conn));
@@ -224,13 +225,13 @@ impl Source for NbdSource {
                 max / min * min
             )));
         }
-        if bs < min || bs % min != 0 {
+        if bs < min || !bs.is_multiple_of(min) {
             return Err(Error::invalid(format!(
                 "{name}: --bs {bs} B is not a multiple of the server's minimum block size \
                  ({sizes}); use a multiple of {min} B"
             )));
         }
-        if offset % min != 0 {
+        if !offset.is_multiple_of(min) {
             return Err(Error::invalid(format!(
                 "{name}: --offset {offset} is not a multiple of the server's minimum block size \
                  ({sizes}); use a multiple of {min} B"
