@@ -117,6 +117,8 @@ pub struct NbdEngine {
     timeout: Duration,
     /// When a byte last went either way.
     progress: Instant,
+    /// Why the connection failed, once the replies received before are reaped.
+    failed: Option<Error>,
 }
 
 /// What one non-blocking receive gave.
@@ -150,6 +152,7 @@ impl NbdEngine {
             busy_poll: Duration::ZERO,
             timeout: REPLY_TIMEOUT,
             progress: Instant::now(),
+            failed: None,
         }
     }
 
@@ -427,7 +430,18 @@ impl Engine for NbdEngine {
 
     fn reap_at_most(&mut self, min: usize, max: usize, out: &mut Vec<Completion>) -> Result<usize> {
         let need = min.min(self.inflight);
-        self.wait_for(need)?;
+        if self.failed.is_none()
+            && let Err(e) = self.wait_for(need)
+        {
+            self.failed = Some(e);
+        }
+        // Replies that came before the connection failed are handed over first; the error
+        // comes once they are all reaped.
+        if self.done.is_empty()
+            && let Some(e) = self.failed.take()
+        {
+            return Err(e);
+        }
         let mut got = 0;
         while got < max
             && let Some(c) = self.done.pop_front()
@@ -613,6 +627,43 @@ mod tests {
         assert!(
             msg.contains("no reply within 5 s after the run's end")
                 && msg.contains("1 reads in flight"),
+            "{msg}"
+        );
+    }
+
+    /// The replies that came before the connection failed count; the failure comes after.
+    #[test]
+    fn replies_received_before_a_failure_are_reaped_first() {
+        let (c, mut s) = UnixStream::pair().unwrap();
+        let conn = conn(c);
+        let mut e = NbdEngine::new(conn, BufferPool::new(2, 512));
+        for t in 0..2 {
+            e.queue(Io {
+                token: t,
+                offset: 0,
+                len: 512,
+            })
+            .unwrap();
+        }
+        e.submit().unwrap();
+        let mut req = [0u8; 2 * REQUEST_LEN];
+        s.read_exact(&mut req).unwrap();
+        s.write_all(
+            &SimpleReply {
+                error: 0,
+                cookie: 1,
+            }
+            .encode(),
+        )
+        .unwrap();
+        s.write_all(&[9u8; 512]).unwrap();
+        drop(s);
+        let mut out = Vec::new();
+        assert_eq!(e.reap_at_most(2, 2, &mut out).unwrap(), 1);
+        assert_eq!((out[0].token, out[0].res), (1, 512));
+        let msg = e.reap_at_most(1, 2, &mut out).unwrap_err().to_string();
+        assert!(
+            msg.contains("the server closed it") && msg.contains("1 reads in flight"),
             "{msg}"
         );
     }
