@@ -90,9 +90,15 @@ impl Shared<'_> {
     /// Wake up the workers still blocked on their sources: each source closes what they wait
     /// on (an NBD source, its connections), and they abandon the reads in flight with `why`.
     pub(super) fn abort(&self, why: &str) {
+        // Set first: a worker woken up must see it.
         self.aborted.store(true, Ordering::SeqCst);
+        let mut woke = false;
         for s in &self.sources {
-            s.abort(why);
+            woke |= s.abort(why);
+        }
+        if !woke {
+            // Nothing could be woken (local files): the workers' errors stay theirs.
+            self.aborted.store(false, Ordering::SeqCst);
         }
     }
 

@@ -98,9 +98,11 @@ pub trait Source: Send + Sync {
         Ok(Vec::new())
     }
     /// Wake up every worker blocked on one of its handles (the run ended long ago and they
-    /// still wait): they fail with `why`. Local files cannot be woken; a remote source closes
-    /// its connections.
-    fn abort(&self, _why: &str) {}
+    /// still wait): they fail with `why`. Whether it could: local files cannot be woken; a
+    /// remote source closes its connections.
+    fn abort(&self, _why: &str) -> bool {
+        false
+    }
     /// The facts only a local file or device has (filesystem, sysfs), if this is one.
     fn local(&self) -> Option<&Target> {
         None

@@ -246,7 +246,7 @@ impl Source for NbdSource {
         Ok(warnings)
     }
 
-    fn abort(&self, why: &str) {
+    fn abort(&self, why: &str) -> bool {
         for c in self
             .live
             .lock()
@@ -256,6 +256,7 @@ impl Source for NbdSource {
         {
             c.abort(why);
         }
+        true
     }
 
     fn describe(&self) -> Target {
