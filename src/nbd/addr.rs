@@ -51,9 +51,41 @@ impl Address {
 
     /// Connect, with TCP_NODELAY on a TCP socket.
     pub fn connect(&self) -> io::Result<Stream> {
+        self.connect_within(None)
+    }
+
+    /// Connect, giving up on each of the host's addresses after `timeout` (a host that drops
+    /// the connection attempt would otherwise hold the caller for minutes).
+    pub fn connect_within(&self, timeout: Option<std::time::Duration>) -> io::Result<Stream> {
         match self {
             Address::Tcp(a) => {
-                let s = TcpStream::connect(a.as_str())?;
+                let s = match timeout {
+                    None => TcpStream::connect(a.as_str())?,
+                    Some(t) => {
+                        use std::net::ToSocketAddrs;
+                        let mut last = None;
+                        let mut got = None;
+                        for sa in a.as_str().to_socket_addrs()? {
+                            match TcpStream::connect_timeout(&sa, t) {
+                                Ok(s) => {
+                                    got = Some(s);
+                                    break;
+                                }
+                                Err(e) => last = Some(e),
+                            }
+                        }
+                        match (got, last) {
+                            (Some(s), _) => s,
+                            (None, Some(e)) => return Err(e),
+                            (None, None) => {
+                                return Err(io::Error::new(
+                                    io::ErrorKind::NotFound,
+                                    format!("{a}: the host name has no address"),
+                                ));
+                            }
+                        }
+                    }
+                };
                 s.set_nodelay(true)?;
                 Ok(Stream::Tcp(s))
             }
@@ -105,9 +137,18 @@ impl NbdUrl {
 
     /// Connect to the server (from inside the URL's network namespace, if it names one).
     pub fn connect(&self) -> io::Result<Stream> {
+        self.connect_timeout(None)
+    }
+
+    /// [`NbdUrl::connect`], giving up after `timeout` per address.
+    pub fn connect_within(&self, timeout: std::time::Duration) -> io::Result<Stream> {
+        self.connect_timeout(Some(timeout))
+    }
+
+    fn connect_timeout(&self, timeout: Option<std::time::Duration>) -> io::Result<Stream> {
         match &self.netns {
-            Some(ns) => crate::netns::within(ns, || self.address.connect()),
-            None => self.address.connect(),
+            Some(ns) => crate::netns::within(ns, || self.address.connect_within(timeout)),
+            None => self.address.connect_within(timeout),
         }
     }
 
@@ -171,6 +212,14 @@ impl NbdUrl {
         };
         if authority.is_empty() {
             return Err(bad("no host"));
+        }
+        // A user name (or user:password) before the host: readlab speaks neither TLS nor
+        // authentication, and the host must never be looked up with it attached.
+        if let Some((user, _)) = authority.rsplit_once('@') {
+            return Err(bad(&format!(
+                "'{user}@' is a user name, which readlab does not use (it speaks neither TLS \
+                 nor authentication); drop it"
+            )));
         }
         // [v6]:port, [v6], host:port, host
         let has_port = if let Some(end) = authority.strip_prefix('[') {
@@ -467,6 +516,27 @@ mod tests {
             assert!(NbdUrl::parse(bad).is_err(), "{bad}");
         }
         assert!(NbdUrl::is_url("nbd://x") && !NbdUrl::is_url("/tmp/nbd://x"));
+    }
+
+    /// A user name is refused, never looked up as part of the host (`user@127.0.0.1`).
+    #[test]
+    fn a_user_name_in_the_url_is_refused_never_resolved() {
+        for url in [
+            "nbd://user@127.0.0.1:1/",
+            "nbd://user:secret@127.0.0.1/e",
+            "nbd://@localhost/",
+            "nbd://u@[::1]:99/",
+        ] {
+            let e = NbdUrl::parse(url).unwrap_err();
+            assert!(
+                e.contains("user name") && e.contains("drop it"),
+                "{url}: {e}"
+            );
+        }
+        // An '@' in the export name is the export's business.
+        let u = NbdUrl::parse("nbd://127.0.0.1:1/a@b").unwrap();
+        assert_eq!(u.address, Address::Tcp("127.0.0.1:1".into()));
+        assert_eq!(u.export, "a@b");
     }
 
     #[test]

@@ -1,14 +1,18 @@
-//! One client connection in transmission: connect and negotiate an export, then either the
-//! engine pipelines requests on its stream, or [`Connection::read_at`] reads one range at a time
-//! (for the few reads a source makes before a run: the prepared image's identity).
+//! One client connection in transmission: connect and negotiate an export within one deadline,
+//! then either the engine pipelines requests on its stream, or [`Connection::read_at`] reads one
+//! range at a time (for the few reads a source makes before a run: the prepared image's
+//! identity). A connection can be aborted from another thread ([`Connection::abort`]): its
+//! socket is shut down, so a worker blocked on it wakes up and says why.
 
 use super::addr::{NbdUrl, Stream};
 use super::handshake::{Advertised, client_handshake};
 use super::proto::*;
 use std::io::{self, Read, Write};
-use std::time::Duration;
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
 
-/// How long negotiation may take before the server is given up on.
+/// How long connecting and the whole negotiation may take before the server is given up on; also
+/// the bound on each of the few reads made before a run (the prepared image's identity).
 pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// A negotiated connection to one export.
@@ -17,34 +21,172 @@ pub struct Connection {
     pub url: NbdUrl,
     pub stream: Stream,
     pub advertised: Advertised,
+    /// Why readlab closed it under its user ([`Connection::abort`]), if it did.
+    aborted: OnceLock<String>,
+}
+
+/// The server accepted the connection but sent nothing (no greeting) before the deadline: the
+/// usual sign of a server at its client limit, which leaves new connections in its accept queue.
+#[derive(Debug)]
+pub struct NoGreeting(pub Duration);
+
+impl std::fmt::Display for NoGreeting {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "the server accepted the connection but sent no greeting within {} s: it may be at \
+             its client limit (qemu-nbd serves one client at a time unless started with -e N)",
+            self.0.as_secs()
+        )
+    }
+}
+
+impl std::error::Error for NoGreeting {}
+
+/// Whether `e` is a [`NoGreeting`].
+pub fn is_no_greeting(e: &io::Error) -> bool {
+    e.get_ref().is_some_and(|r| r.is::<NoGreeting>())
+}
+
+/// The stream with one deadline for everything read and written through it (the handshake):
+/// a server that drips a byte now and then cannot hold the client past it.
+struct Deadline<'a> {
+    stream: &'a Stream,
+    until: Instant,
+    /// Bytes received so far (none: the server never greeted).
+    got: u64,
+}
+
+impl Deadline<'_> {
+    fn left(&self) -> io::Result<Duration> {
+        let left = self.until.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(io::ErrorKind::TimedOut.into());
+        }
+        Ok(left)
+    }
+
+    fn timed_out(e: io::Error) -> io::Error {
+        if e.kind() == io::ErrorKind::WouldBlock {
+            io::ErrorKind::TimedOut.into()
+        } else {
+            e
+        }
+    }
+}
+
+impl Read for Deadline<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.stream.set_read_timeout(Some(self.left()?))?;
+        let n = (&*self.stream).read(buf).map_err(Self::timed_out)?;
+        self.got += n as u64;
+        Ok(n)
+    }
+}
+
+impl Write for Deadline<'_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.stream.set_write_timeout(Some(self.left()?))?;
+        (&*self.stream).write(buf).map_err(Self::timed_out)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
 }
 
 impl Connection {
-    /// Connect to `url` and negotiate its export (listing the server's exports first when `list`).
+    /// Connect to `url` and negotiate its export (listing the server's exports first when
+    /// `list`), all within [`HANDSHAKE_TIMEOUT`]. A server that accepts but never greets fails
+    /// with a [`NoGreeting`] inside the error ([`is_no_greeting`]).
     pub fn open(url: &NbdUrl, list: bool) -> io::Result<Connection> {
-        let mut stream = url.connect()?;
+        let until = Instant::now() + HANDSHAKE_TIMEOUT;
+        let stream = url.connect_within(HANDSHAKE_TIMEOUT)?;
+        let mut d = Deadline {
+            stream: &stream,
+            until,
+            got: 0,
+        };
+        let advertised = match client_handshake(&mut d, &url.export, list) {
+            Ok(a) => a,
+            Err(e) if e.kind() == io::ErrorKind::TimedOut && d.got == 0 => {
+                return Err(io::Error::new(
+                    io::ErrorKind::TimedOut,
+                    NoGreeting(HANDSHAKE_TIMEOUT),
+                ));
+            }
+            Err(e) if e.kind() == io::ErrorKind::TimedOut => {
+                return Err(io::Error::new(
+                    io::ErrorKind::TimedOut,
+                    format!(
+                        "the server did not finish the negotiation within {} s",
+                        HANDSHAKE_TIMEOUT.as_secs()
+                    ),
+                ));
+            }
+            Err(e) => return Err(e),
+        };
+        // Reads before a run (read_at) are bounded too; the engine sets its own bounds.
         stream.set_read_timeout(Some(HANDSHAKE_TIMEOUT))?;
-        let advertised = client_handshake(&mut stream, &url.export, list)?;
-        stream.set_read_timeout(None)?;
+        stream.set_write_timeout(Some(HANDSHAKE_TIMEOUT))?;
         Ok(Connection {
             url: url.clone(),
             stream,
             advertised,
+            aborted: OnceLock::new(),
         })
+    }
+
+    /// A connection already negotiated by other means (tests drive a scripted server).
+    pub fn new(url: NbdUrl, stream: Stream, advertised: Advertised) -> Connection {
+        Connection {
+            url,
+            stream,
+            advertised,
+            aborted: OnceLock::new(),
+        }
     }
 
     pub fn size(&self) -> u64 {
         self.advertised.export.size
     }
 
-    /// Read `buf.len()` bytes at `offset` with one request (nothing else may be in flight).
+    /// Read `buf.len()` bytes at `offset` with one request (nothing else may be in flight),
+    /// waiting at most [`HANDSHAKE_TIMEOUT`] for each part of the reply. An error reply is an
+    /// OS error of its errno (the connection goes on); anything else (a timeout, a broken
+    /// reply) leaves the connection unusable.
     pub fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<()> {
         let mut s = &self.stream;
-        s.write_all(&Request::read(0, offset, buf.len() as u32).encode())?;
+        let len = buf.len();
+        let timeout = |e: io::Error| {
+            if e.kind() == io::ErrorKind::UnexpectedEof {
+                io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    "the server closed the connection before its reply was whole",
+                )
+            } else if e.kind() == io::ErrorKind::WouldBlock || e.kind() == io::ErrorKind::TimedOut {
+                io::Error::new(
+                    io::ErrorKind::TimedOut,
+                    format!(
+                        "no reply to a {len} B read at offset {offset} within {} s: the server \
+                         stopped answering",
+                        HANDSHAKE_TIMEOUT.as_secs()
+                    ),
+                )
+            } else {
+                e
+            }
+        };
+        s.write_all(&Request::read(0, offset, len as u32).encode())
+            .map_err(&timeout)?;
         let mut h = [0u8; SIMPLE_REPLY_LEN];
-        s.read_exact(&mut h)?;
-        let r = SimpleReply::decode(&h)
-            .map_err(|m| io::Error::new(io::ErrorKind::InvalidData, m.to_string()))?;
+        s.read_exact(&mut h).map_err(&timeout)?;
+        let r = SimpleReply::decode(&h).map_err(|m| {
+            io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("not a simple reply ({m})"),
+            )
+        })?;
         if r.cookie != 0 {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidData,
@@ -54,12 +196,12 @@ impl Connection {
         if r.error != 0 {
             return Err(io::Error::from_raw_os_error(errno_of_error(r.error)));
         }
-        s.read_exact(buf)
+        s.read_exact(buf).map_err(timeout)
     }
 
-    /// Say goodbye (`NBD_CMD_DISC`); the server closes the connection.
+    /// Say goodbye (`NBD_CMD_DISC`, never waiting for room to send it) and close the
+    /// connection.
     pub fn disconnect(&self) {
-        let mut s = &self.stream;
         let r = Request {
             flags: 0,
             kind: CMD_DISC,
@@ -67,7 +209,19 @@ impl Connection {
             offset: 0,
             len: 0,
         };
-        let _ = s.write_all(&r.encode());
+        let _ = rustix::net::send(&self.stream, &r.encode(), rustix::net::SendFlags::DONTWAIT);
         self.stream.shutdown();
+    }
+
+    /// Close the connection under whoever uses it, saying `why`: a thread blocked on it wakes
+    /// up with an error ([`Connection::aborted`] tells it why). The first reason stays.
+    pub fn abort(&self, why: &str) {
+        let _ = self.aborted.set(why.to_string());
+        self.stream.shutdown();
+    }
+
+    /// Why readlab aborted the connection, if it did.
+    pub fn aborted(&self) -> Option<&str> {
+        self.aborted.get().map(String::as_str)
     }
 }

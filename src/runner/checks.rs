@@ -28,6 +28,13 @@ pub struct Prepared {
 /// Check a configuration against its target; nothing is read yet.
 pub fn prepare_run(cfg: &RunConfig) -> Result<Prepared> {
     let source = crate::source::open(&cfg.target)?;
+    // What the source itself says it serves comes first: its words are more exact than the
+    // generic alignment rules (for an NBD server, --buffered changes nothing).
+    let requests = if cfg.engine.capabilities().does_io {
+        source.check_requests(cfg.bs, cfg.offset)?
+    } else {
+        Vec::new()
+    };
     let range = cfg.check(source.as_ref())?;
     let slots = (cfg.iodepth as u64).saturating_mul(cfg.blocks_per_request as u64);
     crate::memory::check(
@@ -35,7 +42,8 @@ pub fn prepare_run(cfg: &RunConfig) -> Result<Prepared> {
         crate::memory::available(),
     )?;
     let device = crate::env::DeviceInfo::of(&cfg.target);
-    let warnings = crate::probe::check_run(cfg, &device).map_err(Error::InvalidArgument)?;
+    let mut warnings = crate::probe::check_run(cfg, &device).map_err(Error::InvalidArgument)?;
+    warnings.extend(requests);
     if cfg.verify {
         let last = range.offset + range.len - 1;
         let last_sector = last - last % data::SECTOR as u64;
@@ -87,11 +95,20 @@ pub(super) fn every_read_failed(
         return None;
     }
     let first = errors.first[0].clone();
+    let remote = cfg.target.to_str().is_some_and(crate::nbd::NbdUrl::is_url);
+    let hint = if remote {
+        // Neither O_DIRECT nor the page cache is the client's business: the server refused.
+        Some(format!(
+            "The NBD server answered every read with an error; `readlab info {}` shows what it \
+             advertised (block sizes included)",
+            crate::nbd::shown(&cfg.target.to_string_lossy())
+        ))
+    } else {
+        crate::probe::explain_errno(first.errno, cfg)
+    };
     Some(Error::ReadsFailed {
         count: errors.count,
-        hint: crate::probe::explain_errno(first.errno, cfg)
-            .map(|h| format!(". {h}"))
-            .unwrap_or_default(),
+        hint: hint.map(|h| format!(". {h}")).unwrap_or_default(),
         offset: first.offset,
         len: first.len,
         errno: first.errno,

@@ -48,7 +48,7 @@ use crate::source::{Handle, Source, WorkerOpen};
 use crate::stats;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize};
-use std::sync::{Barrier, Mutex, OnceLock};
+use std::sync::{Barrier, Condvar, Mutex, OnceLock};
 use std::time::Instant;
 
 /// Run one workload with the engine `cfg.engine` names and return its document. Bad input fails
@@ -214,6 +214,9 @@ fn execute<'a>(
         start: Barrier::new(threads + 1),
         finish: Barrier::new(threads + 1),
         exited: AtomicUsize::new(0),
+        exit_signal: (Mutex::new(()), Condvar::new()),
+        sources: ready.iter().map(|r| r.source.as_ref()).collect(),
+        aborted: AtomicBool::new(false),
         t0: OnceLock::new(),
         stop: AtomicBool::new(false),
         monitor,
@@ -271,11 +274,17 @@ fn execute<'a>(
         return Err(e);
     }
 
+    // The intervals first: the groups borrow what `ready` holds (its sources).
+    let intervals: Vec<_> = shared
+        .groups
+        .into_iter()
+        .map(|g| g.intervals.into_inner().unwrap())
+        .collect();
     let groups = outs
         .into_iter()
-        .zip(shared.groups)
+        .zip(intervals)
         .zip(ready)
-        .map(|((o, g), r)| (o, g.intervals.into_inner().unwrap(), r))
+        .map(|((o, i), r)| (o, i, r))
         .collect();
     Ok(Executed {
         groups,

@@ -9,7 +9,7 @@ use crate::result::EndedBy;
 use crate::stats::Recorder;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Barrier, Mutex, OnceLock};
+use std::sync::{Barrier, Condvar, Mutex, OnceLock};
 use std::time::Instant;
 
 /// A per-worker completion counter on its own cache line.
@@ -34,6 +34,13 @@ pub(super) struct Shared<'a> {
     /// so no worker thread (and its CPU time) disappears from /proc before it is counted.
     pub(super) finish: Barrier,
     pub(super) exited: AtomicUsize,
+    /// Signalled each time a worker exits (for the runner's bounded wait at the end).
+    pub(super) exit_signal: (Mutex<()>, Condvar),
+    /// Each target's source, to wake up workers still blocked after the grace period.
+    pub(super) sources: Vec<&'a dyn crate::source::Source>,
+    /// The runner closed the sources under the workers still waiting ([`Shared::abort`]):
+    /// what they were waiting for is abandoned, not failed by them.
+    pub(super) aborted: AtomicBool,
     pub(super) t0: OnceLock<Instant>,
     /// Stop every worker (the runner's decision, or a worker's panic).
     pub(super) stop: AtomicBool,
@@ -53,6 +60,48 @@ pub(super) struct Group<'a> {
 }
 
 impl Shared<'_> {
+    /// A worker has exited (it is on its way to the finish barrier).
+    pub(super) fn worker_exited(&self) {
+        self.exited.fetch_add(1, Ordering::Relaxed);
+        let _g = self.exit_signal.0.lock().unwrap_or_else(|p| p.into_inner());
+        self.exit_signal.1.notify_all();
+    }
+
+    /// Wait until every worker has exited or `deadline` passed; whether they all exited.
+    pub(super) fn wait_exited(&self, deadline: Instant) -> bool {
+        let mut g = self.exit_signal.0.lock().unwrap_or_else(|p| p.into_inner());
+        loop {
+            if self.exited.load(Ordering::Relaxed) >= self.threads {
+                return true;
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return false;
+            }
+            g = self
+                .exit_signal
+                .1
+                .wait_timeout(g, left)
+                .unwrap_or_else(|p| p.into_inner())
+                .0;
+        }
+    }
+
+    /// Wake up the workers still blocked on their sources: each source closes what they wait
+    /// on (an NBD source, its connections), and they abandon the reads in flight with `why`.
+    pub(super) fn abort(&self, why: &str) {
+        // Set first: a worker woken up must see it.
+        self.aborted.store(true, Ordering::SeqCst);
+        let mut woke = false;
+        for s in &self.sources {
+            woke |= s.abort(why);
+        }
+        if !woke {
+            // Nothing could be woken (local files): the workers' errors stay theirs.
+            self.aborted.store(false, Ordering::SeqCst);
+        }
+    }
+
     /// I/Os completed by every worker so far (ramp included).
     pub(super) fn total_done(&self) -> u64 {
         self.groups

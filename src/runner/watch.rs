@@ -1,6 +1,8 @@
 //! The runner's own thread while the workers run: it releases them, samples progress for the
 //! [`Observer`] a few times per second, takes the CPU snapshots at the edges of the measured
-//! window, and decides when and why the run ends (runtime, stability, cancel, workers done).
+//! window, and decides when and why the run ends (runtime, stability, cancel, workers done). A
+//! run ends within a grace period of that decision whatever the target does: workers still
+//! blocked then have their source closed under them ([`STOP_GRACE`], [`CANCEL_GRACE`]).
 
 use super::{Ended, Observer, Phase, Shared, StartGate, Tick};
 use crate::config::RunConfig;
@@ -9,6 +11,12 @@ use crate::result::EndedBy;
 use crate::stability::Tracker;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
+
+/// How long the workers may take to finish the reads in flight once the run has ended before
+/// the runner closes the source under them ([`Shared::abort`](super::Shared)).
+pub(super) const STOP_GRACE: Duration = Duration::from_secs(5);
+/// The same once a signal (or the observer) cancelled the run: people are waiting.
+pub(super) const CANCEL_GRACE: Duration = Duration::from_secs(1);
 
 /// What the runner's thread saw, up to the moment the workers were released from the finish
 /// barrier.
@@ -129,6 +137,26 @@ pub(super) fn watch(
     let stopped_at = Instant::now();
     if let Some(m) = shared.monitor {
         m.end_at(stopped_at.min(end));
+    }
+    // The workers finish the reads in flight; whatever does not answer within the grace period
+    // is abandoned, so the run ends then whatever the target does.
+    let grace = if interrupted || observer.cancelled() {
+        CANCEL_GRACE
+    } else {
+        STOP_GRACE
+    };
+    if !shared.wait_exited(stopped_at + grace) {
+        shared.abort(&if interrupted || observer.cancelled() {
+            format!(
+                "interrupted, and no reply within {} s after: the server stopped answering",
+                grace.as_secs_f64()
+            )
+        } else {
+            format!(
+                "no reply within {} s after the run's end: the server stopped answering",
+                grace.as_secs_f64()
+            )
+        });
     }
     shared.finish.wait();
     let ios = shared.total_done();

@@ -91,7 +91,7 @@ impl Drop for Exit<'_, '_> {
         if self.stage < Stage::Started {
             self.sh.start.wait();
         }
-        self.sh.exited.fetch_add(1, Ordering::Relaxed);
+        self.sh.worker_exited();
         self.sh.finish.wait();
     }
 }
@@ -209,7 +209,16 @@ fn worker_loop(
             break;
         }
         comps.clear();
-        engine.reap_at_most(wait_for, reap_max, &mut comps)?;
+        if let Err(e) = engine.reap_at_most(wait_for, reap_max, &mut comps) {
+            if !sh.aborted.load(Ordering::SeqCst) {
+                return Err(e);
+            }
+            // The runner gave up waiting (past the grace period after the end, or interrupted):
+            // the reads still in flight failed with its reason.
+            now = Instant::now();
+            abandon(&mut req, &mut out.errors, bs as u64, &e.to_string(), now);
+            break;
+        }
         now = Instant::now();
         if comps.is_empty() {
             continue;
@@ -289,6 +298,22 @@ fn worker_loop(
         out.open_loop = Some(s.finish(end));
     }
     Ok(out)
+}
+
+/// Count every read still in flight as failed with `why` (the runner closed the source under
+/// them); the requests are over.
+fn abandon(req: &mut Requests, errors: &mut ErrorSummary, bs: u64, why: &str, now: Instant) {
+    for r in 0..req.remaining.len() {
+        let n = std::mem::take(&mut req.remaining[r]);
+        for b in 0..n {
+            let offset = req.at[r * req.bpr + b];
+            record_error(errors, offset, bs, libc::ETIMEDOUT, Some(why.to_string()));
+        }
+        if n > 0 {
+            req.depth.finished(now, 1);
+        }
+    }
+    req.inflight = 0;
 }
 
 /// Wait for the I/Os still in flight so their buffers are not freed under the kernel.

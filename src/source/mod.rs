@@ -92,6 +92,17 @@ pub trait Source: Send + Sync {
     fn prepared_at(&self, offset: u64) -> bool;
     /// Open a handle for one worker.
     fn open_worker(&self, how: &WorkerOpen) -> Result<Handle>;
+    /// Refuse requests of `bs` bytes at `offset` (and whole blocks after it) that the source
+    /// says it cannot serve, before anything is read; the warnings for those it serves badly.
+    fn check_requests(&self, _bs: u64, _offset: u64) -> Result<Vec<String>> {
+        Ok(Vec::new())
+    }
+    /// Wake up every worker blocked on one of its handles (the run ended long ago and they
+    /// still wait): they fail with `why`. Whether it could: local files cannot be woken; a
+    /// remote source closes its connections.
+    fn abort(&self, _why: &str) -> bool {
+        false
+    }
     /// The facts only a local file or device has (filesystem, sysfs), if this is one.
     fn local(&self) -> Option<&Target> {
         None

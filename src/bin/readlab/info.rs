@@ -20,12 +20,14 @@ pub fn run(a: &InfoArgs) -> anyhow::Result<ExitCode> {
         .to_str()
         .filter(|s| readlab::nbd::NbdUrl::is_url(s))
     {
-        let adv = readlab::source::nbd::describe(url)?;
-        a.out_json.emit(&serde_json::to_value(&adv)?)?;
+        let (adv, prepared_id) = readlab::source::nbd::describe(url)?;
+        let mut j = serde_json::to_value(&adv)?;
+        j["prepared_id"] = serde_json::json!(prepared_id);
+        a.out_json.emit(&j)?;
         if !a.out_json.is_json() {
             print!(
                 "{}",
-                crate::out().fit(&readlab::source::nbd::render(url, &adv))
+                crate::out().fit(&readlab::source::nbd::render(url, &adv, prepared_id))
             );
         }
         return Ok(ExitCode::SUCCESS);

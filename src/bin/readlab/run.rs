@@ -87,7 +87,8 @@ pub struct RunArgs {
     /// Read through the page cache instead of O_DIRECT.
     #[arg(long)]
     pub buffered: bool,
-    /// Measured time (e.g. 5s, 500ms, 2m).
+    /// Measured time (e.g. 5s, 500ms, 2m). The run ends at most 5 s after it whatever the
+    /// target does (an NBD server's reads still unanswered then fail).
     #[arg(long, default_value = "5s", allow_hyphen_values = true, value_parser = duration)]
     pub runtime: Duration,
     /// Warm-up before measuring, excluded from every figure.
