@@ -1,0 +1,65 @@
+//! The short path of one request in flight (issue 21, "as short as nbdkit's"): what the server
+//! does per request is checked where it can be seen from outside, not by timing (the machine
+//! is shared): the uring model reads a file in memory without handing reads to io_uring's
+//! worker threads.
+
+mod common;
+mod nbd_common;
+
+use nbd_common::readlab_serve;
+use readlab::nbd::{Connection, NbdUrl};
+use std::time::Duration;
+
+/// Names of the server's threads.
+fn threads(pid: u32) -> Vec<(String, String)> {
+    let mut v = Vec::new();
+    for e in std::fs::read_dir(format!("/proc/{pid}/task"))
+        .unwrap()
+        .flatten()
+    {
+        let tid = e.file_name().to_string_lossy().to_string();
+        if let Ok(comm) = std::fs::read_to_string(e.path().join("comm")) {
+            v.push((tid, comm.trim().to_string()));
+        }
+    }
+    v
+}
+
+/// A prepared file on tmpfs (io_uring cannot read tmpfs without blocking, so it would hand every
+/// READ to a worker thread).
+fn tmpfs_file(size: &str) -> (tempfile::TempDir, String) {
+    let dir = tempfile::Builder::new()
+        .prefix("readlab-qd1-")
+        .tempdir_in("/dev/shm")
+        .expect("a directory in /dev/shm");
+    let f = common::prepare(dir.path(), "m.dat", size);
+    (dir, f.to_str().unwrap().to_string())
+}
+
+fn reads(c: &Connection, n: u64) {
+    let mut buf = vec![0u8; 4096];
+    for k in 0..n {
+        c.read_at((k * 7919 % 2048) * 4096, &mut buf).expect("read");
+    }
+}
+
+/// Before: 1 iou-wrk thread per uring loop after a few QD1 reads of a tmpfs file, each READ a
+/// thread hop (~3× the thread model's CPU per request).
+#[test]
+fn uring_model_reads_a_file_in_memory_without_io_uring_workers() {
+    let (_dir, f) = tmpfs_file("8M");
+    let s = readlab_serve(&[&f, "--buffered", "--model", "uring", "--threads", "1"]);
+    let c = Connection::open(&NbdUrl::parse(&s.url).unwrap(), false).expect("negotiate");
+    c.stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    reads(&c, 2000);
+    let workers: Vec<_> = threads(s.pid())
+        .into_iter()
+        .filter(|(_, n)| n.starts_with("iou-wrk"))
+        .collect();
+    assert!(
+        workers.is_empty(),
+        "reads went through io_uring worker threads: {workers:?}"
+    );
+}
