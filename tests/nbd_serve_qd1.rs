@@ -1,14 +1,15 @@
 //! The short path of one request in flight (issue 21, "as short as nbdkit's"): what the server
 //! does per request is checked where it can be seen from outside, not by timing (the machine
 //! is shared): the uring model reads a file in memory without handing reads to io_uring's
-//! worker threads.
+//! worker threads, and with one client waiting it sleeps in `poll` on the socket (a sync
+//! wake-up onto the client's CPU), not in `io_uring_enter`.
 
 mod common;
 mod nbd_common;
 
 use nbd_common::readlab_serve;
 use readlab::nbd::{Connection, NbdUrl};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Names of the server's threads.
 fn threads(pid: u32) -> Vec<(String, String)> {
@@ -62,4 +63,46 @@ fn uring_model_reads_a_file_in_memory_without_io_uring_workers() {
         workers.is_empty(),
         "reads went through io_uring worker threads: {workers:?}"
     );
+}
+
+/// The system call the thread is in (its number), from /proc.
+fn syscall_of(pid: u32, tid: &str) -> Option<i64> {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/syscall")).ok()?;
+    s.split_whitespace().next()?.parse().ok()
+}
+
+/// Before: the loop slept in io_uring_enter, woken by task work onto the other (idle) CPU.
+#[test]
+fn uring_loop_waits_for_one_client_in_poll() {
+    let (_dir, f) = tmpfs_file("8M");
+    let s = readlab_serve(&[&f, "--buffered", "--model", "uring", "--threads", "1"]);
+    let c = Connection::open(&NbdUrl::parse(&s.url).unwrap(), false).expect("negotiate");
+    c.stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    reads(&c, 100);
+    let (tid, _) = threads(s.pid())
+        .into_iter()
+        .find(|(_, n)| n == "rl-uring-0")
+        .expect("the loop thread rl-uring-0");
+    #[cfg(target_arch = "x86_64")]
+    let polls = [libc::SYS_ppoll, libc::SYS_poll];
+    #[cfg(not(target_arch = "x86_64"))]
+    let polls = [libc::SYS_ppoll];
+    let mut seen = Vec::new();
+    let t = Instant::now();
+    // Sampled for a while: the loop wakes every 100 ms when idle, so most samples are asleep.
+    while t.elapsed() < Duration::from_millis(500) {
+        if let Some(n) = syscall_of(s.pid(), &tid) {
+            seen.push(n);
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let in_poll = seen.iter().filter(|n| polls.contains(n)).count();
+    assert!(
+        in_poll * 10 >= seen.len() * 8,
+        "the loop thread with one idle client sat in these system calls: {seen:?} \
+         (poll is {polls:?})"
+    );
+    reads(&c, 10); // and it still serves
 }

@@ -34,6 +34,9 @@ const RECV_BUF: usize = 64 << 10;
 const RING: u32 = 1024;
 /// Largest iovec list of one SENDMSG.
 const MAX_IOV: usize = 256;
+/// Up to this many connections waiting for requests, the loop sleeps in `poll` on their sockets
+/// (see [`Loop::sleep_in_poll`]).
+const POLL_MAX: usize = 4;
 
 const RECV: u64 = 1;
 const READ: u64 = 2;
@@ -348,11 +351,58 @@ impl<'a> Loop<'a> {
             } else {
                 delay::SPIN
             };
+        // Submit first: what completes at once (a read from the page cache, a send into an
+        // empty socket buffer) is reaped without a second `io_uring_enter` to wait.
+        if !self.ring.submission().is_empty() {
+            let _ = self.ring.submit();
+        }
+        if !self.ring.completion().is_empty() || self.sleep_in_poll(d) {
+            return; // the loop reaps what came (or comes back here)
+        }
         let ts = types::Timespec::new()
             .sec(d.as_secs())
             .nsec(d.subsec_nanos());
         let args = types::SubmitArgs::new().timespec(&ts);
         let _ = self.ring.submitter().submit_with_args(1, &args);
+    }
+
+    /// Few connections: sleep in `poll(2)` on their sockets and the ring instead of in
+    /// `io_uring_enter`; false if it did not (too many connections, none waiting for a request,
+    /// or a delay to wake up for). Why: a socket wakes a `poll` sleeper with a *sync* wake-up
+    /// (the sender is about to sleep), which the scheduler honours by running this thread on the
+    /// sender's CPU, while the ring's own RECV wakes it through task work, an ordinary wake-up
+    /// that lands on the other CPU, often idle: at one client QD1 that cross-CPU wake-up (an idle
+    /// vCPU leaving halt) cost more than the whole request. Nothing is lost: the ring's RECV
+    /// stays armed and its completion is posted by the task work that runs as `poll` returns to
+    /// user space; any other completion makes the ring fd readable or interrupts `poll` through
+    /// task work; and the sleep is bounded by `d`.
+    fn sleep_in_poll(&mut self, d: Duration) -> bool {
+        if !self.delayed.is_empty() {
+            return false;
+        }
+        let mut fds = [libc::pollfd {
+            fd: self.ring.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        }; POLL_MAX + 1];
+        let mut n = 1;
+        for c in self.conns.iter().flatten() {
+            if c.recv_armed {
+                if n == fds.len() {
+                    return false;
+                }
+                fds[n].fd = c.fd;
+                fds[n].events = libc::POLLIN | libc::POLLRDHUP;
+                n += 1;
+            }
+        }
+        if n == 1 {
+            return false;
+        }
+        let ms = d.as_millis().clamp(1, 100) as libc::c_int;
+        // SAFETY: `fds` holds `n` initialised pollfd structures.
+        unsafe { libc::poll(fds.as_mut_ptr(), n as libc::nfds_t, ms) };
+        true
     }
 
     fn reap(&mut self) {
