@@ -106,3 +106,42 @@ fn uring_loop_waits_for_one_client_in_poll() {
     );
     reads(&c, 10); // and it still serves
 }
+
+/// Times the thread went to sleep (voluntary context switches), from /proc.
+fn sleeps(pid: u32, tid: &str) -> u64 {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/status")).unwrap();
+    s.lines()
+        .find_map(|l| l.strip_prefix("voluntary_ctxt_switches:"))
+        .and_then(|v| v.trim().parse().ok())
+        .expect("voluntary_ctxt_switches in status")
+}
+
+/// Before: the connection's thread slept in recv for a third to all of the requests (341 of
+/// 1000 at best of 5 tries on the shared 2-core VM), each such request waking its CPU first. Now, with one client asking back
+/// to back, it spins for the next request and rarely sleeps.
+#[test]
+fn thread_model_spins_for_the_next_request_of_a_lone_client() {
+    let (_dir, f) = tmpfs_file("8M");
+    let s = readlab_serve(&[&f, "--buffered", "--model", "thread"]);
+    let c = Connection::open(&NbdUrl::parse(&s.url).unwrap(), false).expect("negotiate");
+    c.stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    reads(&c, 200);
+    let (tid, _) = threads(s.pid())
+        .into_iter()
+        .find(|(_, n)| n.starts_with("rl-conn-"))
+        .expect("the connection's thread");
+    // The best of a few tries: on a crowded machine this client is sometimes late.
+    let n = 1000;
+    let mut best = u64::MAX;
+    for _ in 0..5 {
+        let before = sleeps(s.pid(), &tid);
+        reads(&c, n);
+        best = best.min(sleeps(s.pid(), &tid) - before);
+    }
+    assert!(
+        best * 10 < n,
+        "the connection's thread slept {best} times for {n} back-to-back requests"
+    );
+}
