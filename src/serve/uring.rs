@@ -9,7 +9,7 @@
 //! thread. A connection's state lives until every operation the kernel holds on it has completed.
 
 use super::request::{Action, classify, reply};
-use super::thread::ZEROS;
+use super::thread::{Awake, SPIN_BUDGET, ZEROS, may_spin};
 use super::{ClientSlot, Ctx, delay, negotiate};
 use crate::buffer::AlignedBuf;
 use crate::error::{Error, Result};
@@ -209,6 +209,8 @@ struct Conn {
     rpos: usize,
     rend: usize,
     recv_armed: bool,
+    /// When its last bytes came (for the spin: is it the one client asking back to back?).
+    heard: Instant,
     /// Payload bytes of a refused write still to drop.
     skip: u64,
     /// No more requests: the client said goodbye, left, or broke the protocol.
@@ -254,6 +256,9 @@ struct Loop<'a> {
     /// When the last completion came: with `--busy-poll`, the loop spins until this is older
     /// than the budget.
     active: Instant,
+    /// Spin for the next request before sleeping (see [`SPIN_BUDGET`]): the last wait was short.
+    spin: bool,
+    awake: Awake,
 }
 
 impl<'a> Loop<'a> {
@@ -282,6 +287,8 @@ impl<'a> Loop<'a> {
             spare: HashMap::new(),
             touched: Vec::new(),
             active: Instant::now(),
+            spin: true,
+            awake: Awake::new(),
         }
     }
 
@@ -363,7 +370,10 @@ impl<'a> Loop<'a> {
             .sec(d.as_secs())
             .nsec(d.subsec_nanos());
         let args = types::SubmitArgs::new().timespec(&ts);
-        let _ = self.ring.submitter().submit_with_args(1, &args);
+        let ring = &mut self.ring;
+        let _ = self
+            .awake
+            .asleep(|| ring.submitter().submit_with_args(1, &args));
     }
 
     /// Few connections: sleep in `poll(2)` on their sockets and the ring instead of in
@@ -375,7 +385,8 @@ impl<'a> Loop<'a> {
     /// vCPU leaving halt) cost more than the whole request. Nothing is lost: the ring's RECV
     /// stays armed and its completion is posted by the task work that runs as `poll` returns to
     /// user space; any other completion makes the ring fd readable or interrupts `poll` through
-    /// task work; and the sleep is bounded by `d`.
+    /// task work; and the sleep is bounded by `d`. With one of them asking back to back it first
+    /// spins for up to [`SPIN_BUDGET`], as the thread model does.
     fn sleep_in_poll(&mut self, d: Duration) -> bool {
         if !self.delayed.is_empty() {
             return false;
@@ -385,7 +396,8 @@ impl<'a> Loop<'a> {
             events: libc::POLLIN,
             revents: 0,
         }; POLL_MAX + 1];
-        let mut n = 1;
+        let (mut n, mut recent) = (1, 0);
+        let start = Instant::now();
         for c in self.conns.iter().flatten() {
             if c.recv_armed {
                 if n == fds.len() {
@@ -394,14 +406,33 @@ impl<'a> Loop<'a> {
                 fds[n].fd = c.fd;
                 fds[n].events = libc::POLLIN | libc::POLLRDHUP;
                 n += 1;
+                recent += usize::from(start.duration_since(c.heard) < Duration::from_millis(1));
             }
         }
         if n == 1 {
             return false;
         }
-        let ms = d.as_millis().clamp(1, 100) as libc::c_int;
-        // SAFETY: `fds` holds `n` initialised pollfd structures.
-        unsafe { libc::poll(fds.as_mut_ptr(), n as libc::nfds_t, ms) };
+        let fds = &mut fds[..n];
+        // One client asking back to back: spin for its next request first, polling without
+        // sleeping (task work, a RECV's completion among it, runs as each poll returns).
+        let spun = self.spin && recent == 1 && may_spin();
+        let mut ready = false;
+        while spun && !ready && start.elapsed() < SPIN_BUDGET {
+            // SAFETY: `fds` is a live array of pollfd structures.
+            ready = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, 0) } != 0
+                || !self.ring.completion().is_empty();
+            if !ready {
+                std::thread::yield_now();
+            }
+        }
+        if !ready {
+            let ms = d.as_millis().clamp(1, 100) as libc::c_int;
+            // SAFETY: as above.
+            self.awake
+                .asleep(|| unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, ms) });
+        }
+        let within = if spun { 1 } else { 2 } * SPIN_BUDGET;
+        self.spin = start.elapsed() <= within;
         true
     }
 
@@ -448,6 +479,7 @@ impl<'a> Loop<'a> {
                 rpos: 0,
                 rend: 0,
                 recv_armed: false,
+                heard: Instant::now(),
                 skip: 0,
                 no_more: false,
                 broken: false,
@@ -488,6 +520,7 @@ impl<'a> Loop<'a> {
             c.no_more = true;
         } else {
             c.rend += res as usize;
+            c.heard = Instant::now();
         }
         self.touched.push(i);
     }
