@@ -138,14 +138,21 @@ fn assert_spins(model: &[&str], thread: &str) {
     let mut args = vec![f.as_str(), "--buffered"];
     args.extend_from_slice(model);
     let s = readlab_serve(&args);
-    let c = Connection::open(&NbdUrl::parse(&s.url).unwrap(), false).expect("negotiate");
+    let url = NbdUrl::parse(&s.url).unwrap();
+    // An idle connection beside it, as readlab's own client keeps one (it must not stop the
+    // spin: before, its thread counted as awake while it slept, and the thread model never spun
+    // for readlab's client).
+    let idle = Connection::open(&url, false).expect("negotiate");
+    std::thread::sleep(Duration::from_millis(50));
+    let c = Connection::open(&url, false).expect("negotiate");
     c.stream
         .set_read_timeout(Some(Duration::from_secs(10)))
         .unwrap();
     reads(&c, 200);
     let (tid, _) = threads(s.pid())
         .into_iter()
-        .find(|(_, n)| n.starts_with(thread))
+        .filter(|(_, n)| n.starts_with(thread))
+        .max_by_key(|(tid, _)| tid.parse::<u64>().unwrap_or(0)) // the newest: the busy one
         .expect("the serving thread");
     // The best of a few tries: on a crowded machine this client is sometimes late.
     let n = 1000;
@@ -159,4 +166,5 @@ fn assert_spins(model: &[&str], thread: &str) {
         best * 10 < n,
         "{model:?}: the serving thread slept {best} times for {n} back-to-back requests"
     );
+    drop(idle);
 }

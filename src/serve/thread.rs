@@ -211,7 +211,20 @@ impl<'a> Conn<'a> {
             let got = if !self.ctx.cfg.busy_poll.is_zero() {
                 s.recv_spinning(&mut self.rbuf[self.rend..], self.ctx.cfg.busy_poll)
             } else if self.spin && may_spin() {
-                s.recv_spinning(&mut self.rbuf[self.rend..], SPIN_BUDGET)
+                // Not Stream::recv_spinning: past the budget this thread sleeps, and a sleeping
+                // thread must not count as awake (an idle connection would stop every spin).
+                let buf = &mut self.rbuf[self.rend..];
+                let start = Instant::now();
+                loop {
+                    match s.recv_nowait(buf) {
+                        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+                        r => break r,
+                    }
+                    if start.elapsed() >= SPIN_BUDGET {
+                        break self.awake.asleep(|| s.read(buf));
+                    }
+                    std::thread::yield_now();
+                }
             } else {
                 let buf = &mut self.rbuf[self.rend..];
                 self.awake.asleep(|| s.read(buf))
