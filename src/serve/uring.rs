@@ -14,7 +14,7 @@
 
 use super::budget::{BufCache, CACHE_CAP, CACHE_IDLE, FLOOR, PayloadBuf, class};
 use super::request::{Action, ReplyHeader, block_status, classify, data_header, error_reply};
-use super::thread::ZEROS;
+use super::thread::{Awake, SPIN_BUDGET, ZEROS, may_spin};
 use super::{ClientSlot, Ctx, delay, negotiate};
 use crate::error::{Error, Result};
 use crate::nbd::Stream;
@@ -43,6 +43,9 @@ const MAX_IOV: usize = 256;
 const SWEEP: Duration = Duration::from_millis(100);
 /// How soon a connection waiting for the in-flight budget tries again.
 const STARVED_RETRY: Duration = Duration::from_millis(1);
+/// Up to this many connections waiting for requests, the loop sleeps in `poll` on their sockets
+/// (see [`Loop::sleep_in_poll`]).
+const POLL_MAX: usize = 4;
 
 const RECV: u64 = 1;
 const READ: u64 = 2;
@@ -150,6 +153,59 @@ impl Workers {
     }
 }
 
+/// Which reads the loop does itself with `preadv2` instead of through the ring. A buffered read
+/// that the page cache can answer costs the same either way, but a file system without
+/// non-blocking reads (tmpfs, where the benchmarks keep their files) makes io_uring hand every
+/// READ to an io-wq worker thread: a thread hop and a cross-CPU wake-up per request, ~3× the
+/// CPU of the thread model at one client QD1. So: on tmpfs/ramfs (memory: a read never waits
+/// for a device) read inline; elsewhere, buffered, try `RWF_NOWAIT` inline and give the ring only
+/// what would wait (not cached); with O_DIRECT, always the ring.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Inline {
+    Never,
+    Nowait,
+    Memory,
+}
+
+const TMPFS_MAGIC: u64 = 0x0102_1994;
+const RAMFS_MAGIC: u64 = 0x8584_58f6;
+
+impl Inline {
+    fn of(file: Option<&File>, direct: bool) -> Inline {
+        let Some(f) = file else {
+            return Inline::Never;
+        };
+        if direct {
+            return Inline::Never;
+        }
+        match rustix::fs::fstatfs(f).map(|s| s.f_type as u64) {
+            Ok(TMPFS_MAGIC | RAMFS_MAGIC) => Inline::Memory,
+            _ => Inline::Nowait,
+        }
+    }
+
+    /// The read's result as the ring would give it (bytes, or −errno), or None: use the ring.
+    fn read(&mut self, fd: RawFd, buf: &mut [u8], offset: u64) -> Option<i32> {
+        let flags = match *self {
+            Inline::Never => return None,
+            Inline::Nowait => rustix::io::ReadWriteFlags::NOWAIT,
+            Inline::Memory => rustix::io::ReadWriteFlags::empty(),
+        };
+        // SAFETY: `fd` is the loop's open target file, which outlives this call.
+        let file = unsafe { rustix::fd::BorrowedFd::borrow_raw(fd) };
+        let mut iov = [std::io::IoSliceMut::new(buf)];
+        match rustix::io::preadv2(file, &mut iov, offset, flags) {
+            Ok(n) => Some(n as i32),
+            Err(rustix::io::Errno::AGAIN) => None,
+            Err(rustix::io::Errno::OPNOTSUPP) => {
+                *self = Inline::Never; // no RWF_NOWAIT here: the ring it is
+                None
+            }
+            Err(e) => Some(-e.raw_os_error()),
+        }
+    }
+}
+
 struct Req {
     cookie: u64,
     offset: u64,
@@ -174,6 +230,8 @@ struct Conn {
     rpos: usize,
     rend: usize,
     recv_armed: bool,
+    /// When its last bytes came (for the spin: is it the one client asking back to back?).
+    heard: Instant,
     /// Payload bytes of a refused write still to drop.
     skip: u64,
     /// No more requests: the client said goodbye, left, or broke the protocol.
@@ -215,6 +273,7 @@ struct Loop<'a> {
     ctx: &'a Ctx,
     ring: IoUring,
     file: Option<Arc<File>>,
+    inline: Inline,
     rx: Receiver<(Stream, ClientSlot, Session)>,
     efd: Arc<OwnedFd>,
     load: Arc<AtomicUsize>,
@@ -234,6 +293,9 @@ struct Loop<'a> {
     /// When the last completion came: with `--busy-poll`, the loop spins until this is older
     /// than the budget.
     active: Instant,
+    /// Spin for the next request before sleeping (see [`SPIN_BUDGET`]): the last wait was short.
+    spin: bool,
+    awake: Awake,
 }
 
 impl<'a> Loop<'a> {
@@ -248,6 +310,7 @@ impl<'a> Loop<'a> {
         Loop {
             ctx,
             ring,
+            inline: Inline::of(file.as_deref(), ctx.cfg.direct),
             file,
             rx,
             efd,
@@ -263,6 +326,8 @@ impl<'a> Loop<'a> {
             next_sweep: Instant::now() + SWEEP,
             touched: Vec::new(),
             active: Instant::now(),
+            spin: true,
+            awake: Awake::new(),
         }
     }
 
@@ -369,11 +434,82 @@ impl<'a> Loop<'a> {
             } else {
                 delay::SPIN
             };
+        // Submit first: what completes at once (a read from the page cache, a send into an
+        // empty socket buffer) is reaped without a second `io_uring_enter` to wait.
+        if !self.ring.submission().is_empty() {
+            let _ = self.ring.submit();
+        }
+        if !self.ring.completion().is_empty() || self.sleep_in_poll(d) {
+            return; // the loop reaps what came (or comes back here)
+        }
         let ts = types::Timespec::new()
             .sec(d.as_secs())
             .nsec(d.subsec_nanos());
         let args = types::SubmitArgs::new().timespec(&ts);
-        let _ = self.ring.submitter().submit_with_args(1, &args);
+        let ring = &mut self.ring;
+        let _ = self
+            .awake
+            .asleep(|| ring.submitter().submit_with_args(1, &args));
+    }
+
+    /// Few connections: sleep in `poll(2)` on their sockets and the ring instead of in
+    /// `io_uring_enter`; false if it did not (too many connections, none waiting for a request,
+    /// or a delay to wake up for). Why: a socket wakes a `poll` sleeper with a *sync* wake-up
+    /// (the sender is about to sleep), which the scheduler honours by running this thread on the
+    /// sender's CPU, while the ring's own RECV wakes it through task work, an ordinary wake-up
+    /// that lands on the other CPU, often idle: at one client QD1 that cross-CPU wake-up (an idle
+    /// vCPU leaving halt) cost more than the whole request. Nothing is lost: the ring's RECV
+    /// stays armed and its completion is posted by the task work that runs as `poll` returns to
+    /// user space; any other completion makes the ring fd readable or interrupts `poll` through
+    /// task work; and the sleep is bounded by `d`. With one of them asking back to back it first
+    /// spins for up to [`SPIN_BUDGET`], as the thread model does.
+    fn sleep_in_poll(&mut self, d: Duration) -> bool {
+        if !self.delayed.is_empty() {
+            return false;
+        }
+        let mut fds = [libc::pollfd {
+            fd: self.ring.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        }; POLL_MAX + 1];
+        let (mut n, mut recent) = (1, 0);
+        let start = Instant::now();
+        for c in self.conns.iter().flatten() {
+            if c.recv_armed {
+                if n == fds.len() {
+                    return false;
+                }
+                fds[n].fd = c.fd;
+                fds[n].events = libc::POLLIN | libc::POLLRDHUP;
+                n += 1;
+                recent += usize::from(start.duration_since(c.heard) < Duration::from_millis(1));
+            }
+        }
+        if n == 1 {
+            return false;
+        }
+        let fds = &mut fds[..n];
+        // One client asking back to back: spin for its next request first, polling without
+        // sleeping (task work, a RECV's completion among it, runs as each poll returns).
+        let spun = self.spin && recent == 1 && may_spin();
+        let mut ready = false;
+        while spun && !ready && start.elapsed() < SPIN_BUDGET {
+            // SAFETY: `fds` is a live array of pollfd structures.
+            ready = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, 0) } != 0
+                || !self.ring.completion().is_empty();
+            if !ready {
+                std::thread::yield_now();
+            }
+        }
+        if !ready {
+            let ms = d.as_millis().clamp(1, 100) as libc::c_int;
+            // SAFETY: as above.
+            self.awake
+                .asleep(|| unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, ms) });
+        }
+        let within = if spun { 1 } else { 2 } * SPIN_BUDGET;
+        self.spin = start.elapsed() <= within;
+        true
     }
 
     fn reap(&mut self) {
@@ -420,6 +556,7 @@ impl<'a> Loop<'a> {
                 rpos: 0,
                 rend: 0,
                 recv_armed: false,
+                heard: Instant::now(),
                 skip: 0,
                 no_more: false,
                 broken: false,
@@ -467,6 +604,7 @@ impl<'a> Loop<'a> {
         } else {
             c.rend += res as usize;
             c.last_active = self.active;
+            c.heard = Instant::now();
         }
         self.touched.push(i);
     }
@@ -780,12 +918,22 @@ impl<'a> Loop<'a> {
         None
     }
 
-    /// Read what request `r` still lacks into its buffer.
+    /// Read what request `r` still lacks into its buffer: on this thread when that cannot wait
+    /// for a device (see [`Inline`]), else through the ring.
     fn read(&mut self, i: usize, r: usize) {
         let fd = self.file.as_ref().expect("a file back end").as_raw_fd();
         let c = self.conns[i].as_mut().unwrap();
         let q = c.reqs[r].as_mut().unwrap();
         let buf = q.buf.as_mut().expect("a read has a buffer");
+        if let Some(res) = self.inline.read(
+            fd,
+            &mut buf[q.done as usize..q.len as usize],
+            q.offset + q.done as u64,
+        ) {
+            c.ops += 1; // as if the ring had held it: on_read takes it back
+            self.on_read(i, r, res);
+            return;
+        }
         let e = opcode::Read::new(
             types::Fd(fd),
             // SAFETY: done < len = the buffer's length.
