@@ -995,7 +995,32 @@ impl<'a> Loop<'a> {
             c.sending.push(r);
         }
         c.send_since = self.active;
+        if self.few() {
+            let c = self.conns[i].as_mut().unwrap();
+            // Few connections: send on this thread, without a trip through the ring; what the
+            // socket does not take now goes on through the ring (see `on_send`).
+            c.msg.msg_iov = c.iov.as_mut_ptr();
+            c.msg.msg_iovlen = c.iov.len();
+            // SAFETY: the message header points at this connection's iovecs, which point at its
+            // live request buffers (or the static zeros); non-blocking, so nothing outlives it.
+            let n = unsafe {
+                libc::sendmsg(c.fd, &*c.msg, libc::MSG_NOSIGNAL | libc::MSG_DONTWAIT)
+            };
+            let res = if n >= 0 { n as i32 } else { -errno() };
+            if res != -libc::EAGAIN {
+                c.ops += 1; // as if the ring had held it: on_send takes it back
+                self.on_send(i, res);
+                return;
+            }
+        }
         self.send_rest(i);
+    }
+
+    /// Few enough connections on this loop that a system call per socket operation on its
+    /// thread is cheaper than the ring's round trip (at one client QD1: one `sendmsg` instead
+    /// of an `io_uring_enter` and a completion to reap).
+    fn few(&self) -> bool {
+        self.load.load(Ordering::Relaxed) <= POLL_MAX && self.ctx.cfg.busy_poll.is_zero()
     }
 
     fn send_rest(&mut self, i: usize) {
@@ -1009,4 +1034,8 @@ impl<'a> Loop<'a> {
         c.ops += 1;
         self.push(e);
     }
+}
+
+fn errno() -> i32 {
+    std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO)
 }
