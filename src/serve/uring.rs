@@ -2,7 +2,10 @@
 //! connections' sockets (RECV of request headers, SENDMSG of header and payload together) and the
 //! storage reads (READ on the target), so a thread never blocks on any one client or read. A
 //! connection is negotiated on a short-lived thread of its own and then handed to the loop with
-//! the fewest connections, woken through an eventfd.
+//! the fewest connections, woken through an eventfd. With few connections on a loop (at most
+//! [`POLL_MAX`]) it talks to their sockets itself: a direct non-blocking `recv` when `poll` finds
+//! one readable and a direct `sendmsg` of a reply, the ring taking only what the socket does not
+//! (a send left partial) — one system call each instead of a trip through the ring.
 //!
 //! Bounds: per connection at most [`MAX_REQS`] requests and [`MAX_BYTES`] of payload in flight,
 //! and across all of them the server's in-flight budget (beyond either, a connection's socket is
