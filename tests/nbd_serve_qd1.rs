@@ -168,3 +168,51 @@ fn assert_spins(model: &[&str], thread: &str) {
     );
     drop(idle);
 }
+
+/// Operations the server's io_uring has taken from its submission queue so far (`SqHead` in the
+/// ring's fdinfo; the server has one loop, so one ring).
+fn ring_ops(pid: u32) -> u64 {
+    for e in std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .unwrap()
+        .flatten()
+    {
+        let is_ring =
+            std::fs::read_link(e.path()).is_ok_and(|l| l.to_string_lossy().contains("io_uring"));
+        if !is_ring {
+            continue;
+        }
+        let info = std::fs::read_to_string(format!(
+            "/proc/{pid}/fdinfo/{}",
+            e.file_name().to_string_lossy()
+        ))
+        .unwrap();
+        return info
+            .lines()
+            .find_map(|l| l.strip_prefix("SqHead:"))
+            .and_then(|v| v.trim().parse().ok())
+            .expect("SqHead in the ring's fdinfo");
+    }
+    panic!("no io_uring among the server's descriptors");
+}
+
+/// Before: each request of a lone client took two trips through the ring (a RECV re-armed for
+/// the next request, a SENDMSG for the reply): 2000+ ring operations for 1000 requests. Now,
+/// with few connections, the loop receives and sends on its own thread; the ring keeps the
+/// device reads and the busy server.
+#[test]
+fn uring_loop_answers_a_lone_client_without_ring_round_trips() {
+    let (_dir, f) = tmpfs_file("8M");
+    let s = readlab_serve(&[&f, "--buffered", "--model", "uring", "--threads", "1"]);
+    let c = Connection::open(&NbdUrl::parse(&s.url).unwrap(), false).expect("negotiate");
+    c.stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    reads(&c, 10);
+    let before = ring_ops(s.pid());
+    reads(&c, 1000);
+    let ops = ring_ops(s.pid()) - before;
+    assert!(
+        ops < 100,
+        "1000 requests of one client took {ops} io_uring operations (want < 100)"
+    );
+}

@@ -2,7 +2,10 @@
 //! connections' sockets (RECV of request headers, SENDMSG of header and payload together) and the
 //! storage reads (READ on the target), so a thread never blocks on any one client or read. A
 //! connection is negotiated on a short-lived thread of its own and then handed to the loop with
-//! the fewest connections, woken through an eventfd.
+//! the fewest connections, woken through an eventfd. With few connections on a loop (at most
+//! [`POLL_MAX`]) it talks to their sockets itself: a direct non-blocking `recv` when `poll` finds
+//! one readable and a direct `sendmsg` of a reply, the ring taking only what the socket does not
+//! (a send left partial) — one system call each instead of a trip through the ring.
 //!
 //! Bounds: per connection at most [`MAX_REQS`] requests and [`MAX_BYTES`] of payload in flight,
 //! and across all of them the server's in-flight budget (beyond either, a connection's socket is
@@ -230,6 +233,11 @@ struct Conn {
     rpos: usize,
     rend: usize,
     recv_armed: bool,
+    /// Waiting for a request with no RECV in the ring: the loop polls the socket itself and
+    /// receives with a direct `recv` (few connections, see [`Loop::few`]).
+    polled: bool,
+    /// The socket may hold bytes: worth a direct `recv` before waiting.
+    readable: bool,
     /// When its last bytes came (for the spin: is it the one client asking back to back?).
     heard: Instant,
     /// Payload bytes of a refused write still to drop.
@@ -425,6 +433,7 @@ impl<'a> Loop<'a> {
         }
         let polling = self.active.elapsed() < self.ctx.cfg.busy_poll;
         if limit <= delay::SPIN || polling {
+            self.unpoll();
             let _ = self.ring.submit();
             return; // spin: come back at once
         }
@@ -439,8 +448,12 @@ impl<'a> Loop<'a> {
         if !self.ring.submission().is_empty() {
             let _ = self.ring.submit();
         }
-        if !self.ring.completion().is_empty() || self.sleep_in_poll(d) {
+        if self.ring.completion().is_empty() && self.sleep_in_poll(d) {
             return; // the loop reaps what came (or comes back here)
+        }
+        self.unpoll();
+        if !self.ring.completion().is_empty() {
+            return;
         }
         let ts = types::Timespec::new()
             .sec(d.as_secs())
@@ -472,12 +485,17 @@ impl<'a> Loop<'a> {
             events: libc::POLLIN,
             revents: 0,
         }; POLL_MAX + 1];
+        let mut polled = [usize::MAX; POLL_MAX + 1];
         let (mut n, mut recent) = (1, 0);
         let start = Instant::now();
-        for c in self.conns.iter().flatten() {
-            if c.recv_armed {
+        for (i, c) in self.conns.iter().enumerate() {
+            let Some(c) = c else { continue };
+            if c.recv_armed || c.polled {
                 if n == fds.len() {
                     return false;
+                }
+                if c.polled {
+                    polled[n] = i;
                 }
                 fds[n].fd = c.fd;
                 fds[n].events = libc::POLLIN | libc::POLLRDHUP;
@@ -509,6 +527,14 @@ impl<'a> Loop<'a> {
         }
         let within = if spun { 1 } else { 2 } * SPIN_BUDGET;
         self.spin = start.elapsed() <= within;
+        for (k, f) in fds.iter().enumerate() {
+            if polled[k] != usize::MAX && f.revents != 0 {
+                let c = self.conns[polled[k]].as_mut().unwrap();
+                c.polled = false;
+                c.readable = true;
+                self.touched.push(polled[k]);
+            }
+        }
         true
     }
 
@@ -556,6 +582,8 @@ impl<'a> Loop<'a> {
                 rpos: 0,
                 rend: 0,
                 recv_armed: false,
+                polled: false,
+                readable: true,
                 heard: Instant::now(),
                 skip: 0,
                 no_more: false,
@@ -739,18 +767,38 @@ impl<'a> Loop<'a> {
                 c.rpos = 0;
                 c.rend = 0;
             }
-            if !c.no_more && !c.recv_armed && room && c.rend < c.rbuf.len() {
-                let e = opcode::Recv::new(
-                    types::Fd(c.fd),
-                    // SAFETY: rend < len, so the pointer is inside the receive buffer.
-                    unsafe { c.rbuf.as_mut_ptr().add(c.rend) },
-                    (c.rbuf.len() - c.rend) as u32,
-                )
-                .build()
-                .user_data(ud(i, RECV, 0));
-                c.recv_armed = true;
-                c.ops += 1;
-                self.push(e);
+            let wants = !c.no_more && !c.recv_armed && !c.polled && room;
+            let space = c.rend < c.rbuf.len();
+            if wants && space && self.few() && self.delayed.is_empty() {
+                let c = self.conns[i].as_mut().unwrap();
+                if !c.readable {
+                    c.polled = true; // the loop polls its socket before it sleeps
+                    continue;
+                }
+                let space = c.rbuf.len() - c.rend;
+                // SAFETY: rend < len: the pointer and length stay inside the receive buffer.
+                let n = unsafe {
+                    libc::recv(
+                        c.fd,
+                        c.rbuf.as_mut_ptr().add(c.rend) as *mut libc::c_void,
+                        space,
+                        libc::MSG_DONTWAIT,
+                    )
+                };
+                let res = if n >= 0 { n as i32 } else { -errno() };
+                // Less than it could take: it took all there was.
+                c.readable = res > 0 && res as usize == space;
+                if res == -libc::EAGAIN {
+                    c.polled = true;
+                } else {
+                    c.ops += 1; // as if the ring had held it: on_recv takes it back
+                    c.recv_armed = true;
+                    self.on_recv(i, res);
+                }
+                continue;
+            }
+            if wants && space {
+                self.arm_recv(i);
             }
             let c = self.conns[i].as_mut().unwrap();
             let idle = c.live_reqs() == 0 && c.sending.is_empty();
@@ -763,6 +811,33 @@ impl<'a> Loop<'a> {
                 self.load.fetch_sub(1, Ordering::Relaxed);
             } else if c.no_more && idle && c.recv_armed {
                 c.stream.shutdown(); // the pending receive ends, then the connection
+            }
+        }
+    }
+
+    /// Receive into connection `i`'s buffer through the ring.
+    fn arm_recv(&mut self, i: usize) {
+        let c = self.conns[i].as_mut().unwrap();
+        let e = opcode::Recv::new(
+            types::Fd(c.fd),
+            // SAFETY: rend < len, so the pointer is inside the receive buffer.
+            unsafe { c.rbuf.as_mut_ptr().add(c.rend) },
+            (c.rbuf.len() - c.rend) as u32,
+        )
+        .build()
+        .user_data(ud(i, RECV, 0));
+        c.polled = false;
+        c.recv_armed = true;
+        c.ops += 1;
+        self.push(e);
+    }
+
+    /// The loop is about to wait without polling its sockets itself: the connections it was
+    /// polling receive through the ring again.
+    fn unpoll(&mut self) {
+        for i in 0..self.conns.len() {
+            if self.conns[i].as_ref().is_some_and(|c| c.polled) {
+                self.arm_recv(i);
             }
         }
     }
@@ -995,7 +1070,31 @@ impl<'a> Loop<'a> {
             c.sending.push(r);
         }
         c.send_since = self.active;
+        if self.few() {
+            let c = self.conns[i].as_mut().unwrap();
+            // Few connections: send on this thread, without a trip through the ring; what the
+            // socket does not take now goes on through the ring (see `on_send`).
+            c.msg.msg_iov = c.iov.as_mut_ptr();
+            c.msg.msg_iovlen = c.iov.len();
+            // SAFETY: the message header points at this connection's iovecs, which point at its
+            // live request buffers (or the static zeros); non-blocking, so nothing outlives it.
+            let n =
+                unsafe { libc::sendmsg(c.fd, &*c.msg, libc::MSG_NOSIGNAL | libc::MSG_DONTWAIT) };
+            let res = if n >= 0 { n as i32 } else { -errno() };
+            if res != -libc::EAGAIN {
+                c.ops += 1; // as if the ring had held it: on_send takes it back
+                self.on_send(i, res);
+                return;
+            }
+        }
         self.send_rest(i);
+    }
+
+    /// Few enough connections on this loop that a system call per socket operation on its
+    /// thread is cheaper than the ring's round trip (at one client QD1: one `sendmsg` instead
+    /// of an `io_uring_enter` and a completion to reap).
+    fn few(&self) -> bool {
+        self.load.load(Ordering::Relaxed) <= POLL_MAX && self.ctx.cfg.busy_poll.is_zero()
     }
 
     fn send_rest(&mut self, i: usize) {
@@ -1009,4 +1108,10 @@ impl<'a> Loop<'a> {
         c.ops += 1;
         self.push(e);
     }
+}
+
+fn errno() -> i32 {
+    std::io::Error::last_os_error()
+        .raw_os_error()
+        .unwrap_or(libc::EIO)
 }
