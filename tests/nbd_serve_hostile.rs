@@ -8,12 +8,12 @@
 mod common;
 mod nbd_common;
 
-use nbd_common::{Server, need, readlab_serve};
+use nbd_common::{Server, need, readlab_serve, serve_under};
 use readlab::nbd::proto::{
     CMD_READ, CMD_WRITE, EPERM, IHAVEOPT, Request, SIMPLE_REPLY_LEN, SimpleReply,
 };
 use readlab::nbd::{Connection, NbdUrl, Stream};
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::process::{Command, Stdio};
 use std::sync::Arc;
@@ -43,47 +43,6 @@ fn cpu_ticks(pid: u32) -> u64 {
     let f: Vec<&str> = s[s.rfind(')').unwrap() + 2..].split_whitespace().collect();
     // Fields 14 and 15 of stat(5); f[0] is field 3.
     f[11].parse::<u64>().unwrap() + f[12].parse::<u64>().unwrap()
-}
-
-/// `[PREFIX…] readlab serve ARGS --listen 127.0.0.1:0 -q`, killed when dropped.
-fn serve_under(prefix: &[&str], args: &[&str]) -> Server {
-    let (program, pre): (&str, &[&str]) = match prefix.split_first() {
-        Some((p, rest)) => (p, rest),
-        None => (env!("CARGO_BIN_EXE_readlab"), &[]),
-    };
-    let mut cmd = Command::new(program);
-    cmd.args(pre);
-    if !prefix.is_empty() {
-        cmd.arg(env!("CARGO_BIN_EXE_readlab"));
-    }
-    let mut child = cmd
-        .arg("serve")
-        .args(args)
-        .args(["--listen", "127.0.0.1:0", "-q"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("start readlab serve");
-    let stdout = child.stdout.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            let _ = tx.send(line);
-        }
-    });
-    let line = rx
-        .recv_timeout(Duration::from_secs(10))
-        .expect("readlab serve printed its address within 10 s");
-    let addr = line
-        .split_whitespace()
-        .find(|w| w.starts_with("127.0.0.1:"))
-        .unwrap_or_else(|| panic!("no address in: {line}"))
-        .to_string();
-    Server {
-        child,
-        url: format!("nbd://{addr}/"),
-        out: vec![line],
-    }
 }
 
 fn connect(url: &str) -> Connection {

@@ -56,7 +56,23 @@ impl Drop for Server {
 
 /// `readlab serve ARGS --listen 127.0.0.1:0`: waits for the line naming the bound address.
 pub fn readlab_serve(args: &[&str]) -> Server {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_readlab"))
+    serve_under(&[], args)
+}
+
+/// `[PREFIX…] readlab serve ARGS --listen 127.0.0.1:0 -q` (PREFIX: e.g. `prlimit --nofile=64`),
+/// killed when dropped.
+#[allow(dead_code)]
+pub fn serve_under(prefix: &[&str], args: &[&str]) -> Server {
+    let (program, pre): (&str, &[&str]) = match prefix.split_first() {
+        Some((p, rest)) => (p, rest),
+        None => (env!("CARGO_BIN_EXE_readlab"), &[]),
+    };
+    let mut cmd = Command::new(program);
+    cmd.args(pre);
+    if !prefix.is_empty() {
+        cmd.arg(env!("CARGO_BIN_EXE_readlab"));
+    }
+    let mut child = cmd
         .arg("serve")
         .args(args)
         .args(["--listen", "127.0.0.1:0", "-q"])
