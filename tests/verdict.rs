@@ -279,11 +279,15 @@ fn tune_study_report_and_a_regression_check() {
     ]);
     assert!(stderr(&same).contains("check passed"), "{}", stderr(&same));
     let slow = Throttle::new(&lo.dev, 300);
+    // --check-anyway: a profile tuned on a busy machine may store a p99.9 spread wider than the
+    // tolerance (refused with exit 2, tested on its own below); a 300 IOPS throttle is a drop far
+    // outside any spread, and what this checks is that the drop is caught.
     let o = slow.run(&[
         "run",
         "--profile",
         s(&profile),
         "--check",
+        "--check-anyway",
         "--tolerance",
         "90%",
         "--runtime",
