@@ -6,6 +6,7 @@ use std::net::{TcpListener, TcpStream};
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, RawFd};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::PathBuf;
+use std::time::{Duration, Instant};
 
 /// The NBD port IANA reserved; the default of `nbd://host`.
 pub const DEFAULT_PORT: u16 = 10809;
@@ -392,18 +393,66 @@ impl AsRawFd for Stream {
     }
 }
 
-/// Write every byte of `bufs` (header and payload in one `writev` when the socket takes them).
-pub fn write_all_vectored(mut w: impl Write, mut bufs: &mut [IoSlice<'_>]) -> io::Result<()> {
-    IoSlice::advance_slices(&mut bufs, 0);
-    while !bufs.is_empty() {
-        match w.write_vectored(bufs) {
-            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
-            Ok(n) => IoSlice::advance_slices(&mut bufs, n),
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
+/// The stream with one deadline for everything read and written through it (a handshake, on
+/// either side): a peer that drips a byte now and then cannot hold the other past it. A socket
+/// timeout comes out as `TimedOut`.
+pub struct Deadline<'a> {
+    stream: &'a Stream,
+    until: Instant,
+    /// Bytes received so far.
+    got: u64,
+}
+
+impl<'a> Deadline<'a> {
+    pub fn new(stream: &'a Stream, until: Instant) -> Deadline<'a> {
+        Deadline {
+            stream,
+            until,
+            got: 0,
         }
     }
-    Ok(())
+
+    /// Bytes read through it so far (none: the peer never said anything).
+    pub fn received(&self) -> u64 {
+        self.got
+    }
+
+    /// What is left of the deadline, or a timeout error once it has passed.
+    fn left(&self) -> io::Result<Duration> {
+        let left = self.until.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(io::ErrorKind::TimedOut.into());
+        }
+        Ok(left)
+    }
+
+    fn timed_out(e: io::Error) -> io::Error {
+        if e.kind() == io::ErrorKind::WouldBlock {
+            io::ErrorKind::TimedOut.into()
+        } else {
+            e
+        }
+    }
+}
+
+impl Read for Deadline<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.stream.set_read_timeout(Some(self.left()?))?;
+        let n = (&*self.stream).read(buf).map_err(Self::timed_out)?;
+        self.got += n as u64;
+        Ok(n)
+    }
+}
+
+impl Write for Deadline<'_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.stream.set_write_timeout(Some(self.left()?))?;
+        (&*self.stream).write(buf).map_err(Self::timed_out)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
 }
 
 /// A listening socket: TCP or Unix (the socket file is removed when it is dropped).

@@ -4,7 +4,7 @@
 //! identity). A connection can be aborted from another thread ([`Connection::abort`]): its
 //! socket is shut down, so a worker blocked on it wakes up and says why.
 
-use super::addr::{NbdUrl, Stream};
+use super::addr::{Deadline, NbdUrl, Stream};
 use super::handshake::{Advertised, client_handshake};
 use super::proto::*;
 use std::io::{self, Read, Write};
@@ -48,53 +48,6 @@ pub fn is_no_greeting(e: &io::Error) -> bool {
     e.get_ref().is_some_and(|r| r.is::<NoGreeting>())
 }
 
-/// The stream with one deadline for everything read and written through it (the handshake):
-/// a server that drips a byte now and then cannot hold the client past it.
-struct Deadline<'a> {
-    stream: &'a Stream,
-    until: Instant,
-    /// Bytes received so far (none: the server never greeted).
-    got: u64,
-}
-
-impl Deadline<'_> {
-    fn left(&self) -> io::Result<Duration> {
-        let left = self.until.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            return Err(io::ErrorKind::TimedOut.into());
-        }
-        Ok(left)
-    }
-
-    fn timed_out(e: io::Error) -> io::Error {
-        if e.kind() == io::ErrorKind::WouldBlock {
-            io::ErrorKind::TimedOut.into()
-        } else {
-            e
-        }
-    }
-}
-
-impl Read for Deadline<'_> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        self.stream.set_read_timeout(Some(self.left()?))?;
-        let n = (&*self.stream).read(buf).map_err(Self::timed_out)?;
-        self.got += n as u64;
-        Ok(n)
-    }
-}
-
-impl Write for Deadline<'_> {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.stream.set_write_timeout(Some(self.left()?))?;
-        (&*self.stream).write(buf).map_err(Self::timed_out)
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-}
-
 impl Connection {
     /// Connect to `url` and negotiate its export (listing the server's exports first when
     /// `list`), all within [`HANDSHAKE_TIMEOUT`]. A server that accepts but never greets fails
@@ -102,14 +55,10 @@ impl Connection {
     pub fn open(url: &NbdUrl, list: bool) -> io::Result<Connection> {
         let until = Instant::now() + HANDSHAKE_TIMEOUT;
         let stream = url.connect_within(HANDSHAKE_TIMEOUT)?;
-        let mut d = Deadline {
-            stream: &stream,
-            until,
-            got: 0,
-        };
+        let mut d = Deadline::new(&stream, until);
         let advertised = match client_handshake(&mut d, &url.export, list) {
             Ok(a) => a,
-            Err(e) if e.kind() == io::ErrorKind::TimedOut && d.got == 0 => {
+            Err(e) if e.kind() == io::ErrorKind::TimedOut && d.received() == 0 => {
                 return Err(io::Error::new(
                     io::ErrorKind::TimedOut,
                     NoGreeting(HANDSHAKE_TIMEOUT),

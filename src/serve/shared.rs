@@ -5,12 +5,13 @@
 use super::budget::{Budget, DEFAULT_MAX_IN_FLIGHT};
 use super::request::Limits;
 use crate::engine::{EngineKind, EngineOptions};
+use crate::nbd::addr::Deadline;
 use crate::nbd::handshake::{ServerOutcome, Session, server_handshake};
 use crate::nbd::{Address, ExportInfo, Stream};
 use crate::source::Source;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
-use std::io::{IoSlice, Read, Write};
+use std::io::{IoSlice, Write};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -174,10 +175,7 @@ impl Ctx {
 /// per read: a client dripping a byte at a time is dropped at it); when transmission starts,
 /// with the stream's timeouts cleared: what the client negotiated when transmission starts.
 pub(crate) fn negotiate(s: &mut Stream, ctx: &Ctx) -> Option<Session> {
-    let mut d = Deadline {
-        s,
-        until: Instant::now() + ctx.cfg.handshake_timeout,
-    };
+    let mut d = Deadline::new(s, Instant::now() + ctx.cfg.handshake_timeout);
     let outcome = server_handshake(&mut d, &ctx.export);
     if matches!(&outcome, Err(e) if timed_out(e)) {
         ctx.timed_out();
@@ -188,8 +186,8 @@ pub(crate) fn negotiate(s: &mut Stream, ctx: &Ctx) -> Option<Session> {
     (s.set_read_timeout(None).is_ok() && s.set_write_timeout(None).is_ok()).then_some(session)
 }
 
-/// Write every byte of `bufs` to `s` (as `write_all_vectored` does), on a socket whose write
-/// timeout is `within`: a `writev` that waited that long and still took only part of the replies
+/// Write every byte of `bufs` to `s` (header and payload in one `writev` when the socket takes
+/// them), on a socket whose write timeout is `within`: a `writev` that waited that long and still took only part of the replies
 /// is a client not reading them, and ends with a timeout (the kernel growing its buffers would
 /// otherwise let a trickle through every few seconds, each restarting the socket's timeout).
 pub(crate) fn write_all_within(
@@ -221,39 +219,4 @@ pub(crate) fn timed_out(e: &std::io::Error) -> bool {
         e.kind(),
         std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
     )
-}
-
-/// A stream whose every read and write ends by one deadline.
-struct Deadline<'a> {
-    s: &'a Stream,
-    until: Instant,
-}
-
-impl Deadline<'_> {
-    /// What is left of the deadline, or a timeout error once it has passed.
-    fn left(&self) -> std::io::Result<Duration> {
-        let left = self.until.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            return Err(std::io::ErrorKind::TimedOut.into());
-        }
-        Ok(left)
-    }
-}
-
-impl Read for Deadline<'_> {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        self.s.set_read_timeout(Some(self.left()?))?;
-        self.s.read(buf)
-    }
-}
-
-impl Write for Deadline<'_> {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.s.set_write_timeout(Some(self.left()?))?;
-        self.s.write(buf)
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
 }
