@@ -65,16 +65,6 @@ impl PayloadBuf {
             len: size,
         }
     }
-
-    /// Bytes of the buffer (its size class).
-    #[cfg(test)]
-    pub fn len(&self) -> usize {
-        self.len
-    }
-
-    pub fn as_mut_ptr(&mut self) -> *mut u8 {
-        self.ptr.as_ptr()
-    }
 }
 
 impl std::ops::Deref for PayloadBuf {
