@@ -95,9 +95,11 @@ fn run_inner(
     let timer_ns = clock::timer_cost_ns();
     let mut done = execute(vec![prepared], observer, open, monitor.as_ref(), gate)?;
     let (outs, intervals, ready) = done.groups.pop().expect("one group");
+    let irq = done.ended.irq.clone();
     let mut result =
         aggregate::result(cfg, outs, &intervals, done.ended, timer_ns, ready.warnings)?;
     checks::trust(cfg, &ready.range, &mut result);
+    checks::trust_polling(cfg, ready.irq.as_ref(), irq.as_ref(), &mut result);
     Ok(Document {
         schema: SCHEMA.into(),
         study: None,
@@ -118,6 +120,8 @@ struct ReadyTarget<'a> {
     range: Range,
     warnings: Vec<String>,
     handles: Vec<Handle>,
+    /// The interrupt lines of the target's device, counted over the window.
+    irq: Option<crate::irq::Queues>,
 }
 
 impl<'a> ReadyTarget<'a> {
@@ -129,6 +133,11 @@ impl<'a> ReadyTarget<'a> {
             warnings,
         } = prepare_run(cfg)?;
         let handles = open_handles(cfg, source.as_ref(), &range)?;
+        let irq = if cfg.engine.capabilities().does_io {
+            crate::irq::Queues::of(&cfg.target)
+        } else {
+            None
+        };
         Ok(ReadyTarget {
             cfg,
             source,
@@ -136,6 +145,7 @@ impl<'a> ReadyTarget<'a> {
             range,
             warnings,
             handles,
+            irq,
         })
     }
 }
@@ -220,6 +230,7 @@ fn execute<'a>(
         t0: OnceLock::new(),
         stop: AtomicBool::new(false),
         monitor,
+        irq: ready.iter().any(|r| r.irq.is_some()),
     };
 
     let (outs, ended, record, gate_failed) = std::thread::scope(|s| {
