@@ -133,7 +133,9 @@ impl<'a> ReadyTarget<'a> {
             warnings,
         } = prepare_run(cfg)?;
         let handles = open_handles(cfg, source.as_ref(), &range)?;
-        let irq = if cfg.engine.capabilities().does_io {
+        // Direct reads only: a buffered read served by the page cache raises no interrupt either,
+        // and would pass for a polled one.
+        let irq = if cfg.direct && cfg.engine.capabilities().does_io {
             crate::irq::Queues::of(&cfg.target)
         } else {
             None
