@@ -118,6 +118,14 @@ fn nvme_poll_queues_polled_completions_are_shown_polled_and_hipri_tells_the_trut
         );
     }
     let r = |name: &str| g.json(&format!("{name}.json"))["result"].clone();
+    let buffered = g.json("buffered.json");
+    verified(&g, "buffered", &buffered["result"]);
+    assert!(
+        buffered["result"]["completions"].is_null(),
+        "a buffered run got a polling verdict: {}\n{}",
+        buffered["result"]["completions"],
+        g.context()
+    );
 
     // IOPOLL: no interrupt per I/O; the same reads by interrupt: about one each (fewer at depth,
     // where one interrupt may complete several reads)

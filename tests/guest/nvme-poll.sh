@@ -12,10 +12,11 @@ for h in /sys/kernel/debug/block/nvme0n1/hctx*; do echo "$h $(cat "$h/type" 2>/d
 step "info"
 readlab info $D --json info.json > info.txt || fail "readlab info failed"
 
-# one run per way of completing: plain interrupts, IOPOLL, SQPOLL+IOPOLL, sync RWF_HIPRI, sync
+# one run per way of completing: plain interrupts, IOPOLL, SQPOLL+IOPOLL, sync RWF_HIPRI, sync;
+# buffered reads (page-cache hits raise no interrupt either: no verdict)
 for r in "uring:--engine uring" "iopoll:--engine uring --iopoll" "sqpoll-iopoll:--engine uring --iopoll --sqpoll" \
          "uring-qd8:--engine uring --iodepth 8" "iopoll-qd8:--engine uring --iopoll --iodepth 8" \
-         "pvsync2:--engine pvsync2" "hipri:--engine pvsync2 --hipri"; do
+         "pvsync2:--engine pvsync2" "hipri:--engine pvsync2 --hipri" "buffered:--engine psync --buffered"; do
     name=${r%%:*}; args=${r#*:}
     step "run $name: $args"
     readlab run $D $args --verify --runtime 1s --json "$name.json" --color never > "$name.txt" 2>&1 ||
