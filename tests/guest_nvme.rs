@@ -96,6 +96,13 @@ fn nvme_poll_queues_polled_completions_are_shown_polled_and_hipri_tells_the_trut
         "{}",
         g.context()
     );
+    // the block layer's hardware queues: nvme.poll_queues=2 made poll queues beside the others
+    let hctx = g.text("hctx-types.txt");
+    assert!(
+        hctx.lines().any(|l| l.ends_with(" poll")) && hctx.lines().any(|l| l.ends_with(" default")),
+        "no poll hctx in debugfs: {hctx}\n{}",
+        g.context()
+    );
 
     // every way of completing reads and verifies every byte
     let runs = [
@@ -385,10 +392,26 @@ fn three_nvme_drives_the_devices_study_and_the_monitor_agree_with_readlab_per_ta
             }
         }
         assert!(!secs.is_empty(), "{name}: no full second\n{}", g.context());
+        // over the run's full seconds within 5 %; each second within 15 % (under TCG on a busy
+        // machine the sampler's first interval can start a few tens of ms off the run's)
+        let (run, dev) = secs
+            .iter()
+            .fold((0.0, 0.0), |(r, d), &(_, run, dev)| (r + run, d + dev));
+        let gap = dev / run - 1.0;
+        assert!(
+            gap.abs() <= 0.05,
+            "{name}: over {} s the monitor saw {:.0} IOPS, readlab {:.0} ({:+.1} %); every \
+             second (t, readlab, monitor): {secs:?}\n{}",
+            secs.len(),
+            dev / secs.len() as f64,
+            run / secs.len() as f64,
+            100.0 * gap,
+            g.context()
+        );
         for &(t_s, run, dev) in &secs {
             let gap = dev / run - 1.0;
             assert!(
-                gap.abs() <= 0.05,
+                gap.abs() <= 0.15,
                 "{name}: in the second ending at {t_s} s the monitor saw {dev:.0} IOPS, readlab \
                  {run:.0} ({:+.1} %); every second (t, readlab, monitor): {secs:?}\n{}",
                 100.0 * gap,
