@@ -18,6 +18,7 @@ pub mod failures;
 pub mod fleet;
 pub mod fsio;
 pub mod interval;
+pub mod irq;
 pub mod label;
 pub mod memory;
 pub mod monitor;

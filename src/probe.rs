@@ -143,6 +143,9 @@ fn target_from_sysfs(path: &std::path::Path, dev: &DeviceInfo) -> Option<Target>
     })
 }
 
+/// Reads of a polled check (`--iopoll`, `--hipri`) whose completion interrupts are counted.
+const POLL_PROBE_READS: u64 = 4;
+
 /// Longest a probe read may take before it is reported as hung.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(5);
 
@@ -258,6 +261,11 @@ pub fn probe(path: &std::path::Path) -> crate::error::Result<Report> {
         Err(e) => return Err(e),
     };
     let polls = dev.io_poll == Some(true);
+    let queues = if polls {
+        crate::irq::Queues::of(path)
+    } else {
+        None
+    };
     let mut checks = Vec::new();
     // Every registered engine that reads, in each feature variant its spec lists.
     let cases: Vec<(String, EngineKind, EngineOptions)> = EngineKind::all()
@@ -291,7 +299,20 @@ pub fn probe(path: &std::path::Path) -> crate::error::Result<Report> {
                 continue; // polling exists only for direct I/O
             }
             let workers_before = io_workers();
+            // Polled reads on a device whose queues' interrupts can be counted: did the kernel
+            // poll them? A few reads, so one stray interrupt does not decide.
+            let irq = queues
+                .as_ref()
+                .filter(|_| polled)
+                .and_then(|q| Some((q, crate::irq::Snapshot::take()?)));
             let (res, features) = probe_read(&t, *kind, o.clone(), direct);
+            let completions = irq.and_then(|(q, before)| {
+                for _ in 1..POLL_PROBE_READS {
+                    let _ = probe_read(&t, *kind, o.clone(), direct);
+                }
+                let after = crate::irq::Snapshot::take()?;
+                crate::irq::CompletionInterrupts::between(q, &before, &after, POLL_PROBE_READS)
+            });
             let punted = *kind == EngineKind::Uring && io_workers() > workers_before;
             let (status, latency_ns, mut detail) = match res {
                 Ok((n, ns)) if n >= 0 => (Status::Works, Some(ns), String::new()),
@@ -321,6 +342,19 @@ pub fn probe(path: &std::path::Path) -> crate::error::Result<Report> {
                     detail = BUFFERED_LIBAIO.into();
                 } else if o.uring.iopoll && !polls {
                     detail = "completed, but this device reports io_poll=0".into();
+                } else if let Some(c) = &completions {
+                    let asked = if o.uring.iopoll {
+                        "--iopoll"
+                    } else {
+                        "--hipri"
+                    };
+                    match c.not_polled(asked) {
+                        Some(w) => {
+                            status = Status::Ignored;
+                            detail = w;
+                        }
+                        None => detail = c.words(),
+                    }
                 }
             }
             if punted {

@@ -44,6 +44,8 @@ pub const CLOCK_CHANGED: &str = "the CPU clock changed";
 pub const FEW_SAMPLES: &str = "too few samples for the tail percentiles";
 /// The words that begin the warning about a run whose every read failed.
 pub const EVERY_READ_FAILED: &str = "every read failed";
+/// The words of the warning about a run that asked for polled completions and got interrupts.
+pub const NOT_POLLED: &str = "the kernel did not poll";
 
 /// What a warning is about, as far as grouping goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]

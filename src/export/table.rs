@@ -233,6 +233,9 @@ pub fn run_report(d: &Document) -> String {
     if !r.engine_features.is_empty() {
         let _ = writeln!(s, "  features {}", r.engine_features.join(" "));
     }
+    if let Some(c) = &r.completions {
+        let _ = writeln!(s, "  irq      {}", c.words());
+    }
     let cpu = &r.cpu;
     let _ = write!(
         s,

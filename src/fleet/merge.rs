@@ -86,6 +86,7 @@ pub fn aggregate(members: &[FleetMember]) -> Result<RunResult> {
         service_latency: None,
         handoff_latency: None,
         engine_features: first.engine_features.clone(),
+        completions: None,
         open_loop: None,
         errors: errors(members),
         verify: verify(&results),

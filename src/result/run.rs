@@ -71,6 +71,12 @@ pub struct RunResult {
     pub handoff_latency: Option<LatencySummary>,
     /// Engine features in use after any fallback (e.g. io_uring setup flags).
     pub engine_features: Vec<String>,
+    /// The completion interrupts the target's device raised over the window, per I/O: whether
+    /// the kernel polled (IOPOLL, RWF_HIPRI) or took an interrupt. Absent where the device's
+    /// interrupt lines cannot be named (not NVMe or virtio), for buffered runs (a page-cache hit
+    /// raises no interrupt either), and in older results.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub completions: Option<crate::irq::CompletionInterrupts>,
     /// Open-loop figures (with `--rate`).
     pub open_loop: Option<OpenLoopSummary>,
     pub errors: ErrorSummary,

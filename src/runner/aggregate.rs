@@ -164,6 +164,7 @@ pub(super) fn result(
         service_latency: (service.count > 0).then(|| service.summary()),
         handoff_latency: (handoff.count > 0).then(|| handoff.summary()),
         engine_features: features,
+        completions: None,
         open_loop: match (open, cfg.rate) {
             (Some(o), Some(rate)) => Some(OpenLoopSummary {
                 target_iops: rate.iops,

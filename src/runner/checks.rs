@@ -224,6 +224,31 @@ pub(super) fn trust_target(cfg: &RunConfig, range: &Range, r: &mut RunResult) {
     }
 }
 
+/// The completion interrupts of the target's device over the window (`irq`: /proc/interrupts
+/// at its edges), and the warning of a run that asked for polled completions and got an
+/// interrupt per I/O all the same.
+pub(super) fn trust_polling(
+    cfg: &RunConfig,
+    queues: Option<&crate::irq::Queues>,
+    irq: Option<&(crate::irq::Snapshot, crate::irq::Snapshot)>,
+    r: &mut RunResult,
+) {
+    let (Some(q), Some((start, end))) = (queues, irq) else {
+        return;
+    };
+    r.completions = crate::irq::CompletionInterrupts::between(q, start, end, r.requests);
+    let asked = if cfg.options.uring.iopoll {
+        "--iopoll"
+    } else if cfg.options.pvsync2.hipri {
+        "--hipri"
+    } else {
+        return;
+    };
+    if let Some(w) = r.completions.as_ref().and_then(|c| c.not_polled(asked)) {
+        r.warnings.push(w);
+    }
+}
+
 /// Too few samples for the tail percentiles.
 pub(super) fn trust_samples(r: &mut RunResult) {
     let n = r.latency.count;

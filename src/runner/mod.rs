@@ -95,9 +95,11 @@ fn run_inner(
     let timer_ns = clock::timer_cost_ns();
     let mut done = execute(vec![prepared], observer, open, monitor.as_ref(), gate)?;
     let (outs, intervals, ready) = done.groups.pop().expect("one group");
+    let irq = done.ended.irq.clone();
     let mut result =
         aggregate::result(cfg, outs, &intervals, done.ended, timer_ns, ready.warnings)?;
     checks::trust(cfg, &ready.range, &mut result);
+    checks::trust_polling(cfg, ready.irq.as_ref(), irq.as_ref(), &mut result);
     Ok(Document {
         schema: SCHEMA.into(),
         study: None,
@@ -118,6 +120,8 @@ struct ReadyTarget<'a> {
     range: Range,
     warnings: Vec<String>,
     handles: Vec<Handle>,
+    /// The interrupt lines of the target's device, counted over the window.
+    irq: Option<crate::irq::Queues>,
 }
 
 impl<'a> ReadyTarget<'a> {
@@ -129,6 +133,13 @@ impl<'a> ReadyTarget<'a> {
             warnings,
         } = prepare_run(cfg)?;
         let handles = open_handles(cfg, source.as_ref(), &range)?;
+        // Direct reads only: a buffered read served by the page cache raises no interrupt either,
+        // and would pass for a polled one.
+        let irq = if cfg.direct && cfg.engine.capabilities().does_io {
+            crate::irq::Queues::of(&cfg.target)
+        } else {
+            None
+        };
         Ok(ReadyTarget {
             cfg,
             source,
@@ -136,6 +147,7 @@ impl<'a> ReadyTarget<'a> {
             range,
             warnings,
             handles,
+            irq,
         })
     }
 }
@@ -220,6 +232,7 @@ fn execute<'a>(
         t0: OnceLock::new(),
         stop: AtomicBool::new(false),
         monitor,
+        irq: ready.iter().any(|r| r.irq.is_some()),
     };
 
     let (outs, ended, record, gate_failed) = std::thread::scope(|s| {

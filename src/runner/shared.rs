@@ -45,6 +45,9 @@ pub(super) struct Shared<'a> {
     /// Stop every worker (the runner's decision, or a worker's panic).
     pub(super) stop: AtomicBool,
     pub(super) monitor: Option<&'a Monitor>,
+    /// Some target's device has interrupt lines to count: snapshot /proc/interrupts at the
+    /// window's edges.
+    pub(super) irq: bool,
 }
 
 /// The workers of one target.
@@ -149,6 +152,8 @@ pub(super) struct Ended {
     pub(super) reached_end: bool,
     /// The planned window, ramp excluded.
     pub(super) planned: f64,
+    /// /proc/interrupts at the window's start and end (when some target's device has lines).
+    pub(super) irq: Option<(crate::irq::Snapshot, crate::irq::Snapshot)>,
 }
 
 impl Ended {

@@ -88,6 +88,12 @@ pub fn run_targets_with(
                 checks::trust_window(&mut r);
                 checks::trust_target(ready.cfg, &ready.range, &mut r);
                 checks::trust_samples(&mut r);
+                checks::trust_polling(
+                    ready.cfg,
+                    ready.irq.as_ref(),
+                    done.ended.irq.as_ref(),
+                    &mut r,
+                );
                 warnings.extend(r.warnings.iter().map(|w| format!("{}: {w}", spec.name)));
                 (Some(r), None)
             }
@@ -142,5 +148,6 @@ fn ended_copy(e: &Ended) -> Ended {
         ramp_end: e.ramp_end,
         reached_end: e.reached_end,
         planned: e.planned,
+        irq: e.irq.clone(),
     }
 }

@@ -564,3 +564,49 @@ fn a_changing_cpu_clock_is_warned_about() {
     super::checks::trust(&cfg, &range, &mut r);
     assert!(clock(&r), "{:?}", r.warnings);
 }
+
+/// The completion interrupts of the target's device become the result's `completions`; a run
+/// that asked for polling and got about one interrupt per I/O says so, a polled one does not.
+#[test]
+fn a_run_that_asked_for_polling_and_got_interrupts_says_so() {
+    use crate::irq::{Queues, Snapshot};
+    let f = prepared(64);
+    let mut plain = config(&f, 1);
+    plain.io_limit = Some(16 * BS);
+    let mut cfg = plain.clone();
+    let snap = |n: u64| {
+        Snapshot::parse(&format!(
+            "  CPU0\n 24: {n} PCI-MSIX-0000:00:02.0 1-edge nvme0q1\n 25: 7 PCI-MSIX-0000:00:03.0 1-edge nvme1q1\n"
+        ))
+    };
+    let q = Queues::Nvme(vec!["nvme0".into()]);
+    for (asked, interrupts, warned) in [
+        ("hipri", 16, true),
+        ("hipri", 0, false),
+        ("iopoll", 15, true),
+        ("none", 16, false),
+    ] {
+        cfg.options.pvsync2.hipri = asked == "hipri";
+        cfg.options.uring.iopoll = asked == "iopoll";
+        let mut r = run_script(&plain, Script::new()).unwrap();
+        r.requests = 16;
+        super::checks::trust_polling(
+            &cfg,
+            Some(&q),
+            Some(&(snap(100), snap(100 + interrupts))),
+            &mut r,
+        );
+        let c = r.completions.as_ref().expect("completions counted");
+        assert_eq!((c.device.as_str(), c.interrupts), ("nvme0", interrupts));
+        assert_eq!(c.polled(), interrupts == 0, "{asked} {interrupts}");
+        let said = r
+            .warnings
+            .iter()
+            .any(|w| w.contains(crate::warnings::NOT_POLLED));
+        assert_eq!(said, warned, "{asked} {interrupts}: {:?}", r.warnings);
+    }
+    // no device lines to count (loop, null_blk, a file on tmpfs): nothing said
+    let mut r = run_script(&plain, Script::new()).unwrap();
+    super::checks::trust_polling(&cfg, None, Some(&(snap(0), snap(16))), &mut r);
+    assert!(r.completions.is_none() && r.warnings.iter().all(|w| !w.contains("poll")));
+}

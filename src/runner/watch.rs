@@ -7,6 +7,7 @@
 use super::{Ended, Observer, Phase, Shared, StartGate, Tick};
 use crate::config::RunConfig;
 use crate::cpu::CpuSnapshot;
+use crate::irq::Snapshot;
 use crate::result::EndedBy;
 use crate::stability::Tracker;
 use std::sync::atomic::Ordering;
@@ -26,6 +27,9 @@ pub(super) struct Watched {
     /// Taken when the ramp ended (None if the run stopped during the ramp).
     cpu_start: Option<CpuSnapshot>,
     cpu_end: CpuSnapshot,
+    /// /proc/interrupts beside the CPU snapshots (when some target's device has lines).
+    irq_start: Option<Snapshot>,
+    irq_end: Option<Snapshot>,
     stopped_at: Instant,
     interrupted: bool,
     stable: bool,
@@ -76,6 +80,8 @@ pub(super) fn watch(
     let planned = cfg.ramp.saturating_add(cfg.runtime);
     let ramp_end = far(cfg.ramp);
     let end = far(planned);
+    let irq = || if shared.irq { Snapshot::take() } else { None };
+    let mut irq_start = if cfg.ramp.is_zero() { irq() } else { None };
     let mut cpu_start = (cfg.ramp.is_zero()).then(CpuSnapshot::take);
     let mut interrupted = false;
     let mut stable = false;
@@ -95,6 +101,7 @@ pub(super) fn watch(
         }
         let now = Instant::now();
         if cpu_start.is_none() && now >= ramp_end {
+            irq_start = irq();
             cpu_start = Some(CpuSnapshot::take());
             next_second = (now + Duration::from_secs(1), shared.total_done());
         }
@@ -133,6 +140,7 @@ pub(super) fn watch(
         }
     }
     let cpu_end = CpuSnapshot::take();
+    let irq_end = irq_start.as_ref().and_then(|_| irq());
     shared.stop.store(true, Ordering::Relaxed);
     let stopped_at = Instant::now();
     if let Some(m) = shared.monitor {
@@ -172,6 +180,8 @@ pub(super) fn watch(
         end,
         cpu_start,
         cpu_end,
+        irq_start,
+        irq_end,
         stopped_at,
         interrupted,
         stable,
@@ -210,6 +220,7 @@ impl Watched {
                 .end
                 .saturating_duration_since(self.ramp_end)
                 .as_secs_f64(),
+            irq: self.irq_start.zip(self.irq_end),
         }
     }
 }
