@@ -109,9 +109,10 @@ fn check_floor(g: &Guest, on: &Device, floor_ns: u64, figures: &mut Vec<String>)
             assert!(
                 min >= floor_ns,
                 "readlab reported a latency below the device's floor: {file} ({}, {conf}) min {} ns \
-                 < completion_nsec {floor_ns} ns\n{}",
+                 < floor {floor_ns} ns (the device's completion_nsec: {})\n{}",
                 on.dev,
                 min,
+                on.nsec,
                 g.context()
             );
             figures.push(format!(
@@ -241,8 +242,20 @@ fn null_blk_latency_floor_and_readlab_beside_fio() {
 const ERR_START: u64 = 131_072 * 512;
 const ERR_END: u64 = (131_072 + 16_384) * 512;
 
+/// Whether [offset, offset + len) touches the error segment. READLAB_WRONG_SEGMENT=1 holds the
+/// errors against a segment 8 MiB lower: the assertion must then fail.
+fn segment() -> (u64, u64) {
+    let shift = if std::env::var_os("READLAB_WRONG_SEGMENT").is_some() {
+        8 << 20
+    } else {
+        0
+    };
+    (ERR_START - shift, ERR_END - shift)
+}
+
 fn in_segment(offset: u64, len: u64) -> bool {
-    offset < ERR_END && offset + len.max(1) > ERR_START
+    let (start, end) = segment();
+    offset < end && offset + len.max(1) > start
 }
 
 fn rc(g: &Guest, name: &str) -> i32 {
@@ -256,8 +269,8 @@ fn errors_in_segment(g: &Guest, doc: &Value, what: &str) -> u64 {
         let (off, len) = (e["offset"].as_u64().unwrap(), e["len"].as_u64().unwrap());
         assert!(
             in_segment(off, len),
-            "{what}: an error at offset {off} (+{len}) outside the error segment \
-             [{ERR_START}, {ERR_END})\n{}",
+            "{what}: an error at offset {off} (+{len}) outside the error segment {:?}\n{}",
+            segment(),
             g.context()
         );
         assert_eq!(
