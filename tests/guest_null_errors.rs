@@ -199,6 +199,12 @@ fn null_blk_latency_floor_and_readlab_beside_fio() {
                     _ => 0.50,
                 };
                 let (mut ok, diff, allowed) = agree(rl, fio, margin);
+                let mut rule = format!(
+                    "|diff| {:.1}, allowed {:.1} (spreads + {:.0} %)",
+                    diff / scale,
+                    allowed / scale,
+                    margin * 100.0
+                );
                 if (conf, what) == ("uring32", "IOPS") {
                     // one-sided: readlab not below fio, and never above the device's ceiling
                     let floor = median(fio) - range(rl) - range(fio) - 0.20 * median(fio);
@@ -208,19 +214,25 @@ fn null_blk_latency_floor_and_readlab_beside_fio() {
                         f64::MAX
                     };
                     ok = median(rl) >= floor && rl.iter().all(|&x| x <= ceiling);
+                    rule = format!(
+                        "readlab must be >= {floor:.1} (fio - spreads - 20 %) and <= {} \
+                         (32 / completion_nsec)",
+                        if d.nsec > 0 {
+                            format!("{ceiling:.0}")
+                        } else {
+                            "-".into()
+                        }
+                    );
                 }
                 let line = format!(
                     "{} completion_nsec {:>7} {conf:>7} {what:>8}: readlab {:>8.1} (range {:.1}) \
-                     fio {:>8.1} (range {:.1}); |diff| {:.1}, allowed {:.1} (spreads + {:.0} %)",
+                     fio {:>8.1} (range {:.1}); {rule}",
                     d.dev,
                     d.nsec,
                     median(rl) / scale,
                     range(rl) / scale,
                     median(fio) / scale,
                     range(fio) / scale,
-                    diff / scale,
-                    allowed / scale,
-                    margin * 100.0
                 );
                 if !ok {
                     disagreements.push(line.clone());
