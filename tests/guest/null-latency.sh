@@ -9,6 +9,8 @@
 # fio interleaved A B A B (readlab, fio, readlab, fio) so both tools see the same drift of a busy
 # host. The host side (tests/guest_null_errors.rs) checks the floor and the agreement.
 RT=${RT:-1}
+# QD32 runs of both tools pinned alike (taskset mask; PIN= unpinned): fewer migrations of the
+# submitting thread between the two vCPUs, whose timers fire late under TCG
 PIN=${PIN-1}
 cfg=/sys/kernel/config/nullb
 [ -d "$cfg" ] || fail "no $cfg: configfs not mounted or null_blk without configfs support"
@@ -35,7 +37,7 @@ while read -r n nsec dev _; do
             psync1) rle="--engine psync --iodepth 1"; fe="--ioengine=psync --iodepth=1" ;;
             uring32) rle="--engine uring --iodepth 32"; fe="--ioengine=io_uring --iodepth=32 --nonvectored=1" ;;
         esac
-        # QD32 pinned to one CPU (both tools alike): see PIN below
+        # QD32 pinned to one CPU, both tools alike (PIN above)
         pin=""
         [ "$conf" = uring32 ] && [ -n "$PIN" ] && pin="taskset $PIN"
         for round in 1 2; do
