@@ -132,14 +132,22 @@ impl Target {
     }
 
     /// Check that a sector at `offset` also belongs to the prepared image (used at the end of a
-    /// verified range, to catch ranges that run past an image on a larger device).
+    /// verified range, to catch ranges that run past an image on a larger device). A sector the
+    /// device fails to read (EIO: a bad sector, a device-mapper `error` segment) counts as
+    /// prepared: whose data it holds is unknown, and the run that reads it counts the error with
+    /// its offset, where a refusal here would blame the data for the device's error.
     pub fn prepared_at(&self, offset: u64) -> bool {
         let Some(id) = self.prepared_id else {
             return false;
         };
-        match open_read(&self.path, false) {
-            Ok(f) => read_prepared_id(&f, offset) == Some(id),
-            Err(_) => false,
+        let Ok(f) = open_read(&self.path, false) else {
+            return false;
+        };
+        let mut buf = AlignedBuf::new(data::SECTOR);
+        match rustix::io::pread(&f, &mut buf[..], offset) {
+            Err(rustix::io::Errno::IO) => true,
+            Ok(n) if n == data::SECTOR => data::sector_file_id(&buf, offset) == Some(id),
+            _ => false,
         }
     }
 }
