@@ -108,3 +108,119 @@ fn the_kernels_nbd_client_reads_readlab_serve_and_detaches() {
         g.context()
     );
 }
+
+/// The text of the report section whose heading starts with `heading` (up to the next heading of
+/// the same level).
+fn section<'a>(g: &Guest, text: &'a str, open: &str, heading: &str) -> &'a str {
+    let start = text
+        .find(&format!("{open}{heading}"))
+        .unwrap_or_else(|| panic!("the report has no section '{heading}'\n{}", g.context()));
+    let rest = &text[start + open.len()..];
+    &rest[..rest.find(open).unwrap_or(rest.len())]
+}
+
+#[test]
+fn netem_delay_in_the_network_stands_beside_the_servers_delay() {
+    const NETEM_US: u64 = 100;
+    let g = guest_common::run("netem");
+    g.assert_ok();
+    assert!(
+        g.text("delay.out").contains("study exit 0"),
+        "the delay study failed\n{}",
+        g.context()
+    );
+    let docs = results(&g, "delay");
+    let net = |d: &Value| d["study"]["net"].clone();
+    let us = |v: &Value, k: &str| v[k].as_u64().unwrap_or(0);
+    for d in &docs {
+        assert_eq!(
+            net(d)["network"],
+            "netns-veth",
+            "a point did not run over the veth pair\n{}",
+            g.context()
+        );
+    }
+    let netem: Vec<&Value> = docs
+        .iter()
+        .filter(|d| us(&net(d), "netem_us") > 0)
+        .collect();
+    let server: Vec<&Value> = docs
+        .iter()
+        .filter(|d| us(&net(d), "delay_us") > 0)
+        .collect();
+    assert!(
+        netem.len() >= 4
+            && netem
+                .iter()
+                .all(|d| us(&net(d), "netem_us") == NETEM_US && us(&net(d), "delay_us") == 0),
+        "want the quick sweep (1, 4, 16 clients) and a busy-polled QD1 point with netem {NETEM_US} \
+         us and no server delay; got {} netem point(s)\n{}",
+        netem.len(),
+        g.context()
+    );
+    assert!(
+        server.len() >= 8,
+        "the server's --delay series is missing: {} point(s)\n{}",
+        server.len(),
+        g.context()
+    );
+    // The path's floor without netem: the fastest single read of a QD1 point without it, less
+    // the server's own delay (spun to be exact), over every such point so that one disturbed
+    // point cannot raise it. netem holds every reply back, so no read with it can beat that
+    // floor plus the delay (TCG's timers only overshoot); 80 % of it leaves room for jitter.
+    let qd1 = |d: &Value| d["config"]["threads"] == 1;
+    let min = |d: &Value| us(&d["result"]["latency"], "min_ns");
+    let floor = docs
+        .iter()
+        .filter(|d| qd1(d) && us(&net(d), "netem_us") == 0)
+        .map(|d| min(d).saturating_sub(us(&net(d), "delay_us") * 1000))
+        .min()
+        .unwrap_or_else(|| panic!("no QD1 point without netem\n{}", g.context()));
+    for d in netem.iter().filter(|d| qd1(d)) {
+        let poll = us(&net(d), "busy_poll_us") > 0;
+        let (m, p50) = (min(d), us(&d["result"]["latency"], "p50_ns"));
+        assert!(
+            m >= floor + NETEM_US * 1000 * 8 / 10,
+            "netem {NETEM_US} us ({}): fastest read {:.1} us, p50 {:.1} us; the floor without netem is \
+             {:.1} us: want at least the floor + ~{NETEM_US} us (80 %)\n{}",
+            if poll { "busy-polling" } else { "sleeping" },
+            m as f64 / 1e3,
+            p50 as f64 / 1e3,
+            floor as f64 / 1e3,
+            g.context()
+        );
+    }
+    // The summary says what netem added beside what the server's delays added.
+    let summary = g.text("delay/summary.md");
+    assert!(
+        summary.contains(&format!("netem {NETEM_US} us →"))
+            && summary.contains("100 us →")
+            && summary.contains(&format!("netem +{NETEM_US}us")),
+        "summary.md does not set netem's delay beside the server's\n{}",
+        g.context()
+    );
+    // One report section holds both series: the HTML chart's legend, the Markdown's figures.
+    let heading = "Networked flash: injected delays";
+    let html = g.text("report.html");
+    let sec = section(&g, &html, "<h2>", heading);
+    assert!(
+        sec.contains("\n+100 µs\n") && sec.contains(&format!("\nnetem +{NETEM_US} µs\n")),
+        "the HTML report's delay section lacks the server's +100 µs or netem's +{NETEM_US} µs \
+         series\n{}",
+        g.context()
+    );
+    let md = g.text("report.md");
+    let sec = section(&g, &md, "\n## ", heading);
+    assert!(
+        sec.contains("the server's +10 µs, +100 µs; netem's +100 µs on the veth"),
+        "the Markdown report's delay section does not name both series\n{}",
+        g.context()
+    );
+    // The study's namespaces (and the veth pair with its netem) are gone.
+    let left = g.text("netns-after.txt");
+    assert!(
+        !left.contains("rl"),
+        "namespaces left after the study: {left}\n{}",
+        g.context()
+    );
+}
