@@ -7,7 +7,7 @@
 need_dev /dev/nvme0n1
 need_dev /dev/nbd0
 command -v nbd-client >/dev/null || fail "no nbd-client in the guest"
-mkdir -p /run /var/run /etc && : >/etc/nbdtab
+: >/etc/nbdtab
 port=10809
 for model in thread uring; do
     step "serve --model $model"
