@@ -3,8 +3,8 @@
 #@ timeout 240
 #@ modules veth sch_netem
 #@ tools ip tc
-step "delay study over veth, netem 100us beside the server's delays"
-readlab study delay --quick --runtime 300ms --network veth --netem 100us --out delay >delay.out 2>&1
+step "delay study over veth, netem 100us and 1ms beside the server's delays"
+readlab study delay --quick --runtime 300ms --network veth --netem 100us,1ms --out delay >delay.out 2>&1
 echo "study exit $?" >>delay.out
 cat delay.out
 # the namespaces (and with them the veth pair and its netem qdisc) are gone after the study
