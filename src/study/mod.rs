@@ -378,3 +378,41 @@ pub fn is_server(path: &Path) -> bool {
 pub fn default_out(target: &Path) -> PathBuf {
     crate::outdir::for_target("study", target)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn netem_delays_are_the_delay_studys_whole_microseconds_over_veth() {
+        let opts = |netem: &[u64], network| StudyOptions {
+            target: None,
+            quick: true,
+            out: PathBuf::from("unused"),
+            resume: false,
+            max_threads: None,
+            verify: None,
+            repeat: 1,
+            targets: Vec::new(),
+            allow_device_changes: false,
+            runtime: None,
+            network,
+            netem: netem.iter().map(|&n| Duration::from_nanos(n)).collect(),
+        };
+        let delay = select("delay").unwrap();
+        let us = |netem: &[u64], network| netem_us(&delay, &opts(netem, network));
+        assert_eq!(us(&[], None).unwrap(), Vec::<u64>::new());
+        assert_eq!(
+            us(&[1_000_000, 100_000, 100_000], Some(Network::Veth)).unwrap(),
+            [100, 1000]
+        );
+        assert!(us(&[100_000], Some(Network::Loopback)).is_err());
+        for bad in [0, 500, 1_500, 2_000_000_000] {
+            assert!(us(&[bad], None).is_err(), "{bad} ns");
+        }
+        let latency = select("latency").unwrap();
+        let e = netem_us(&latency, &opts(&[100_000], None)).unwrap_err();
+        assert!(e.to_string().contains("latency"), "{e}");
+    }
+}

@@ -456,6 +456,38 @@ pub fn served_target(path: &Path, direct: bool, model: &'static str) -> Served {
 #[cfg(test)]
 mod tests {
     #[test]
+    fn a_netem_point_is_named_apart_from_a_server_delay() {
+        use super::{Served, remote, side_name};
+        let served = |delay_us, netem_us| Served {
+            target: None,
+            buffered: false,
+            model: "thread",
+            delay_us,
+            busy_poll_us: 0,
+            netem_us,
+        };
+        let tag = |delay_us, netem_us| {
+            let p = remote(
+                crate::study::delay::SPEC.study_name(),
+                served(delay_us, netem_us),
+                4096,
+                1,
+                crate::config::Timing::full(),
+                false,
+            );
+            p.point.tag.net.unwrap()
+        };
+        let (server, netem) = (tag(100, 0), tag(0, 100));
+        assert_eq!(side_name(&server), "remote thread null +100us");
+        assert_eq!(side_name(&netem), "remote thread null netem +100us");
+        assert!(!server.same_point(&netem));
+        assert_eq!(
+            crate::result::NetTag::netem_delays([&server, &netem, &tag(0, 10)].into_iter()),
+            [10, 100]
+        );
+    }
+
+    #[test]
     fn a_url_tells_the_network() {
         use super::network_of;
         assert_eq!(network_of("nbd://127.0.0.1:10809/"), "loopback");
