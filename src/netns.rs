@@ -1,10 +1,12 @@
 //! The networked studies' "remote" network: two network namespaces joined by a veth pair, made
-//! with iproute2's `ip` (root only) and deleted by a guard however the study ends; and entering a
+//! with iproute2's `ip` (root only) and deleted by a guard however the study ends, optionally
+//! delaying the server's packets with netem (iproute2's `tc`); and entering a
 //! namespace for one socket, so that a client connects from inside the client namespace (an
 //! address inside a namespace is never reached from the root namespace: it would be routed off the
 //! machine).
 
 use crate::error::{Error, Result};
+use std::cell::Cell;
 use std::io;
 use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
@@ -115,24 +117,36 @@ pub fn within<T: Send>(name: &str, f: impl FnOnce() -> io::Result<T> + Send) -> 
 
 /// Run `ip ARGS`, its error output in the error.
 fn ip(args: &[&str]) -> Result<()> {
-    let out = Command::new("ip")
+    iproute2(
+        "ip",
+        args,
+        "the veth network needs root and iproute2 (else use --network loopback)",
+    )
+}
+
+/// Run `tc ARGS` (netem on the veth pair), its error output in the error.
+fn tc(args: &[&str]) -> Result<()> {
+    iproute2(
+        "tc",
+        args,
+        "a netem delay needs root, iproute2's tc and the kernel's sch_netem",
+    )
+}
+
+/// Run iproute2's `prog ARGS`; an error says what failed and `needs`.
+fn iproute2(prog: &str, args: &[&str], needs: &str) -> Result<()> {
+    let out = Command::new(prog)
         .args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .output()
-        .map_err(|e| {
-            Error::Engine(format!(
-                "cannot run `ip` (iproute2) for the veth network: {e}; install iproute2 \
-                 or use --network loopback"
-            ))
-        })?;
+        .map_err(|e| Error::Engine(format!("cannot run `{prog}` (iproute2): {e}; {needs}")))?;
     if out.status.success() {
         Ok(())
     } else {
         Err(Error::Engine(format!(
-            "`ip {}` failed: {}; the veth network needs root and iproute2 (else use --network \
-             loopback)",
+            "`{prog} {}` failed: {}; {needs}",
             args.join(" "),
             String::from_utf8_lossy(&out.stderr).trim()
         )))
@@ -170,12 +184,15 @@ fn clean_stale() {
 
 /// Two network namespaces joined by a veth pair: a server's (`SERVER_ADDR`) and its clients'
 /// (`CLIENT_ADDR`), loopback up in both. Dropping it deletes both namespaces, and with them the
-/// veth pair (a process still running inside keeps its namespace alive until it exits).
+/// veth pair and its netem delay (a process still running inside keeps its namespace alive until
+/// it exits).
 #[derive(Debug)]
 pub struct VethPair {
     pub server: String,
     pub client: String,
     made: Vec<String>,
+    /// The netem delay on the server's end now, µs (0: no netem qdisc).
+    netem_us: Cell<u64>,
 }
 
 impl VethPair {
@@ -193,6 +210,7 @@ impl VethPair {
             server: format!("{base}s"),
             client: format!("{base}c"),
             made: Vec::new(),
+            netem_us: Cell::new(0),
         };
         for ns in [pair.server.clone(), pair.client.clone()] {
             ip(&["netns", "add", &ns])?;
@@ -208,6 +226,25 @@ impl VethPair {
             ip(&["-n", ns, "link", "set", LINK, "up"])?;
         }
         Ok(pair)
+    }
+
+    /// Delay every packet the server sends by `us` µs with netem on the server's end of the pair
+    /// (its replies: each request's round trip grows by `us`), or (0) remove the delay.
+    pub fn set_netem(&self, us: u64) -> Result<()> {
+        if us == self.netem_us.get() {
+            return Ok(());
+        }
+        let s = self.server.as_str();
+        if us == 0 {
+            tc(&["-n", s, "qdisc", "del", "dev", LINK, "root"])?;
+        } else {
+            let delay = format!("{us}us");
+            tc(&[
+                "-n", s, "qdisc", "replace", "dev", LINK, "root", "netem", "delay", &delay,
+            ])?;
+        }
+        self.netem_us.set(us);
+        Ok(())
     }
 }
 

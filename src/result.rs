@@ -78,6 +78,10 @@ pub struct NetTag {
     /// slept at once, the usual way).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub busy_poll_us: u32,
+    /// Delay netem added to every packet from the server to its clients on the veth pair, µs:
+    /// a delay in the network, not in the server (0: none).
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub netem_us: u64,
     /// The server's CPU during the point (remote points of a server readlab started only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server: Option<ServerCpu>,
@@ -104,7 +108,19 @@ fn is_zero(v: &u32) -> bool {
     *v == 0
 }
 
+fn is_zero_u64(v: &u64) -> bool {
+    *v == 0
+}
+
 impl NetTag {
+    /// The netem delays (µs) these points were measured with, smallest first, each once.
+    pub fn netem_delays<'a>(tags: impl Iterator<Item = &'a NetTag>) -> Vec<u64> {
+        let mut v: Vec<u64> = tags.map(|t| t.netem_us).filter(|&n| n > 0).collect();
+        v.sort_unstable();
+        v.dedup();
+        v
+    }
+
     /// Everything but the measured server CPU: what makes two points the same point.
     pub fn same_point(&self, o: &NetTag) -> bool {
         (
@@ -114,6 +130,7 @@ impl NetTag {
             &self.backend,
             self.delay_us,
             self.busy_poll_us,
+            self.netem_us,
             self.ranks,
         ) == (
             &o.side,
@@ -122,6 +139,7 @@ impl NetTag {
             &o.backend,
             o.delay_us,
             o.busy_poll_us,
+            o.netem_us,
             o.ranks,
         )
     }

@@ -33,6 +33,7 @@ fn run(ctx: &Context, store: &mut Store, obs: &dyn StudyObserver) -> Result<Coun
         model: "thread",
         delay_us: 0,
         busy_poll_us: 0,
+        netem_us: 0,
     };
     let mut points: Vec<NetPoint> = Vec::new();
     for bs in ctx.sizes(&[4 * K, 16 * K, 64 * K, 256 * K], &[4 * K, 64 * K]) {

@@ -157,6 +157,9 @@ pub struct StudyOptions {
     /// How the networked studies' clients reach their servers (`--network`); None: a veth pair
     /// between two network namespaces when one can be made (root, iproute2), else loopback.
     pub network: Option<Network>,
+    /// Network delays the delay study also measures (`--netem`), made by netem on the veth pair
+    /// beside the server's injected delays; empty: none.
+    pub netem: Vec<std::time::Duration>,
 }
 
 /// What a finished (or interrupted) set of studies left behind.
@@ -168,6 +171,38 @@ pub struct Outcome {
     pub interrupted: bool,
     pub measured: usize,
     pub skipped: usize,
+}
+
+/// The `--netem` delays in µs: only the delay study takes them, over the veth network, each
+/// between 1 µs and 1 s.
+fn netem_us(names: &[StudyName], opts: &StudyOptions) -> Result<Vec<u64>> {
+    if opts.netem.is_empty() {
+        return Ok(Vec::new());
+    }
+    if let Some(n) = names.iter().find(|n| n.name() != delay::SPEC.name) {
+        return Err(Error::invalid(format!(
+            "--netem delays the delay study's network; the {n} study takes none"
+        )));
+    }
+    if opts.network == Some(Network::Loopback) {
+        return Err(Error::invalid(
+            "--netem delays the veth pair between two network namespaces: it cannot be used \
+             with --network loopback",
+        ));
+    }
+    let mut us = Vec::new();
+    for d in &opts.netem {
+        let v = d.as_micros();
+        if !(1..=1_000_000).contains(&v) || d.subsec_nanos() % 1000 != 0 {
+            return Err(Error::invalid(format!(
+                "--netem {d:?}: a netem delay is whole microseconds, from 1us to 1s"
+            )));
+        }
+        us.push(v as u64);
+    }
+    us.sort_unstable();
+    us.dedup();
+    Ok(us)
 }
 
 /// Run studies `names` (see [`select`]) on the target, storing every point in `opts.out/results.jsonl`.
@@ -236,6 +271,7 @@ pub fn run(names: &[StudyName], opts: &StudyOptions, obs: &dyn StudyObserver) ->
         timing,
         quick: opts.quick,
         network: opts.network,
+        netem_us: netem_us(names, opts)?,
     };
     let mut counts = Counts::default();
     for name in names {
@@ -341,4 +377,42 @@ pub fn is_server(path: &Path) -> bool {
 /// The directory studies write to by default: `readlab-study-<target name>`.
 pub fn default_out(target: &Path) -> PathBuf {
     crate::outdir::for_target("study", target)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn netem_delays_are_the_delay_studys_whole_microseconds_over_veth() {
+        let opts = |netem: &[u64], network| StudyOptions {
+            target: None,
+            quick: true,
+            out: PathBuf::from("unused"),
+            resume: false,
+            max_threads: None,
+            verify: None,
+            repeat: 1,
+            targets: Vec::new(),
+            allow_device_changes: false,
+            runtime: None,
+            network,
+            netem: netem.iter().map(|&n| Duration::from_nanos(n)).collect(),
+        };
+        let delay = select("delay").unwrap();
+        let us = |netem: &[u64], network| netem_us(&delay, &opts(netem, network));
+        assert_eq!(us(&[], None).unwrap(), Vec::<u64>::new());
+        assert_eq!(
+            us(&[1_000_000, 100_000, 100_000], Some(Network::Veth)).unwrap(),
+            [100, 1000]
+        );
+        assert!(us(&[100_000], Some(Network::Loopback)).is_err());
+        for bad in [0, 500, 1_500, 2_000_000_000] {
+            assert!(us(&[bad], None).is_err(), "{bad} ns");
+        }
+        let latency = select("latency").unwrap();
+        let e = netem_us(&latency, &opts(&[100_000], None)).unwrap_err();
+        assert!(e.to_string().contains("latency"), "{e}");
+    }
 }

@@ -44,6 +44,7 @@ pub fn local(name: StudyName, cfg: RunConfig) -> NetPoint {
         backend: "target".into(),
         delay_us: 0,
         busy_poll_us: 0,
+        netem_us: 0,
         server: None,
         ranks: None,
     };
@@ -92,6 +93,7 @@ pub fn remote(
         .into(),
         delay_us: served.delay_us,
         busy_poll_us: served.busy_poll_us,
+        netem_us: served.netem_us,
         server: None,
         ranks: None,
     };
@@ -141,6 +143,7 @@ pub fn at_server(
         model: "",
         delay_us: 0,
         busy_poll_us: 0,
+        netem_us: 0,
     };
     let mut p = remote(name, served, bs, clients, timing, verify).point;
     p.cfg.target = url.into();
@@ -223,7 +226,8 @@ fn network(asked: Option<Network>, obs: &dyn StudyObserver) -> Result<(Network, 
 }
 
 /// Run the points not yet stored over the network asked for (see [`network`]), a server started
-/// and stopped around each remote one.
+/// and stopped around each remote one, with the point's netem delay on the veth pair (a point with
+/// one needs the veth network).
 pub fn run_net_points(
     name: StudyName,
     asked: Option<Network>,
@@ -236,6 +240,14 @@ pub fn run_net_points(
     } else {
         (asked.unwrap_or(Network::Loopback), None)
     };
+    let netem = |p: &NetPoint| p.served.as_ref().map_or(0, |s| s.netem_us);
+    if pair.is_none() && points.iter().any(|p| netem(p) > 0) {
+        return Err(crate::error::Error::invalid(format!(
+            "a netem delay (--netem) is made on the veth pair between two network namespaces: it \
+             needs the veth network (root, iproute2's ip and tc), not {}",
+            net.tag()
+        )));
+    }
     let points: Vec<NetPoint> = points
         .iter()
         .cloned()
@@ -263,6 +275,12 @@ pub fn run_net_points(
             return Ok(counts);
         }
         let mut point = p.point.clone();
+        if let Some(pair) = &pair
+            && let Err(e) = pair.set_netem(netem(p))
+        {
+            obs.point_skipped(&point, &e);
+            continue;
+        }
         let server = match &p.served {
             Some(s) => match ServerProcess::start(s, pair.as_ref()) {
                 Ok(srv) => {
@@ -335,6 +353,9 @@ pub fn side_name(t: &NetTag) -> String {
     }
     if t.delay_us > 0 {
         let _ = write!(s, " +{}us", t.delay_us);
+    }
+    if t.netem_us > 0 {
+        let _ = write!(s, " netem +{}us", t.netem_us);
     }
     if t.busy_poll_us > 0 {
         s.push_str(" busy-poll");
@@ -428,11 +449,44 @@ pub fn served_target(path: &Path, direct: bool, model: &'static str) -> Served {
         model,
         delay_us: 0,
         busy_poll_us: 0,
+        netem_us: 0,
     }
 }
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_netem_point_is_named_apart_from_a_server_delay() {
+        use super::{Served, remote, side_name};
+        let served = |delay_us, netem_us| Served {
+            target: None,
+            buffered: false,
+            model: "thread",
+            delay_us,
+            busy_poll_us: 0,
+            netem_us,
+        };
+        let tag = |delay_us, netem_us| {
+            let p = remote(
+                crate::study::delay::SPEC.study_name(),
+                served(delay_us, netem_us),
+                4096,
+                1,
+                crate::config::Timing::full(),
+                false,
+            );
+            p.point.tag.net.unwrap()
+        };
+        let (server, netem) = (tag(100, 0), tag(0, 100));
+        assert_eq!(side_name(&server), "remote thread null +100us");
+        assert_eq!(side_name(&netem), "remote thread null netem +100us");
+        assert!(!server.same_point(&netem));
+        assert_eq!(
+            crate::result::NetTag::netem_delays([&server, &netem, &tag(0, 10)].into_iter()),
+            [10, 100]
+        );
+    }
+
     #[test]
     fn a_url_tells_the_network() {
         use super::network_of;

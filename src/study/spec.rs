@@ -31,6 +31,8 @@ pub struct Bare {
     pub quick: bool,
     /// How a networked study's clients reach its servers; None: veth when it can be made.
     pub network: Option<Network>,
+    /// Network delays (µs) the delay study also measures, made by netem on the veth pair.
+    pub netem_us: Vec<u64>,
 }
 
 /// Everything readlab knows about one study.

@@ -59,6 +59,11 @@ pub struct StudyArgs {
     /// root and iproute2) or loopback (127.0.0.1). Default: veth when it can be made, else loopback.
     #[arg(long, value_enum)]
     pub network: Option<NetworkArg>,
+    /// The delay study: also measure these network delays (e.g. 100us,1ms), each made by netem on
+    /// the veth pair (server to clients) with nothing injected by the server, as their own series
+    /// beside the server's --delay ones (veth network: root, iproute2's ip and tc, sch_netem).
+    #[arg(long, value_parser = duration, value_delimiter = ',')]
+    pub netem: Vec<Duration>,
     #[command(flatten)]
     pub out_json: JsonOut,
 }
@@ -102,6 +107,7 @@ impl StudyArgs {
                 NetworkArg::Veth => readlab::netns::Network::Veth,
                 NetworkArg::Loopback => readlab::netns::Network::Loopback,
             }),
+            netem: self.netem.clone(),
         };
         Ok((names, opts))
     }

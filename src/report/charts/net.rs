@@ -221,19 +221,36 @@ pub fn clients(c: &Ctx) -> Vec<Chart> {
     out
 }
 
+/// `+10 µs` (injected by the server), `netem +100 µs` (made by netem in the network).
 fn delay_name(p: &Point) -> String {
-    net(p).map_or_else(|| p.label.clone(), |t| format!("+{} µs", t.delay_us))
+    net(p).map_or_else(
+        || p.label.clone(),
+        |t| {
+            if t.netem_us > 0 {
+                format!("netem +{} µs", t.netem_us)
+            } else {
+                format!("+{} µs", t.delay_us)
+            }
+        },
+    )
 }
 
 /// The charts of `delay`: the sweep (points that slept for data, as usual), then what each
-/// delay added to one client's QD1 median, sleeping and busy-polling.
+/// delay (the server's, then netem's in the network) added to one client's QD1 median, sleeping
+/// and busy-polling.
 pub fn delay(c: &Ctx) -> Vec<Chart> {
     let id = |what: &str| c.id(what);
     let polled = |p: &&Point| net(p).is_some_and(|t| t.busy_poll_us > 0);
+    let netem = NetTag::netem_delays(c.pts.iter().filter_map(|p| net(p)));
+    let which = if netem.is_empty() {
+        "per injected delay"
+    } else {
+        "per delay: the server's injected delay (+N µs) and netem's on the veth (netem +N µs)"
+    };
     let sweep: Vec<&Point> = c.pts.iter().copied().filter(|p| !polled(p)).collect();
     let mut out = vec![chart(
         id("iops"),
-        "IOPS against clients on the null back end, per injected delay".into(),
+        format!("IOPS against clients on the null back end, {which}"),
         &sweep,
         Kind::Lines(clients_lines(
             &sweep,
@@ -247,7 +264,7 @@ pub fn delay(c: &Ctx) -> Vec<Chart> {
     if !remote.is_empty() {
         out.push(chart(
             id("per-core"),
-            "IOPS per server core against clients, per injected delay".into(),
+            format!("IOPS per server core against clients, {which}"),
             &remote,
             Kind::Lines(clients_lines(
                 &remote,
@@ -258,16 +275,22 @@ pub fn delay(c: &Ctx) -> Vec<Chart> {
             )),
         ));
     }
-    let qd1 = |delay: u64, poll: bool| {
+    let qd1 = |(delay, netem): (u64, u64), poll: bool| {
         c.pts.iter().find(|p| {
-            p.threads == 1 && polled(p) == poll && net(p).is_some_and(|t| t.delay_us == delay)
+            p.threads == 1
+                && polled(p) == poll
+                && net(p).is_some_and(|t| t.delay_us == delay && t.netem_us == netem)
         })
     };
-    let delays = [10u64, 100];
+    // (in the server, in the network), µs
+    let delays: Vec<(u64, u64)> = [(10, 0), (100, 0)]
+        .into_iter()
+        .chain(netem.iter().map(|&n| (0, n)))
+        .collect();
     let series: Vec<BarSeries> = [(false, "sleeping for data"), (true, "busy-polling")]
         .into_iter()
         .filter_map(|(poll, name)| {
-            let base = qd1(0, poll)?.latency.p50_ns as f64;
+            let base = qd1((0, 0), poll)?.latency.p50_ns as f64;
             Some(BarSeries {
                 name: name.into(),
                 fio: false,
@@ -282,12 +305,32 @@ pub fn delay(c: &Ctx) -> Vec<Chart> {
         let pts: Vec<&Point> = c.pts.iter().copied().filter(|p| p.threads == 1).collect();
         out.push(chart(
             id("added"),
-            "What each injected delay added to one client's QD1 median (p50 − the no-delay p50)"
-                .into(),
+            format!(
+                "What each {} added to one client's QD1 median (p50 − the no-delay p50)",
+                if netem.is_empty() {
+                    "injected delay".to_string()
+                } else {
+                    let list = |v: Vec<String>| v.join(", ");
+                    format!(
+                        "delay — the server's {}; netem's {} on the veth —",
+                        list(delays[..2].iter().map(|d| format!("+{} µs", d.0)).collect()),
+                        list(netem.iter().map(|n| format!("+{n} µs")).collect())
+                    )
+                }
+            ),
             &pts,
             Kind::Bars(Bars {
                 x_desc: "injected delay".into(),
-                categories: delays.iter().map(|d| format!("{d} µs")).collect(),
+                categories: delays
+                    .iter()
+                    .map(|&(d, n)| {
+                        if n > 0 {
+                            format!("netem {n} µs")
+                        } else {
+                            format!("{d} µs")
+                        }
+                    })
+                    .collect(),
                 y: Axis::linear("added latency", Unit::Ns),
                 layers: vec!["p50".into()],
                 series,

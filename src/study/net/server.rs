@@ -24,6 +24,8 @@ pub struct Served {
     pub delay_us: u64,
     /// Server and client spin on their sockets for up to this many µs before sleeping.
     pub busy_poll_us: u32,
+    /// Delay netem adds on the veth pair to every packet from the server, µs (veth only).
+    pub netem_us: u64,
 }
 
 /// A `readlab serve` child process; killed if dropped without [`ServerProcess::stop`].
