@@ -113,7 +113,7 @@ impl MonitorRecord {
         let measured = || self.samples.iter().filter(|s| s.t_s > 0.0);
         measured()
             .find(|s| s.t_s >= t)
-            .or_else(|| measured().last())
+            .or_else(|| measured().next_back())
     }
 
     /// Pages reclaimed from the start of the measured window to the end of the sample holding

@@ -395,4 +395,49 @@ mod tests {
         std::fs::write(&p, "x").unwrap();
         assert!(ReadaheadGuard::new(&p).is_err());
     }
+
+    #[test]
+    fn each_stretch_gets_the_sample_holding_its_last_read() {
+        use crate::monitor::{MachineSample, MonitorOptions, MonitorRecord, Sample};
+        let sample = |t_s: f64, cached_kib: u64, reclaim: f64| Sample {
+            t_s,
+            interval_s: 1.0,
+            devices: Vec::new(),
+            machine: MachineSample {
+                page_cache_kib: cached_kib,
+                buffers_kib: 1024,
+                reclaim_pages_s: reclaim,
+                scan_pages_s: 2.0 * reclaim,
+                ..Default::default()
+            },
+            threads: Default::default(),
+            process_ended: false,
+            sampler_cpu_pct: 0.0,
+        };
+        let rec = MonitorRecord {
+            options: MonitorOptions::new(Vec::new(), None),
+            samples: vec![
+                sample(0.0, 1, 99.0),
+                sample(1.0, 1024, 0.0),
+                sample(2.0, 2048, 256.0),
+            ],
+            sampler_cpu_pct: 0.0,
+            notes: Vec::new(),
+        };
+        let off = |offset: u64, t_s: f64| crate::stats::OffsetSample {
+            offset,
+            bytes: M,
+            t_s,
+            mb_s: 1.0,
+        };
+        let rows = by_offset(&[off(0, 0.5), off(M, 1.5), off(2 * M, 9.0)], Some(&rec));
+        let cache: Vec<_> = rows.iter().map(|r| r.page_cache.unwrap() >> 20).collect();
+        // Cached + Buffers; the sample before the window (t_s 0) is never used.
+        assert_eq!(cache, [2, 3, 3]);
+        assert_eq!(rows[1].reclaim_pages_s, Some(256.0));
+        assert_eq!(rows[1].scan_pages_s, Some(512.0));
+        let reclaimed: Vec<_> = rows.iter().map(|r| r.reclaimed_pages.unwrap()).collect();
+        assert_eq!(reclaimed, [0.0, 256.0, 256.0]);
+        assert!(by_offset(&[off(0, 0.5)], None)[0].page_cache.is_none());
+    }
 }
