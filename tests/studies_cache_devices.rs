@@ -74,12 +74,14 @@ fn cache_study_quick_with_the_monitor_and_readahead_put_back() {
             .sum();
         assert_eq!(covered, 64 << 20);
     }
-    for doc in &d {
+    for (i, doc) in d.iter().enumerate() {
         assert_eq!(doc["config"]["bs"], 1 << 20);
         let samples = doc["monitor"]["samples"]
             .as_array()
             .expect("monitor samples");
-        assert!(samples.len() >= 3, "{}", doc["monitor"]);
+        // The timed points run seconds; a whole-target pass of 64 MiB may end within one.
+        let least = if i < 3 { 3 } else { 1 };
+        assert!(samples.len() >= least, "{}", doc["monitor"]);
         assert!(samples[0]["machine"]["page_cache_kib"].as_u64().unwrap() > 0);
     }
     // The readahead-off point ran with readahead off.
