@@ -32,7 +32,8 @@ pub static SPEC: StudySpec = StudySpec {
     name: "cache",
     title: "The page cache: buffered against direct 1 MiB reads, readahead",
     describe: "1 MiB io_uring reads direct vs buffered vs buffered with readahead off, the monitor \
-               attached: throughput, page cache and io_uring workers on one timeline",
+               attached: throughput, page cache and io_uring workers on one timeline; then the \
+               whole target read once: throughput by offset beside the page cache and reclaim",
     in_all: false,
     exec: Exec::Custom(run_cache_study),
     summary: Summary::Custom(summary),
