@@ -115,7 +115,12 @@ fn by_offset(c: &Ctx) -> Option<Chart> {
         y,
         series,
     };
-    let mut panels = vec![panel(mb_axis(), tput)];
+    // Direct runs at the drive's speed, buffered at the copies': a log axis shows both.
+    let mut y = mb_axis();
+    if whole.iter().any(|p| p.direct) && whole.iter().any(|p| !p.direct) {
+        to_log(&mut y);
+    }
+    let mut panels = vec![panel(y, tput)];
     if !cache.is_empty() {
         panels.push(panel(Axis::linear("memory", Unit::Bytes), cache));
         panels.push(panel(
