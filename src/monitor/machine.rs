@@ -1,7 +1,8 @@
 //! The machine over one interval, dstat's `-pcm` columns and more: CPU usr/sys/iowait/idle/steal
 //! and context switches from `/proc/stat`, runnable and blocked tasks, PSI stall shares from
 //! `/proc/pressure/{io,cpu}`, page cache, dirty and free memory from `/proc/meminfo`, page
-//! reclaim from `/proc/vmstat` (the page cache filling and being emptied again).
+//! reclaim (pages scanned and reclaimed) from `/proc/vmstat` (the page cache filling and being
+//! emptied again).
 
 use serde::{Deserialize, Serialize};
 
@@ -31,6 +32,8 @@ pub struct MachineCounters {
     pub dirty_kib: u64,
     /// Pages reclaimed (kswapd + direct).
     pub pgsteal: u64,
+    /// Pages scanned for reclaim (kswapd + direct).
+    pub pgscan: u64,
 }
 
 /// The machine over one interval.
@@ -60,6 +63,9 @@ pub struct MachineSample {
     pub available_kib: u64,
     /// Pages reclaimed per second (kswapd and direct reclaim).
     pub reclaim_pages_s: f64,
+    /// Pages scanned for reclaim per second (kswapd and direct).
+    #[serde(default)]
+    pub scan_pages_s: f64,
 }
 
 fn psi_total(text: &str, which: &str) -> Option<u64> {
@@ -120,8 +126,10 @@ pub fn parse(
         let (Some(k), Some(v)) = (it.next(), it.next().and_then(|v| v.parse::<u64>().ok())) else {
             continue;
         };
-        if k == "pgsteal_kswapd" || k == "pgsteal_direct" {
-            c.pgsteal += v;
+        match k {
+            "pgsteal_kswapd" | "pgsteal_direct" => c.pgsteal += v,
+            "pgscan_kswapd" | "pgscan_direct" => c.pgscan += v,
+            _ => {}
         }
     }
     c.io_some_us = psi_io.and_then(|t| psi_total(t, "some"));
@@ -144,6 +152,12 @@ pub fn read() -> MachineCounters {
 }
 
 impl MachineSample {
+    /// Files' and block devices' cached pages, bytes: `Cached` plus `Buffers` (a block device
+    /// read through the page cache counts as buffers, not as cached).
+    pub fn file_cache_bytes(&self) -> u64 {
+        (self.page_cache_kib + self.buffers_kib) * 1024
+    }
+
     /// The machine between two snapshots `dt` seconds apart (instant values from the later).
     pub fn between(a: &MachineCounters, b: &MachineCounters, dt: f64) -> MachineSample {
         let dt = dt.max(1e-9);
@@ -180,6 +194,7 @@ impl MachineSample {
             free_kib: b.mem_free_kib,
             available_kib: b.mem_available_kib,
             reclaim_pages_s: d(a.pgsteal, b.pgsteal) / dt,
+            scan_pages_s: d(a.pgscan, b.pgscan) / dt,
         }
     }
 }
@@ -193,8 +208,8 @@ mod tests {
         let stat0 = "cpu  100 0 50 800 40 0 10 0 0 0\nctxt 1000\nprocesses 10\nprocs_running 1\n";
         let stat1 = "cpu  200 0 120 1400 60 0 10 10 0 0\nctxt 3000\nprocesses 14\nprocs_running 3\nprocs_blocked 2\n";
         let mem = "MemFree: 100 kB\nCached: 2048 kB\nShmem: 48 kB\nDirty: 8 kB\n";
-        let vm0 = "pgsteal_kswapd 5\npgsteal_direct 5\npgsteal_anon 100\n";
-        let vm1 = "pgsteal_kswapd 15\npgsteal_direct 25\npgsteal_anon 900\n";
+        let vm0 = "pgsteal_kswapd 5\npgsteal_direct 5\npgsteal_anon 100\npgscan_kswapd 10\n";
+        let vm1 = "pgsteal_kswapd 15\npgsteal_direct 25\npgsteal_anon 900\npgscan_kswapd 50\n";
         let psi0 =
             "some avg10=0 avg60=0 avg300=0 total=1000\nfull avg10=0 avg60=0 avg300=0 total=0\n";
         let psi1 = "some avg10=0 avg60=0 avg300=0 total=501000\nfull avg10=0 avg60=0 avg300=0 total=250000\n";
@@ -215,6 +230,7 @@ mod tests {
         assert_eq!(s.psi_cpu_some_pct, None);
         assert_eq!((s.page_cache_kib, s.shmem_kib, s.dirty_kib), (2048, 48, 8));
         assert_eq!(s.reclaim_pages_s, 15.0);
+        assert_eq!(s.scan_pages_s, 20.0);
     }
 
     #[test]

@@ -106,4 +106,26 @@ impl MonitorRecord {
             .filter(|s| (s.t_s - t_end).abs() < 0.5)
             .find_map(|s| s.device(name).map(|d| d.read_iops))
     }
+
+    /// The sample whose interval holds time `t` of the run's timeline (the first ending at or
+    /// after it; the last one for a `t` past the end), None before the measured window's first.
+    pub fn sample_at(&self, t: f64) -> Option<&Sample> {
+        let measured = || self.samples.iter().filter(|s| s.t_s > 0.0);
+        measured()
+            .find(|s| s.t_s >= t)
+            .or_else(|| measured().next_back())
+    }
+
+    /// Pages reclaimed from the start of the measured window to the end of the sample holding
+    /// time `t` (each sample's rate times its interval, summed).
+    pub fn reclaimed_pages_until(&self, t: f64) -> f64 {
+        let Some(end) = self.sample_at(t).map(|s| s.t_s) else {
+            return 0.0;
+        };
+        self.samples
+            .iter()
+            .filter(|s| s.t_s > 0.0 && s.t_s <= end)
+            .map(|s| s.machine.reclaim_pages_s * s.interval_s)
+            .sum()
+    }
 }

@@ -30,6 +30,7 @@ mod tuned;
 mod uring_features;
 
 pub use crate::config::Timing;
+pub use cache::{OffsetCache, WHOLE as CACHE_WHOLE_TARGET, by_offset as cache_by_offset};
 pub use exec::{run_each, run_points};
 pub use name::StudyName;
 pub use net::GIVEN_SERVER;

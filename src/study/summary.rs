@@ -166,7 +166,7 @@ pub struct Table {
     pub title: &'static str,
 }
 
-fn pivot(t: &Table, docs: &[&Document]) -> String {
+pub(super) fn pivot(t: &Table, docs: &[&Document]) -> String {
     let mut rows: BTreeMap<(u64, String), ()> = BTreeMap::new();
     let mut cols: BTreeMap<(u64, String), ()> = BTreeMap::new();
     let mut cells: BTreeMap<(String, String), &Document> = BTreeMap::new();

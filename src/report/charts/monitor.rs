@@ -85,6 +85,12 @@ pub fn monitor_timeline(p: &Point, id: String, title: String) -> Option<Chart> {
             1,
             true,
         ),
+        series(
+            "page cache with buffers (block devices)",
+            over(&samples, |s| s.machine.file_cache_bytes() as f64),
+            2,
+            true,
+        ),
     ];
     let threads = vec![
         series(
