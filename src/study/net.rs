@@ -468,7 +468,7 @@ mod tests {
         };
         let tag = |delay_us, netem_us| {
             let p = remote(
-                crate::study::delay::SPEC.study_name(),
+                crate::study::name::StudyName::registered("delay"),
                 served(delay_us, netem_us),
                 4096,
                 1,
