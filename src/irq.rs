@@ -240,15 +240,7 @@ impl CompletionInterrupts {
 
 /// A count with its thousands apart (`6,912`).
 fn grouped(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
+    crate::units::grouped(n)
 }
 
 #[cfg(test)]

@@ -29,16 +29,7 @@ impl OpenLoopSummary {
 
 /// A rate rounded to a whole number, its thousands apart (`4,998`).
 fn grouped(v: f64) -> String {
-    let n = v.round().max(0.0) as u64;
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
+    crate::units::grouped(v.round().max(0.0) as u64)
 }
 
 /// Which study point a run belongs to (absent for a plain `readlab run`).

@@ -124,6 +124,19 @@ pub fn format_seconds(v: f64) -> String {
     format!("{}s", sig(v))
 }
 
+/// A count with its thousands apart (`6,912`, `1,234,567`).
+pub fn grouped(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

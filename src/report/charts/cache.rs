@@ -46,17 +46,9 @@ pub fn charts(c: &Ctx) -> Vec<Chart> {
     out
 }
 
+/// A line of one panel, drawn as the monitor's lines are.
 fn line(name: String, points: Vec<(f64, f64)>, color: usize, dashed: bool) -> LineSeries {
-    LineSeries {
-        name,
-        points: thin(&points, MAX_LINE_POINTS),
-        color,
-        dashed,
-        marker: None,
-        fio: false,
-        step: false,
-        labels: Vec::new(),
-    }
+    super::monitor::series(&name, points, color, dashed)
 }
 
 /// The whole-target passes: throughput, page cache and reclaim against offset, one panel each.

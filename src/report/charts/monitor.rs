@@ -6,7 +6,12 @@
 use super::*;
 use crate::monitor::{Kind as ThreadKind, MonitorRecord, Sample};
 
-fn series(name: &str, points: Vec<(f64, f64)>, color: usize, dashed: bool) -> LineSeries {
+pub(super) fn series(
+    name: &str,
+    points: Vec<(f64, f64)>,
+    color: usize,
+    dashed: bool,
+) -> LineSeries {
     LineSeries {
         name: name.into(),
         points: thin(&points, MAX_LINE_POINTS),
