@@ -446,4 +446,21 @@ fn device_errors_are_counted_with_their_offsets() {
     }
     let out = g.text("run-flakey.out");
     assert!(out.contains("first mismatch at offset"), "{}", g.context());
+    // the failed points in a report: each with its errors and where they were
+    assert_eq!(
+        g.text("report-err.rc").trim(),
+        "0",
+        "readlab report\n{}",
+        g.context()
+    );
+    let md = g.text("errors-report.md");
+    for want in [
+        "run-err.json: P (psync 4K): FAILED",
+        "study-err/results.jsonl: P (psync 4K): FAILED",
+        "Input/output error (os error 5)",
+        "run-flakey.json: P (psync 4K): FAILED",
+        "first mismatch at offset",
+    ] {
+        assert!(md.contains(want), "the errors report lacks {want:?}\n{md}");
+    }
 }

@@ -62,6 +62,10 @@ expect_fail tune-err readlab tune "$ERR" --budget 20s --engines psync,uring --re
     --out tune-err --json tune-err.json
 # corruption on every read: found by --verify, with its offset
 expect_fail run-flakey readlab run "$FLK" --verify --runtime 1s -q --json run-flakey.json
+# the failed points in a report: the study's and the runs' (their errors and offsets with them)
+readlab report study-err run-err.json run-flakey.json --format md -o errors-report.md \
+    >report-err.out 2>&1
+echo $? >report-err.rc
 dmsetup remove rl-err --noudevsync
 dmsetup remove rl-flakey --noudevsync
 echo "errors done"
