@@ -15,6 +15,7 @@ pub mod env;
 pub mod error;
 pub mod export;
 pub mod failures;
+pub mod fiojob;
 pub mod fleet;
 pub mod fsio;
 pub mod interval;

@@ -51,6 +51,14 @@ pub fn fraction(s: &str) -> Result<f64, String> {
         None => t.parse::<f64>(),
     }
     .map_err(|_| format!("'{s}' is not a percentage like 10% (or a fraction like 0.1)"))?;
+    // A bare number above 1 is a percentage without its sign (`10` for 10 %), which as a
+    // fraction would be 1000 %: ask for the sign rather than guess.
+    if !t.ends_with('%') && v > 1.0 {
+        return Err(format!(
+            "'{s}' would be {:.0} %; write {s}% for {s} percent (or a fraction like 0.1)",
+            v * 100.0
+        ));
+    }
     if (0.0..=10.0).contains(&v) {
         Ok(v)
     } else {

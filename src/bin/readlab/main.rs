@@ -116,8 +116,11 @@ fn main() -> ExitCode {
         }
         Err(e) if e.use_stderr() => {
             // Any other mistake on the command line (an unknown flag, a missing value, a value
-            // not among the choices): one line too, with clap's choices and tips kept.
-            eprintln!("readlab: {}", clap_one_line(&e.render().to_string()));
+            // not among the choices): one line too, with clap's choices and tips kept; a fio
+            // option readlab does not have, by name with what to use instead.
+            let line =
+                run::fio_refusal(&e).unwrap_or_else(|| clap_one_line(&e.render().to_string()));
+            eprintln!("readlab: {line}");
             return ExitCode::from(2);
         }
         Err(e) => {

@@ -19,12 +19,6 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 #[derive(Copy, Clone, Debug, ValueEnum)]
-pub enum RwArg {
-    Read,
-    Randread,
-}
-
-#[derive(Copy, Clone, Debug, ValueEnum)]
 pub enum ArrivalsArg {
     Poisson,
     Fixed,
@@ -42,6 +36,9 @@ pub struct RunArgs {
     pub target: Option<PathBuf>,
     /// More targets, read at the same time with the same workload, each with its own jobs.
     pub more_targets: Vec<PathBuf>,
+    /// The target, in fio's words (--filename=PATH): the same as TARGET.
+    #[arg(long, conflicts_with = "target")]
+    pub filename: Option<String>,
     /// Name a target in every output: TARGET=NAME (repeatable).
     #[arg(long = "name")]
     pub names: Vec<String>,
@@ -49,19 +46,36 @@ pub struct RunArgs {
     /// result document and drawn by the report.
     #[arg(long)]
     pub monitor: bool,
-    /// Replay a device profile written by `readlab tune` (its configuration; TARGET overrides its target).
-    #[arg(long)]
+    /// Replay a device profile written by `readlab tune` (its configuration; TARGET overrides its
+    /// target, --runtime its runtime; the workload's flags are refused beside it).
+    #[arg(long, conflicts_with_all = WORKLOAD)]
     pub profile: Option<PathBuf>,
-    /// Read interface: psync, pvsync2, libaio, uring, pool, posixaio, null; several,
-    /// comma-separated, run one after another and end with a verdict.
-    #[arg(long, default_value = "psync", value_delimiter = ',')]
+    /// Run a fio job file's jobs (the read subset: [global] and job sections, fio's option names
+    /// and units), one after another in file order, ending with a verdict; anything readlab cannot
+    /// honour is listed with its line and nothing runs (exit 2). TARGET stands in for a missing
+    /// filename=, --runtime for a missing runtime=.
+    #[arg(long, value_name = "FILE.fio", conflicts_with_all = WORKLOAD, conflicts_with = "profile")]
+    pub job: Option<PathBuf>,
+    /// Also write the fio job file of what runs (one configuration), to replay it with
+    /// `fio FILE` or `readlab run --job FILE`.
+    #[arg(long, value_name = "FILE.fio", conflicts_with = "job")]
+    pub write_job: Option<PathBuf>,
+    /// Read interface: psync, pvsync2, libaio, uring, pool, posixaio, null, nbd (fio's names
+    /// too: io_uring, sync; --ioengine is the same flag); several, comma-separated, run one after
+    /// another and end with a verdict.
+    #[arg(
+        long,
+        alias = "ioengine",
+        default_value = "psync",
+        value_delimiter = ','
+    )]
     pub engine: Vec<String>,
     /// Block size, 512 B … 64 MiB (e.g. 4k, 1m); comma-separated for several.
     #[arg(long, default_value = "4k", allow_hyphen_values = true, value_parser = size, value_delimiter = ',')]
     pub bs: Vec<u64>,
-    /// Access pattern.
-    #[arg(long, value_enum, default_value = "randread")]
-    pub rw: RwArg,
+    /// Access pattern: read or randread (readlab only reads).
+    #[arg(long, alias = "readwrite", default_value = "randread", value_parser = rw_word)]
+    pub rw: Rw,
     /// Worker threads, each with its own descriptor (fio's numjobs).
     #[arg(
         long,
@@ -75,15 +89,19 @@ pub struct RunArgs {
     /// I/Os in flight per thread (comma-separated for several; synchronous engines take 1).
     #[arg(long, default_value = "1", allow_hyphen_values = true, value_parser = count, value_delimiter = ',')]
     pub iodepth: Vec<usize>,
-    /// I/Os added to the queue per submit (comma-separated for several, up to the queue size).
-    #[arg(long, default_value = "1", allow_hyphen_values = true, value_parser = count, value_delimiter = ',')]
+    /// I/Os added to the queue per submit (comma-separated for several, up to the queue size;
+    /// fio's --iodepth_batch_submit).
+    #[arg(long, aliases = ["iodepth_batch_submit", "iodepth_batch"], default_value = "1", allow_hyphen_values = true, value_parser = count, value_delimiter = ',')]
     pub batch: Vec<usize>,
-    /// Completions awaited per reap.
-    #[arg(long, default_value = "1", allow_hyphen_values = true, value_parser = count)]
+    /// Completions awaited per reap, at most --batch (fio's --iodepth_batch_complete_min).
+    #[arg(long, aliases = ["iodepth_batch_complete_min", "iodepth_batch_complete"], default_value = "1", allow_hyphen_values = true, value_parser = count)]
     pub complete_min: usize,
-    /// Use O_DIRECT (the default).
-    #[arg(long, conflicts_with = "buffered")]
-    pub direct: bool,
+    /// fio's --iodepth_batch_complete_max: readlab reaps at most one --batch, so it must equal it.
+    #[arg(long = "iodepth_batch_complete_max", hide = true, value_parser = count)]
+    pub complete_max: Option<usize>,
+    /// Use O_DIRECT (the default); fio's --direct=1 / --direct=0 (= --buffered) too.
+    #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "1", value_parser = switch)]
+    pub direct: Option<bool>,
     /// Read through the page cache instead of O_DIRECT.
     #[arg(long)]
     pub buffered: bool,
@@ -91,8 +109,8 @@ pub struct RunArgs {
     /// target does (an NBD server's reads still unanswered then fail).
     #[arg(long, default_value = "5s", allow_hyphen_values = true, value_parser = duration)]
     pub runtime: Duration,
-    /// Warm-up before measuring, excluded from every figure.
-    #[arg(long, default_value = "0s", allow_hyphen_values = true, value_parser = duration)]
+    /// Warm-up before measuring, excluded from every figure (fio's --ramp_time).
+    #[arg(long, alias = "ramp_time", default_value = "0s", allow_hyphen_values = true, value_parser = duration)]
     pub ramp: Duration,
     /// Bytes of the target to read from --offset on (default: to the end).
     #[arg(long, allow_hyphen_values = true, value_parser = size)]
@@ -104,16 +122,16 @@ pub struct RunArgs {
     /// First byte of the range to read.
     #[arg(long, default_value = "0", allow_hyphen_values = true, value_parser = size)]
     pub offset: u64,
-    /// Seed of the random offsets (the same seed reads the same offsets).
-    #[arg(long, default_value_t = 1)]
+    /// Seed of the random offsets (the same seed reads the same offsets; fio's --randseed).
+    #[arg(long, alias = "randseed", default_value_t = 1)]
     pub seed: u64,
     /// Check every byte read against what `readlab prepare` wrote.
-    #[arg(long)]
-    pub verify: bool,
+    #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "1", value_parser = verify_switch)]
+    pub verify: Option<bool>,
     /// posix_fadvise hint for the range before reading.
     #[arg(long, value_enum)]
     pub fadvise: Option<FadviseArg>,
-    /// pvsync2: RWF_HIPRI (polled completion).
+    /// pvsync2: RWF_HIPRI (polled completion); uring: --iopoll, as fio's hipri means there.
     #[arg(long)]
     pub hipri: bool,
     /// pvsync2: RWF_NOWAIT (EAGAIN instead of blocking; counted apart from errors).
@@ -130,8 +148,8 @@ pub struct RunArgs {
     /// Open loop: how requests arrive.
     #[arg(long, value_enum, default_value = "poisson")]
     pub arrivals: ArrivalsArg,
-    /// Stop each thread after it has read this many bytes (e.g. the whole target once).
-    #[arg(long, allow_hyphen_values = true, value_parser = size)]
+    /// Stop each thread after it has read this many bytes (e.g. the whole target once; fio's --io_size).
+    #[arg(long, alias = "io_size", allow_hyphen_values = true, value_parser = size)]
     pub io_limit: Option<u64>,
     /// Also record throughput every this many bytes of the target read (e.g. 16m): bandwidth
     /// against offset for a scan, in the JSON's `offset_samples`.
@@ -152,17 +170,17 @@ pub struct RunArgs {
     /// Random blocks per logical request; latency is per request (report §7.2).
     #[arg(long, default_value = "1", allow_hyphen_values = true, value_parser = count)]
     pub blocks_per_request: usize,
-    /// uring: registered file (fixed-file SQEs).
-    #[arg(long)]
+    /// uring: registered file (fixed-file SQEs; fio's --registerfiles).
+    #[arg(long, alias = "registerfiles")]
     pub fixed_files: bool,
-    /// uring: registered buffers (READ_FIXED).
-    #[arg(long)]
+    /// uring: registered buffers (READ_FIXED; fio's --fixedbufs).
+    #[arg(long, alias = "fixedbufs")]
     pub fixed_bufs: bool,
-    /// uring: kernel SQ poll thread (IORING_SETUP_SQPOLL); its CPU is reported.
-    #[arg(long)]
+    /// uring: kernel SQ poll thread (IORING_SETUP_SQPOLL; fio's --sqthread_poll); its CPU is reported.
+    #[arg(long, alias = "sqthread_poll")]
     pub sqpoll: bool,
-    /// uring: pin the SQ poll thread to this CPU.
-    #[arg(long)]
+    /// uring: pin the SQ poll thread to this CPU (fio's --sqthread_poll_cpu).
+    #[arg(long, alias = "sqthread_poll_cpu")]
     pub sqpoll_cpu: Option<u32>,
     /// uring: how long the SQ poll thread spins idle before sleeping.
     #[arg(long, default_value = "1s", value_parser = duration)]
@@ -200,6 +218,124 @@ pub struct RunArgs {
     /// No progress bar.
     #[arg(long, short)]
     pub quiet: bool,
+    /// fio's options that ask for what readlab always does: accepted, with a note.
+    #[command(flatten)]
+    pub fio_noops: FioNoops,
+}
+
+/// The flags that describe the workload: a profile or a job file says all of them, so beside
+/// `--profile` or `--job` they are refused rather than silently overridden or ignored.
+const WORKLOAD: [&str; 25] = [
+    "engine",
+    "bs",
+    "rw",
+    "numjobs",
+    "iodepth",
+    "batch",
+    "complete_min",
+    "complete_max",
+    "direct",
+    "buffered",
+    "ramp",
+    "size",
+    "offset",
+    "fadvise",
+    "hipri",
+    "nowait",
+    "rate",
+    "io_limit",
+    "blocks_per_request",
+    "fixed_files",
+    "fixed_bufs",
+    "sqpoll",
+    "sqpoll_cpu",
+    "iopoll",
+    "pool_threads",
+];
+
+/// fio options that mean what readlab always does (hidden; a note says so when given).
+#[derive(Args, Debug)]
+pub struct FioNoops {
+    #[arg(long = "time_based", alias = "time-based", hide = true)]
+    time_based: bool,
+    #[arg(long = "group_reporting", alias = "group-reporting", hide = true)]
+    group_reporting: bool,
+    #[arg(long, hide = true)]
+    thread: bool,
+    #[arg(long = "norandommap", hide = true)]
+    norandommap: bool,
+    #[arg(long = "randrepeat", hide = true, num_args = 0..=1, require_equals = true, default_missing_value = "1")]
+    randrepeat: Option<String>,
+    #[arg(long = "lat_percentiles", alias = "lat-percentiles", hide = true, num_args = 0..=1, require_equals = true, default_missing_value = "1")]
+    lat_percentiles: Option<String>,
+    #[arg(long = "clat_percentiles", alias = "clat-percentiles", hide = true, num_args = 0..=1, require_equals = true, default_missing_value = "1")]
+    clat_percentiles: Option<String>,
+}
+
+impl FioNoops {
+    /// One note per fio option given that readlab accepted as meaning nothing more.
+    pub fn notes(&self) -> Vec<String> {
+        [
+            ("time_based", self.time_based),
+            ("group_reporting", self.group_reporting),
+            ("thread", self.thread),
+            ("norandommap", self.norandommap),
+            ("randrepeat", self.randrepeat.is_some()),
+            ("lat_percentiles", self.lat_percentiles.is_some()),
+            ("clat_percentiles", self.clat_percentiles.is_some()),
+        ]
+        .into_iter()
+        .filter(|(_, given)| *given)
+        .filter_map(|(k, _)| match readlab::fiojob::foreign(k) {
+            Some(readlab::fiojob::Foreign::NoOp(why)) => Some(format!("--{k}: {why}; ignored")),
+            _ => None,
+        })
+        .collect()
+    }
+}
+
+/// `--rw`: read or randread; writing patterns are refused as writes, not as typos.
+fn rw_word(s: &str) -> Result<Rw, String> {
+    readlab::fiojob::rw(s)
+}
+
+/// fio's switch value: bare, 1/0, true/false.
+fn switch(s: &str) -> Result<bool, String> {
+    match s.trim() {
+        "1" | "true" | "yes" | "on" => Ok(true),
+        "0" | "false" | "no" | "off" => Ok(false),
+        v => Err(format!("'{v}' is not 0 or 1")),
+    }
+}
+
+/// `--verify` is readlab's own (no value, or 1/0); fio's `--verify=crc32c` is refused by name.
+fn verify_switch(s: &str) -> Result<bool, String> {
+    switch(s).map_err(|_| match readlab::fiojob::foreign("verify") {
+        Some(readlab::fiojob::Foreign::Refused(what)) => format!("verify={s}: {what}"),
+        _ => format!("'{s}' is not 0 or 1"),
+    })
+}
+
+/// The one-line refusal of a fio option readlab does not have, when clap found one it does not
+/// know (`--ioscheduler=none` → what to do instead); none for anything else.
+pub fn fio_refusal(e: &clap::Error) -> Option<String> {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    if e.kind() != ErrorKind::UnknownArgument {
+        return None;
+    }
+    let Some(ContextValue::String(arg)) = e.get(ContextKind::InvalidArg) else {
+        return None;
+    };
+    let name = arg.trim_start_matches('-');
+    let name = name.split('=').next().unwrap_or(name);
+    match readlab::fiojob::foreign(name)? {
+        readlab::fiojob::Foreign::Refused(what) => {
+            Some(format!("error: {arg} is fio's, not readlab's: {what}"))
+        }
+        readlab::fiojob::Foreign::NoOp(why) => Some(format!(
+            "error: {arg}: {why}; readlab run takes it alone, without a value"
+        )),
+    }
 }
 
 impl RunArgs {
@@ -222,19 +358,20 @@ impl RunArgs {
     /// synchronous engine, a batch larger than the queue) when lists were given. With `--profile`,
     /// the profile's configuration, which wins over every flag but TARGET, --runtime and --verify.
     pub fn to_configs(&self) -> Result<Vec<RunConfig>, Error> {
+        let target = self.target_given()?;
         if let Some(p) = &self.profile {
             let mut cfg = readlab::tune::load_profile(p)?.config;
-            if let Some(t) = &self.target {
+            if let Some(t) = &target {
                 cfg.target = t.clone();
             }
             if let Some(ns) = &self.netns {
                 cfg.target = with_netns(&cfg.target, ns, !self.more_targets.is_empty())?;
             }
             cfg.runtime = self.runtime;
-            cfg.verify = self.verify;
+            cfg.verify = self.verify();
             return Ok(vec![cfg]);
         }
-        let mut target = self.target.clone().ok_or_else(|| {
+        let mut target = target.ok_or_else(|| {
             Error::InvalidArgument(
                 "give a TARGET to read (or --profile FILE from `readlab tune`)".into(),
             )
@@ -248,18 +385,48 @@ impl RunArgs {
             ));
         }
         let several = self.several();
+        if let Some(max) = self.complete_max
+            && self.batch.iter().any(|&b| b != max)
+        {
+            return Err(Error::InvalidArgument(format!(
+                "--iodepth_batch_complete_max={max}: readlab reaps at most one --batch of completions; drop it or make it equal to --batch"
+            )));
+        }
+        if !several && self.complete_min > self.batch[0] {
+            return Err(Error::InvalidArgument(
+                readlab::fiojob::complete_min_problem(
+                    self.complete_min,
+                    self.batch[0],
+                    "--complete-min",
+                    "--batch",
+                ),
+            ));
+        }
+        let direct = self.direct()?;
         let mut out = Vec::new();
         for name in &self.engine {
-            let engine = EngineKind::parse(name.trim())?;
+            let engine = readlab::fiojob::engine(name)?;
             for &bs in &self.bs {
                 for &threads in &self.numjobs {
                     for &iodepth in &self.iodepth {
                         for &batch in &self.batch {
                             let sync = !engine.capabilities().asynchronous;
-                            if several && ((sync && iodepth > 1) || batch > iodepth) {
+                            if several
+                                && ((sync && iodepth > 1)
+                                    || batch > iodepth
+                                    || (!sync && self.complete_min > batch))
+                            {
                                 continue;
                             }
-                            out.push(self.one(target.clone(), engine, bs, threads, iodepth, batch));
+                            out.push(self.one(
+                                target.clone(),
+                                engine,
+                                bs,
+                                threads,
+                                iodepth,
+                                batch,
+                                direct,
+                            ));
                         }
                     }
                 }
@@ -267,10 +434,40 @@ impl RunArgs {
         }
         if out.is_empty() {
             return Err(Error::InvalidArgument(
-                "no configuration left: synchronous engines take --iodepth 1, and --batch must not exceed --iodepth".into(),
+                "no configuration left: synchronous engines take --iodepth 1, --batch must not exceed --iodepth, nor --complete-min --batch".into(),
             ));
         }
         Ok(out)
+    }
+
+    /// TARGET, or fio's --filename=PATH (one file; `\:` is a colon in its name).
+    fn target_given(&self) -> Result<Option<PathBuf>, Error> {
+        let Some(f) = &self.filename else {
+            return Ok(self.target.clone());
+        };
+        match readlab::fiojob::filenames(f).as_slice() {
+            [one] if !one.is_empty() => Ok(Some(PathBuf::from(one))),
+            files => Err(Error::InvalidArgument(format!(
+                "--filename={f} names {} files; readlab reads one here: give several as TARGETs to read them at the same time",
+                files.len()
+            ))),
+        }
+    }
+
+    /// Whether to read with O_DIRECT: --direct / --direct=1 (the default), --direct=0 or
+    /// --buffered not.
+    fn direct(&self) -> Result<bool, Error> {
+        match (self.direct, self.buffered) {
+            (Some(true), true) => Err(Error::InvalidArgument(
+                "--direct and --buffered contradict each other; give one".into(),
+            )),
+            (Some(d), _) => Ok(d),
+            (None, b) => Ok(!b),
+        }
+    }
+
+    fn verify(&self) -> bool {
+        self.verify.unwrap_or(false)
     }
 
     fn one(
@@ -281,26 +478,24 @@ impl RunArgs {
         threads: usize,
         iodepth: usize,
         batch: usize,
+        direct: bool,
     ) -> RunConfig {
         RunConfig {
             target,
             engine,
             bs,
-            rw: match self.rw {
-                RwArg::Read => Rw::Read,
-                RwArg::Randread => Rw::Randread,
-            },
+            rw: self.rw,
             threads,
             iodepth,
             batch,
             complete_min: self.complete_min,
-            direct: !self.buffered,
+            direct,
             runtime: self.runtime,
             ramp: self.ramp,
             size: self.size,
             offset: self.offset,
             seed: self.seed,
-            verify: self.verify,
+            verify: self.verify(),
             fadvise: self.fadvise.map(|f| match f {
                 FadviseArg::Sequential => Fadvise::Sequential,
                 FadviseArg::Random => Fadvise::Random,
@@ -329,7 +524,8 @@ impl RunArgs {
     fn options_for(&self, engine: EngineKind) -> EngineOptions {
         let all = EngineOptions {
             pvsync2: Pvsync2Options {
-                hipri: self.hipri,
+                // fio's hipri is io_uring's IOPOLL there (above), RWF_HIPRI elsewhere.
+                hipri: self.hipri && engine != EngineKind::Uring,
                 nowait: self.nowait,
             },
             uring: UringOptions {
@@ -338,7 +534,7 @@ impl RunArgs {
                 sqpoll: self.sqpoll,
                 sqpoll_cpu: self.sqpoll_cpu,
                 sqpoll_idle_ms: self.sqpoll_idle.as_millis().min(u32::MAX as u128) as u32,
-                iopoll: self.iopoll,
+                iopoll: self.iopoll || (self.hipri && engine == EngineKind::Uring),
                 plain_setup: self.plain_setup,
             },
             pool: PoolOptions {
@@ -400,11 +596,95 @@ fn with_netns(target: &std::path::Path, ns: &str, several: bool) -> Result<PathB
     Ok(url.to_string().into())
 }
 
+/// The configurations of `--job FILE`, one per job section in file order; every problem the file
+/// has printed with its line, and exit 2, before anything runs.
+fn job_configs(
+    a: &RunArgs,
+    path: &std::path::Path,
+) -> anyhow::Result<Result<Vec<RunConfig>, ExitCode>> {
+    if !a.more_targets.is_empty() || !a.names.is_empty() {
+        return Err(Error::InvalidArgument(
+            "--job reads each job's filename=; give at most one TARGET (for jobs without one) and no --name".into(),
+        )
+        .into());
+    }
+    let mut default = RunConfig::new(a.target_given()?.unwrap_or_default());
+    default.runtime = a.runtime;
+    default.seed = a.seed;
+    default.verify = a.verify();
+    if a.runtime.is_zero() {
+        return Err(Error::InvalidArgument("--runtime must be positive, e.g. 5s".into()).into());
+    }
+    let file = match readlab::fiojob::load(path, &default) {
+        Ok(f) => f,
+        Err(readlab::fiojob::JobError::Read(e)) => return Err(e.into()),
+        Err(e @ readlab::fiojob::JobError::Refused { .. }) => {
+            if let readlab::fiojob::JobError::Refused { path, problems } = &e {
+                for p in problems {
+                    eprintln!("readlab: {}: {p}", path.display());
+                }
+            }
+            eprintln!("readlab: error: {e}");
+            return Ok(Err(ExitCode::from(2)));
+        }
+    };
+    for note in &file.notes {
+        errln!("readlab: note: {}: {note}; ignored", path.display());
+    }
+    let alongside = file.concurrent_in_fio();
+    if !alongside.is_empty() {
+        errln!(
+            "readlab: note: fio would run [{}] alongside the jobs before (no stonewall); readlab runs every job alone, one after another",
+            alongside.join("], [")
+        );
+    }
+    Ok(Ok(file.jobs.into_iter().map(|j| j.config).collect()))
+}
+
+/// `--write-job FILE`: the fio job file of the one configuration about to run.
+fn write_job(a: &RunArgs, path: &std::path::Path, cfgs: &[RunConfig]) -> anyhow::Result<()> {
+    let [cfg] = cfgs else {
+        return Err(Error::InvalidArgument(format!(
+            "--write-job writes one configuration and {} were asked for; give each flag one value",
+            cfgs.len()
+        ))
+        .into());
+    };
+    let origin = match &a.profile {
+        Some(p) => format!("written by readlab run from the profile {}", p.display()),
+        None => "written by readlab run".to_string(),
+    };
+    let text = readlab::fiojob::write(cfg, &cfg.label(), &origin)?;
+    let profile = a.profile.as_deref().into_iter();
+    readlab::outpath::check_file(
+        path,
+        &profile.chain([cfg.target.as_path()]).collect::<Vec<_>>(),
+    )?;
+    readlab::fsio::write_file(path, &text)?;
+    errln!(
+        "readlab: wrote {} (replay: fio {0}, or readlab run --job {0})",
+        path.display()
+    );
+    Ok(())
+}
+
 /// Exit code of a `--check` that found a regression.
 pub const REGRESSION: u8 = 3;
 
 pub fn run(a: &RunArgs) -> anyhow::Result<ExitCode> {
-    let mut cfgs = a.to_configs()?;
+    for note in a.fio_noops.notes() {
+        errln!("readlab: note: {note}");
+    }
+    let mut cfgs = match &a.job {
+        Some(path) => match job_configs(a, path)? {
+            Ok(cfgs) => cfgs,
+            Err(code) => return Ok(code),
+        },
+        None => a.to_configs()?,
+    };
+    if let Some(path) = &a.write_job {
+        write_job(a, path, &cfgs)?;
+    }
     if let Some(fleet) = crate::fleet::launch()? {
         if cfgs.len() != 1 {
             return Err(readlab::Error::InvalidArgument(
