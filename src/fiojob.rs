@@ -199,8 +199,7 @@ pub struct Job {
 #[derive(Debug, Clone, PartialEq)]
 pub struct JobFile {
     pub jobs: Vec<Job>,
-    /// Options accepted as meaning what readlab always does, once each (`time_based: readlab
-    /// always runs …`).
+    /// Options accepted as meaning what readlab always does ([`foreign`] says why), once each.
     pub notes: Vec<String>,
 }
 
@@ -502,14 +501,11 @@ fn job(
                 }
                 k if known_engine_opt(k) => engine_opts.push((o, k)),
                 k => match foreign(k) {
-                    Some(Foreign::NoOp(why)) => {
+                    Some(Foreign::NoOp(_)) => {
                         if matches!(k, "stonewall" | "new_group" | "wait_for_previous") {
                             waits = true;
-                        } else {
-                            let note = format!("{k}: {why}");
-                            if !notes.contains(&note) {
-                                notes.push(note);
-                            }
+                        } else if !notes.iter().any(|n| n == k) {
+                            notes.push(k.to_string());
                         }
                     }
                     Some(Foreign::Refused(what)) => {
@@ -695,8 +691,9 @@ fn fio_time(d: Duration) -> String {
 }
 
 /// The fio job file that runs `cfg` (one job, named `name`), for fio and for `readlab run
-/// --job`. Refused for what fio has no words for (readlab's thread pool, blocks per request, a
-/// stop when stable, offset samples); readlab's byte verification is left out, with a comment.
+/// --job`. Refused for what fio has no words for (readlab's thread pool, blocks per request, an
+/// open-loop rate); readlab's byte verification and its stop once stable are left out, each with
+/// a comment (the job runs its whole runtime).
 pub fn write(cfg: &RunConfig, name: &str, origin: &str) -> Result<String, Error> {
     let no = |what: &str| {
         Err(Error::invalid(format!(
@@ -709,9 +706,6 @@ pub fn write(cfg: &RunConfig, name: &str, origin: &str) -> Result<String, Error>
     }
     if cfg.blocks_per_request > 1 {
         return no("several blocks per request");
-    }
-    if cfg.stop_when_stable.is_some() {
-        return no("stopping when stable");
     }
     let name: String = name
         .chars()
@@ -798,6 +792,9 @@ pub fn write(cfg: &RunConfig, name: &str, origin: &str) -> Result<String, Error>
         return no("an open-loop rate");
     }
     s.push_str("time_based\nnorandommap\nthread\ngroup_reporting\n");
+    if cfg.stop_when_stable.is_some() {
+        s.push_str("; readlab stopped once IOPS was stable; this job runs the whole runtime\n");
+    }
     if cfg.verify {
         s.push_str("; readlab also checked every byte read against `readlab prepare`'s data (readlab run --verify)\n");
     }
@@ -868,7 +865,7 @@ mod tests {
         assert_eq!(b.config.size, Some(1 << 30));
         assert_eq!(b.config.ramp, Duration::from_millis(500));
         assert!(b.waits && f.concurrent_in_fio().is_empty());
-        assert!(f.notes.iter().any(|n| n.starts_with("time_based")));
+        assert_eq!(f.notes, vec!["time_based"]);
     }
 
     #[test]

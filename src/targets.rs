@@ -61,6 +61,12 @@ pub fn parse(words: &[PathBuf], names: &[String]) -> Result<Vec<TargetSpec>> {
             .iter_mut()
             .find(|(_, p, w)| p.as_os_str() == which || w == which);
         match hit {
+            Some(s) if s.0.is_some() => {
+                return Err(Error::invalid(format!(
+                    "--name {opt}: {which} is already named '{}'; give each target one name",
+                    s.0.as_deref().unwrap_or_default()
+                )));
+            }
             Some(s) => s.0 = Some(name.to_string()),
             None => {
                 return Err(Error::invalid(format!(

@@ -628,8 +628,12 @@ fn job_configs(
             return Ok(Err(ExitCode::from(2)));
         }
     };
-    for note in &file.notes {
-        errln!("readlab: note: {}: {note}; ignored", path.display());
+    if !file.notes.is_empty() {
+        errln!(
+            "readlab: note: {}: {} ask for what readlab always does; ignored",
+            path.display(),
+            file.notes.join(", ")
+        );
     }
     let alongside = file.concurrent_in_fio();
     if !alongside.is_empty() {

@@ -134,6 +134,14 @@ pub fn run(a: &TuneArgs) -> anyhow::Result<ExitCode> {
         match Profile::of(rec) {
             Some(profile) => {
                 let path = profile.save(&opts.out)?;
+                // The same pick as a fio job file beside it, when fio has words for it.
+                let job = readlab::fiojob::beside(&path);
+                let written = readlab::fiojob::write(
+                    &profile.config,
+                    &profile.config.label(),
+                    &format!("written by readlab tune with {}", path.display()),
+                )
+                .map(|t| readlab::fsio::write_file(&job, &t));
                 if text {
                     println!(
                         "{}",
@@ -143,6 +151,19 @@ pub fn run(a: &TuneArgs) -> anyhow::Result<ExitCode> {
                             path.display()
                         ))
                     );
+                    let line = match &written {
+                        Ok(_) => format!(
+                            "  fio job: {} (replay: fio {} or readlab run --job {})",
+                            job.display(),
+                            job.display(),
+                            job.display()
+                        ),
+                        Err(why) => format!("  fio job: none ({why})"),
+                    };
+                    println!("{}", crate::out().fit(&line));
+                }
+                if let Ok(Err(e)) = written {
+                    return Err(e.into());
                 }
                 profiles.push(path);
             }
