@@ -227,10 +227,8 @@ struct Opt {
 /// Read the job file at `path`; `default` gives what a job does not say (its target when it has
 /// no filename=, the runtime when it has no runtime=, the seed, verify).
 pub fn load(path: &Path, default: &RunConfig) -> Result<JobFile, JobError> {
-    let meta = std::fs::metadata(path).map_err(|e| Error::Io {
-        path: path.into(),
-        what: "cannot read the job file",
-        source: e,
+    let meta = std::fs::metadata(path).map_err(|e| {
+        Error::invalid(format!("{}: cannot read the job file: {e}", path.display()))
     })?;
     if !meta.is_file() || meta.len() > 1 << 20 {
         return Err(Error::invalid(format!(
@@ -239,10 +237,8 @@ pub fn load(path: &Path, default: &RunConfig) -> Result<JobFile, JobError> {
         ))
         .into());
     }
-    let text = std::fs::read_to_string(path).map_err(|e| Error::Io {
-        path: path.into(),
-        what: "cannot read the job file",
-        source: e,
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        Error::invalid(format!("{}: cannot read the job file: {e}", path.display()))
     })?;
     parse(&text, default).map_err(|problems| JobError::Refused {
         path: path.into(),
