@@ -378,6 +378,8 @@ fn job(
     let mut problems = Vec::new();
     let mut cfg = default.clone();
     let mut target: Option<PathBuf> = None;
+    // A filename= was given (a refused one is its own problem, not a missing one).
+    let mut named = false;
     let mut waits = false;
     let mut engine_opts: Vec<(&Opt, &str)> = Vec::new();
     let mut complete_max: Option<(usize, usize)> = None;
@@ -398,6 +400,7 @@ fn job(
             match key {
                 "name" | "description" => {}
                 "filename" | "uri" => {
+                    named = true;
                     let v = need(v).map_err(|_| format!("{key}= needs a path"))?;
                     let files = if key == "uri" {
                         vec![v.to_string()]
@@ -642,7 +645,7 @@ fn job(
     }
     match target {
         Some(t) => cfg.target = t,
-        None if !cfg.target.as_os_str().is_empty() => {}
+        None if named || !cfg.target.as_os_str().is_empty() => {}
         None => at(
             line,
             "no filename=: add filename=PATH to the job (or [global]), or give the TARGET to `readlab run --job FILE TARGET`".into(),
@@ -874,7 +877,10 @@ mod tests {
         assert!(p[1].text.contains("--verify"), "{}", p[1]);
         assert!(p[2].text.contains("'bogus_option'"), "{}", p[2]);
         assert!(p[3].text.contains("synchronous"), "{}", p[3]);
-        assert!(p[0].to_string().starts_with("line 6 [w]: rw=randwrite"));
+        assert!(
+            p[0].to_string()
+                .starts_with("line 6 [w]: readlab only reads")
+        );
     }
 
     #[test]
