@@ -426,7 +426,7 @@ fn a_battery_of_hostile_invocations_harms_nothing() {
         case(&["run", "/proc/version"], 2, "cannot find its size"),
         case(&["info", "/proc/self/mem"], 2, "cannot find its size"),
         // clap's own errors are one line too.
-        case(&["run", "--rw", "write", &f], 2, "possible values"),
+        case(&["run", "--rw", "write", &f], 2, "readlab only reads"),
         case(&["run", "--frobnicate", &f], 2, "unexpected argument"),
         case(&["run", "--engine"], 2, "a value is required"),
         case(&["tune", "--goal", "fast", &f], 2, "possible values"),

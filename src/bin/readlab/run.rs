@@ -402,7 +402,7 @@ impl RunArgs {
                 ),
             ));
         }
-        let direct = self.direct()?;
+        self.direct()?;
         let mut out = Vec::new();
         for name in &self.engine {
             let engine = readlab::fiojob::engine(name)?;
@@ -418,15 +418,7 @@ impl RunArgs {
                             {
                                 continue;
                             }
-                            out.push(self.one(
-                                target.clone(),
-                                engine,
-                                bs,
-                                threads,
-                                iodepth,
-                                batch,
-                                direct,
-                            ));
+                            out.push(self.one(target.clone(), engine, bs, threads, iodepth, batch));
                         }
                     }
                 }
@@ -478,7 +470,6 @@ impl RunArgs {
         threads: usize,
         iodepth: usize,
         batch: usize,
-        direct: bool,
     ) -> RunConfig {
         RunConfig {
             target,
@@ -489,7 +480,8 @@ impl RunArgs {
             iodepth,
             batch,
             complete_min: self.complete_min,
-            direct,
+            // A contradiction (--direct=1 --buffered) was refused before any configuration.
+            direct: self.direct().unwrap_or(!self.buffered),
             runtime: self.runtime,
             ramp: self.ramp,
             size: self.size,
