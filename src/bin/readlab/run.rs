@@ -317,7 +317,7 @@ fn verify_switch(s: &str) -> Result<bool, String> {
 }
 
 /// The one-line refusal of a fio option readlab does not have, when clap found one it does not
-/// know (`--ioscheduler=none` → what to do instead); none for anything else.
+/// know (fio's ioscheduler → what to do instead); none for anything else.
 pub fn fio_refusal(e: &clap::Error) -> Option<String> {
     use clap::error::{ContextKind, ContextValue, ErrorKind};
     if e.kind() != ErrorKind::UnknownArgument {

@@ -5,7 +5,6 @@
 use crate::args::{JsonOut, count, duration, size};
 use crate::progress::TuneProgress;
 use clap::{Args, ValueEnum};
-use readlab::engine::EngineKind;
 use readlab::error::Error;
 use readlab::tune::{self, Profile};
 use readlab::tune::{Goal, TuneOptions};
@@ -36,7 +35,7 @@ pub struct TuneArgs {
     /// Largest acceptable CPU, in cores (kernel helper threads included).
     #[arg(long)]
     pub cpu_max: Option<f64>,
-    /// Engines to search, comma-separated.
+    /// Engines to search, comma-separated (fio's names too: io_uring, sync).
     #[arg(long, default_value = "psync,libaio,uring")]
     pub engines: String,
     /// Wall-clock budget for the whole search.
@@ -60,7 +59,7 @@ impl TuneArgs {
         let engines = self
             .engines
             .split(',')
-            .map(|e| EngineKind::parse(e.trim()))
+            .map(readlab::fiojob::engine)
             .collect::<Result<Vec<_>, _>>()?;
         Ok(TuneOptions {
             target: self.target.clone(),
