@@ -179,7 +179,7 @@ fn alone_only(c: &Option<Command>) -> Option<&'static str> {
 
 /// An error and its causes on one line, each cause once: a library error that already prints its
 /// OS error ("cannot open: No such file or directory (os error 2)") is not followed by it again.
-fn one_line(e: &anyhow::Error) -> String {
+pub(crate) fn one_line(e: &anyhow::Error) -> String {
     let mut line = String::new();
     for cause in e.chain() {
         let text = cause.to_string();
