@@ -191,7 +191,7 @@ fn without_a_terminal_each_point_is_a_plain_line_with_the_same_eta() {
     let mut cmd = bin();
     cmd.args(STUDY)
         .args(["--out", out.to_str().unwrap(), f.to_str().unwrap()]);
-    let (ended, seen, text, code) = watch(cmd, " U", 16, 5, Duration::from_secs(300));
+    let (ended, seen, text, code) = watch(cmd, " ", 16, 5, Duration::from_secs(300));
     assert_eq!(code, Some(0), "{text}");
     assert!(text.contains("readlab: point 1/16 A1B1 4K, eta "), "{text}");
     let (at, p, eta) = seen.unwrap_or_else(|| panic!("no ETA in the lines: {text}"));

@@ -297,6 +297,8 @@ pub struct StudyProgress {
     /// flight's words (its label, block size, scheduler).
     eta: Mutex<Option<Eta>>,
     current: Mutex<String>,
+    /// The study's first line, said once its time is known.
+    header: Mutex<Option<String>>,
 }
 
 impl StudyProgress {
@@ -310,6 +312,7 @@ impl StudyProgress {
             warned: Mutex::new(Tally::new()),
             eta: Mutex::new(None),
             current: Mutex::new(String::new()),
+            header: Mutex::new(None),
         }
     }
 
@@ -410,7 +413,8 @@ impl StudyObserver for StudyProgress {
         if let Some(b) = slot.take() {
             b.finish_and_clear();
         }
-        errln!(
+        // Said with the time it should take once the points are planned (right after).
+        *self.header.lock().unwrap() = Some(format!(
             "readlab: study {} — {} points{}",
             name.name(),
             total,
@@ -419,7 +423,7 @@ impl StudyObserver for StudyProgress {
             } else {
                 String::new()
             }
-        );
+        ));
         *self.eta.lock().unwrap() = None;
         if !self.inner.quiet {
             let b = ProgressBar::new(total as u64);
@@ -437,10 +441,21 @@ impl StudyObserver for StudyProgress {
     fn points_planned(&self, planned: &[Duration]) {
         let mut eta = Eta::new(planned.to_vec());
         eta.begin(Instant::now());
+        if let Some(h) = self.header.lock().unwrap().take() {
+            if planned.is_empty() {
+                errln!("{h}");
+            } else {
+                let left = eta.remaining(Instant::now());
+                errln!("{h}, about {} to run", readlab::eta::format(left));
+            }
+        }
         *self.eta.lock().unwrap() = Some(eta);
     }
 
     fn point_start(&self, index: usize, total: usize, p: &Point) {
+        if let Some(h) = self.header.lock().unwrap().take() {
+            errln!("{h}");
+        }
         *self.last_line.lock().unwrap() = Duration::ZERO;
         let what = [
             p.cfg.label(),
