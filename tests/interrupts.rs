@@ -140,7 +140,7 @@ fn a_signal_between_short_repeated_runs_stops_the_series() {
     let dir = disk_dir();
     let f = prepare(dir.path(), "t.dat", "16M");
     for (sig, code) in [("-INT", 130), ("-TERM", 143)] {
-        let mut r = Running::start(&["run", "--repeat", "50", "--runtime", "100ms", s(&f)]);
+        let r = Running::start(&["run", "--repeat", "50", "--runtime", "100ms", s(&f)]);
         // The series is under way: a few runs ended.
         std::thread::sleep(Duration::from_millis(1500));
         let at = Instant::now();
@@ -158,7 +158,7 @@ fn a_signal_between_short_repeated_runs_stops_the_series() {
 fn a_signal_stops_a_multi_configuration_run() {
     let dir = disk_dir();
     let f = prepare(dir.path(), "t.dat", "16M");
-    let mut r = Running::start(&[
+    let r = Running::start(&[
         "run",
         "--engine",
         "psync,pvsync2",

@@ -88,6 +88,15 @@ fn first_eta(text: &str, marker: &str, total: usize, from: usize) -> Option<(usi
     None
 }
 
+/// When a watched command ended, the first ETA it said (when, at which point, in seconds), all it
+/// wrote (without escapes) and its exit code.
+struct Watched {
+    ended: Instant,
+    seen: Option<(Instant, usize, f64)>,
+    text: String,
+    code: Option<i32>,
+}
+
 /// Run `cmd` (a shell command), reading `stream` of it as it comes; returns when and what the
 /// first ETA with point ≥ `from` said, and when the command ended.
 fn watch(
@@ -96,7 +105,7 @@ fn watch(
     total: usize,
     from: usize,
     limit: Duration,
-) -> (Instant, Option<(Instant, usize, f64)>, String, Option<i32>) {
+) -> Watched {
     let mut child = cmd
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -147,7 +156,12 @@ fn watch(
     }
     let text = plain(&raw.lock().unwrap());
     let seen = *seen.lock().unwrap();
-    (ended, seen, text, status.code())
+    Watched {
+        ended,
+        seen,
+        text,
+        code: status.code(),
+    }
 }
 
 /// The ETA said at `said` (seconds) against the real time left from then to `ended`.
@@ -176,7 +190,12 @@ fn a_study_on_a_terminal_shows_an_eta_that_ends_within_a_fifth_of_the_real_time(
     );
     let mut script = Command::new("script");
     script.args(["-qfec", &line, "/dev/null"]);
-    let (ended, seen, text, code) = watch(script, " points", 16, 5, Duration::from_secs(300));
+    let Watched {
+        ended,
+        seen,
+        text,
+        code,
+    } = watch(script, " points", 16, 5, Duration::from_secs(300));
     assert_eq!(code, Some(0), "{text}");
     let (at, p, eta) = seen.unwrap_or_else(|| panic!("no ETA on the bar: {text}"));
     assert!(text.contains("U"), "the point in flight is named: {text}");
@@ -191,7 +210,12 @@ fn without_a_terminal_each_point_is_a_plain_line_with_the_same_eta() {
     let mut cmd = bin();
     cmd.args(STUDY)
         .args(["--out", out.to_str().unwrap(), f.to_str().unwrap()]);
-    let (ended, seen, text, code) = watch(cmd, " ", 16, 5, Duration::from_secs(300));
+    let Watched {
+        ended,
+        seen,
+        text,
+        code,
+    } = watch(cmd, " ", 16, 5, Duration::from_secs(300));
     assert_eq!(code, Some(0), "{text}");
     assert!(text.contains("readlab: point 1/16 A1B1 4K, eta "), "{text}");
     let (at, p, eta) = seen.unwrap_or_else(|| panic!("no ETA in the lines: {text}"));
