@@ -375,7 +375,7 @@ mod mpi {
         let template = dir.path().join("t{rank}");
         let template = s(&template);
         busy(|| {
-            for i in 0..8 {
+            for i in 0..12 {
                 let o = mpirun(3, &["run", "--runtime", "5s", template]);
                 let err = stderr(&o);
                 assert_eq!(o.status.code(), Some(2), "try {i}: {err}");

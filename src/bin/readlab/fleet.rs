@@ -48,7 +48,7 @@ fn as_rank(
         eprintln!("readlab: error: {}", crate::one_line(&e));
     }
     if agreed {
-        let _ = fleet.all_gather(&[], readlab::fleet::MEET_WITHIN, "the end");
+        let _ = fleet.all_gather(&[0], readlab::fleet::MEET_WITHIN, "the end");
     }
     drop(fleet);
     Ok(code)
@@ -60,7 +60,7 @@ fn refuse(fleet: Fleet, why: &str) -> anyhow::Result<ExitCode> {
     if fleet.is_root() {
         eprintln!("readlab: error: {why}");
     }
-    let _ = fleet.all_gather(&[], readlab::fleet::MEET_WITHIN, "the end");
+    let _ = fleet.all_gather(&[0], readlab::fleet::MEET_WITHIN, "the end");
     drop(fleet);
     Ok(ExitCode::from(2))
 }
