@@ -6,6 +6,10 @@
 //! to drain, a `--profile` that is a FIFO or /dev/zero. Under mpirun (feature `mpi`): the one
 //! line saying which rank failed is never lost, and what cannot run across ranks is refused.
 
+// Built with `mpi` (scripts/test's second pass) only the MPI test runs: the helpers of the others
+// are unused there.
+#![cfg_attr(feature = "mpi", allow(dead_code, unused_imports))]
+
 mod common;
 use common::*;
 use std::io::Read;
