@@ -81,8 +81,26 @@ const KEEP_FIRST: usize = 16;
 /// Measure one configuration `runs` times (seeds `seed`, `seed + 1`, …) and combine them; an
 /// interrupted repetition ends the series and is kept, marked, as the result.
 pub fn run(cfg: &RunConfig, runs: usize, observer: &dyn Observer) -> Result<Document> {
+    run_counted(cfg, runs, observer, &mut |_| {})
+}
+
+/// [`run`], calling `each(i)` before repetition `i` starts (progress). A stop asked for between
+/// repetitions (Ctrl-C after a short run ended) ends the series too: what was measured is kept,
+/// marked interrupted.
+pub fn run_counted(
+    cfg: &RunConfig,
+    runs: usize,
+    observer: &dyn Observer,
+    each: &mut dyn FnMut(usize),
+) -> Result<Document> {
     let mut docs = Vec::with_capacity(runs);
     for i in 0..runs.max(1) {
+        if !docs.is_empty() && observer.cancelled() {
+            let mut doc = combine(docs).expect("at least one run");
+            doc.result.ended_by = EndedBy::Interrupted;
+            return Ok(doc);
+        }
+        each(i);
         let mut c = cfg.clone();
         c.seed = cfg.seed.wrapping_add(i as u64);
         let doc = runner::run(&c, observer)?;

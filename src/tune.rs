@@ -419,6 +419,9 @@ pub fn tune(opts: &TuneOptions, obs: &dyn TuneObserver) -> Result<TuneReport> {
         let saved = s.deadline;
         s.deadline = bs_deadline.min(saved);
         for &engine in &opts.engines {
+            if obs.cancelled() {
+                break;
+            }
             s.tune_engine(engine, bs);
         }
         let mine: Vec<Candidate> = s

@@ -24,6 +24,27 @@ struct Plan {
     todo: Vec<(StudyTag, RunConfig)>,
 }
 
+/// Refuse, before anything runs, a selection of which no study runs across ranks: the
+/// scheduler study (each rank would switch its own device's I/O scheduler, settings a study must
+/// hold alone), the cache and devices studies and the networked ones (executors of their own).
+/// A selection with some that do (`all`) runs those and notes the others.
+pub fn check(names: &[StudyName]) -> Result<()> {
+    let runs =
+        |n: &StudyName| matches!(n.spec().exec, Exec::Plan(_)) || crate::study::reads_a_server(*n);
+    if names.iter().any(runs) {
+        return Ok(());
+    }
+    let list = names
+        .iter()
+        .map(|n| n.name())
+        .collect::<Vec<_>>()
+        .join(", ");
+    Err(Error::invalid(format!(
+        "the {list} study does not run across MPI ranks (it needs the device's settings to \
+         itself, or runs servers of its own): run it on one host without mpirun"
+    )))
+}
+
 /// Run studies `names` on every rank's target (`opts.target` may name `{rank}`, `{local_rank}`,
 /// `{host}`); rank 0 stores every point in `opts.out/results.jsonl` and gets the outcome (None
 /// on the others). Collective.
@@ -33,6 +54,7 @@ pub fn run(
     opts: &StudyOptions,
     obs: &dyn StudyObserver,
 ) -> Result<Option<Outcome>> {
+    check(names)?;
     let Some(template) = &opts.target else {
         return Err(Error::invalid(
             "under mpirun a study reads each rank's own file or device: give it as TARGET \
@@ -138,6 +160,12 @@ pub fn run(
         let done = plan.total - plan.todo.len();
         skipped += done;
         obs.study_start(name, plan.total, done);
+        let planned: Vec<_> = plan
+            .todo
+            .iter()
+            .map(|(_, c)| crate::eta::planned(c))
+            .collect();
+        obs.points_planned(&planned);
         for (i, (tag, cfg)) in plan.todo.into_iter().enumerate() {
             let cancelled =
                 fleet.all_gather(&[obs.cancelled() as u8], MEET_WITHIN, "next point")?;

@@ -227,6 +227,9 @@ impl StudyObserver for Monitored<'_> {
     fn study_start(&self, name: super::StudyName, total: usize, skipped: usize) {
         self.0.study_start(name, total, skipped)
     }
+    fn points_planned(&self, planned: &[std::time::Duration]) {
+        self.0.points_planned(planned)
+    }
     fn point_start(&self, index: usize, total: usize, point: &Point) {
         self.0.point_start(index, total, point)
     }

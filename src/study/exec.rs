@@ -47,6 +47,11 @@ pub fn run_each<T>(
         .collect();
     let skipped = items.len() - todo.len();
     obs.study_start(name, items.len(), skipped);
+    let planned: Vec<_> = todo
+        .iter()
+        .map(|i| crate::eta::planned(&point(i).cfg))
+        .collect();
+    obs.points_planned(&planned);
     let mut measured = 0;
     for (i, item) in todo.iter().enumerate() {
         if obs.cancelled() {

@@ -265,6 +265,11 @@ pub fn run_net_points(
     let todo: Vec<&NetPoint> = points.iter().filter(|p| !stored(store, &p.point)).collect();
     let skipped = points.len() - todo.len();
     obs.study_start(name, points.len(), skipped);
+    let planned: Vec<_> = todo
+        .iter()
+        .map(|p| crate::eta::planned(&p.point.cfg))
+        .collect();
+    obs.points_planned(&planned);
     let mut counts = Counts {
         skipped,
         ..Counts::default()

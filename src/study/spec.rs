@@ -67,6 +67,9 @@ pub struct Counts {
 pub trait StudyObserver: Observer {
     /// A study starts with `total` points, `skipped` of them already in the store.
     fn study_start(&self, _name: StudyName, _total: usize, _skipped: usize) {}
+    /// Right after `study_start`: what each point still to run is planned to take, in the order
+    /// they run (see [`crate::eta`]); the time left is estimated from it.
+    fn points_planned(&self, _planned: &[std::time::Duration]) {}
     fn point_start(&self, _index: usize, _total: usize, _point: &Point) {}
     fn point_done(&self, _doc: &Document) {}
     /// A point that could not run on this target (an engine or feature it lacks); the study goes on.

@@ -18,32 +18,51 @@ pub fn launch() -> anyhow::Result<Option<Fleet>> {
 }
 
 /// Run `f` as one rank of `fleet`; the fleet is finalised before returning (every rank reaches
-/// the end together), except after a stuck rank, when the job is aborted.
+/// the end together), except after a stuck rank, when the job is aborted. An error is said
+/// before MPI is finalised — by rank 0 alone when every rank has it — and the ranks meet once
+/// more after that, so no rank exits (which makes mpirun end the job) before it was said.
 fn as_rank(
     fleet: Fleet,
     f: impl FnOnce(&Fleet) -> anyhow::Result<ExitCode>,
 ) -> anyhow::Result<ExitCode> {
-    let r = f(&fleet);
-    let lib = r
-        .as_ref()
-        .err()
-        .and_then(|e| e.downcast_ref::<readlab::Error>());
-    match lib {
-        Some(readlab::Error::FleetStuck(m)) => {
-            eprintln!("readlab: error: {m}");
-            fleet.abort(1)
-        }
-        // Every rank has the same error; rank 0 says it.
-        Some(e @ readlab::Error::Fleet { .. }) if !fleet.is_root() => {
-            let code = if e.is_bad_input() { 2 } else { 1 };
+    let e = match f(&fleet) {
+        Ok(code) => {
             drop(fleet);
-            Ok(ExitCode::from(code))
+            return Ok(code);
         }
-        _ => {
-            drop(fleet);
-            r
-        }
+        Err(e) => e,
+    };
+    let lib = e.downcast_ref::<readlab::Error>();
+    if let Some(readlab::Error::FleetStuck(m)) = lib {
+        eprintln!("readlab: error: {m}");
+        fleet.abort(1)
     }
+    let code = match lib {
+        Some(l) if l.is_bad_input() => ExitCode::from(2),
+        Some(readlab::Error::Interrupted { .. }) => crate::progress::interrupted_exit(),
+        _ => ExitCode::from(1),
+    };
+    // Every rank has an agreed error; rank 0 says it.
+    let agreed = matches!(lib, Some(readlab::Error::Fleet { .. }));
+    if fleet.is_root() || !agreed {
+        eprintln!("readlab: error: {}", crate::one_line(&e));
+    }
+    if agreed {
+        let _ = fleet.all_gather(&[0], readlab::fleet::MEET_WITHIN, "the end");
+    }
+    drop(fleet);
+    Ok(code)
+}
+
+/// Refuse, before anything runs, what cannot work across ranks: rank 0 says why, every rank
+/// exits 2 once it has been said.
+fn refuse(fleet: Fleet, why: &str) -> anyhow::Result<ExitCode> {
+    if fleet.is_root() {
+        eprintln!("readlab: error: {why}");
+    }
+    let _ = fleet.all_gather(&[0], readlab::fleet::MEET_WITHIN, "the end");
+    drop(fleet);
+    Ok(ExitCode::from(2))
 }
 
 /// Quiet progress for ranks other than 0: nothing shown, signals still stop the run.
@@ -129,7 +148,19 @@ pub fn study(
     target: &Option<std::path::PathBuf>,
     names: Vec<StudyName>,
     opts: StudyOptions,
+    json: bool,
 ) -> anyhow::Result<ExitCode> {
+    if json {
+        return refuse(
+            fleet,
+            "under mpirun a study's results are rank 0's store (--out DIR, results.jsonl): \
+             --json and --output json are not written by a study across ranks; leave them out \
+             and read the store (readlab report DIR)",
+        );
+    }
+    if let Err(e) = readlab::fleet::study::check(&names) {
+        return refuse(fleet, &e.to_string());
+    }
     as_rank(fleet, |fleet| {
         let root = fleet.is_root();
         let checked = if root {

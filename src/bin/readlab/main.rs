@@ -7,7 +7,7 @@
 
 /// `eprintln!` for people: the line fitted to the width of stderr's terminal. (An error that
 /// ends the command stays one line, as scripts expect: `eprintln!`.)
-pub use term::{err, out};
+pub use term::{err, one_line, out};
 
 macro_rules! errln {
     ($($arg:tt)*) => {
@@ -178,22 +178,6 @@ fn alone_only(c: &Option<Command>) -> Option<&'static str> {
         Some(Command::Compare(_)) => Some("compare"),
         _ => None,
     }
-}
-
-/// An error and its causes on one line, each cause once: a library error that already prints its
-/// OS error ("cannot open: No such file or directory (os error 2)") is not followed by it again.
-fn one_line(e: &anyhow::Error) -> String {
-    let mut line = String::new();
-    for cause in e.chain() {
-        let text = cause.to_string();
-        if !line.contains(&text) {
-            if !line.is_empty() {
-                line.push_str(": ");
-            }
-            line.push_str(&text);
-        }
-    }
-    line.lines().collect::<Vec<_>>().join(" ")
 }
 
 /// clap's error text ("error: …", choices, a tip, the usage, "For more information …") as one

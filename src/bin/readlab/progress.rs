@@ -5,6 +5,7 @@
 
 use indicatif::{ProgressBar, ProgressStyle};
 use readlab::config::RunConfig;
+use readlab::eta::Eta;
 use readlab::failures::Failures;
 use readlab::monitor::{MonitorOptions, Sample};
 use readlab::prepare::{PrepareObserver, Prepared};
@@ -18,7 +19,7 @@ use readlab::warnings::Tally;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 fn bytes(n: u64) -> String {
     format_bytes(n as f64, Style::Table)
@@ -31,6 +32,16 @@ pub struct Progress {
     interrupted: Arc<AtomicBool>,
     /// `--monitor`: the monitor's options and its lines (printed above the bar).
     monitor: Option<(MonitorOptions, crate::monitor::Lines)>,
+    /// Several runs in a row (configurations, repetitions): the time left of them all and the
+    /// run in flight.
+    series: Mutex<Option<Series>>,
+}
+
+/// Runs in a row: the library's estimate of the time left, the run in flight and its label.
+struct Series {
+    eta: Eta,
+    started: usize,
+    label: String,
 }
 
 /// SIGINT and SIGTERM, caught once for the whole process.
@@ -76,6 +87,48 @@ impl Progress {
             quiet,
             interrupted: signals().any.clone(),
             monitor: None,
+            series: Mutex::new(None),
+        }
+    }
+
+    /// Whether SIGINT or SIGTERM arrived: stop at the next occasion.
+    pub fn interrupted(&self) -> bool {
+        self.interrupted.load(Ordering::Relaxed)
+    }
+
+    /// Several runs follow, one per configuration, each `repeat` times (nothing is shown for a
+    /// single run).
+    pub fn series(&self, cfgs: &[RunConfig], repeat: usize) {
+        let planned: Vec<Duration> = cfgs
+            .iter()
+            .flat_map(|c| std::iter::repeat_n(readlab::eta::planned(c), repeat.max(1)))
+            .collect();
+        if planned.len() > 1 {
+            let mut eta = Eta::new(planned);
+            eta.begin(Instant::now());
+            *self.series.lock().unwrap() = Some(Series {
+                eta,
+                started: 0,
+                label: String::new(),
+            });
+        }
+    }
+
+    /// The next run of the series starts (the one before it ended): on a terminal its place and
+    /// the time left go on its bar, elsewhere in a plain line (none when quiet).
+    pub fn step(&self, label: &str) {
+        let line = {
+            let mut slot = self.series.lock().unwrap();
+            let Some(s) = slot.as_mut() else { return };
+            if s.started > 0 {
+                s.eta.point_done(Instant::now());
+            }
+            s.started += 1;
+            s.label = label.to_string();
+            series_text(s)
+        };
+        if !self.quiet && !std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+            errln!("readlab: {line}");
         }
     }
 
@@ -140,7 +193,11 @@ impl Observer for Progress {
             Phase::Measure => "measure",
             Phase::Drain => "drain",
         };
-        b.set_message(format!("{phase} {:.0} IOPS", t.recent_iops));
+        let series = self.series.lock().unwrap().as_ref().map(series_text);
+        b.set_message(match series {
+            Some(s) => format!("{phase} {:.0} IOPS · {s}", t.recent_iops),
+            None => format!("{phase} {:.0} IOPS", t.recent_iops),
+        });
         if t.phase == Phase::Drain {
             self.finish();
         }
@@ -214,6 +271,17 @@ impl QuickObserver for Progress {
     }
 }
 
+/// Where a series of runs is: "run 3/16 U32B1, eta 1m20s".
+fn series_text(s: &Series) -> String {
+    format!(
+        "run {}/{} {}, eta {}",
+        s.started,
+        s.eta.progress().1,
+        s.label,
+        readlab::eta::format(s.eta.remaining(Instant::now()))
+    )
+}
+
 /// Progress of a study: a bar over its points, and a line per second for long points.
 pub struct StudyProgress {
     inner: Progress,
@@ -225,6 +293,12 @@ pub struct StudyProgress {
     not_run: AtomicUsize,
     /// The points' warnings: each said when first seen, the repeats counted for the end.
     warned: Mutex<Tally>,
+    /// The time left of the study running now (the library's estimate), and the point in
+    /// flight's words (its label, block size, scheduler).
+    eta: Mutex<Option<Eta>>,
+    current: Mutex<String>,
+    /// The study's first line, said once its time is known.
+    header: Mutex<Option<String>>,
 }
 
 impl StudyProgress {
@@ -236,6 +310,34 @@ impl StudyProgress {
             failures: Mutex::new(Failures::default()),
             not_run: AtomicUsize::new(0),
             warned: Mutex::new(Tally::new()),
+            eta: Mutex::new(None),
+            current: Mutex::new(String::new()),
+            header: Mutex::new(None),
+        }
+    }
+
+    /// The time left now, as shown ("eta 1m20s"), once the study's points are planned.
+    fn eta_text(&self) -> Option<String> {
+        let eta = self.eta.lock().unwrap();
+        eta.as_ref()
+            .map(|e| format!("eta {}", readlab::eta::format(e.remaining(Instant::now()))))
+    }
+
+    /// The bar's message: the point in flight and the time left.
+    fn refresh(&self) {
+        if let Some(b) = self.points.lock().unwrap().as_ref() {
+            let current = self.current.lock().unwrap().clone();
+            b.set_message(match self.eta_text() {
+                Some(eta) => format!("{current} · {eta}"),
+                None => current,
+            });
+        }
+    }
+
+    /// One point finished (measured, skipped or failed): the estimate learns how long it took.
+    fn one_done(&self) {
+        if let Some(e) = self.eta.lock().unwrap().as_mut() {
+            e.point_done(Instant::now());
         }
     }
 
@@ -278,6 +380,7 @@ impl StudyProgress {
 
 impl Observer for StudyProgress {
     fn tick(&self, t: &Tick) {
+        self.refresh();
         if t.planned > Duration::from_secs(5) && t.phase == Phase::Measure {
             let mut last = self.last_line.lock().unwrap();
             if t.elapsed >= *last + Duration::from_secs(1) {
@@ -310,7 +413,8 @@ impl StudyObserver for StudyProgress {
         if let Some(b) = slot.take() {
             b.finish_and_clear();
         }
-        errln!(
+        // Said with the time it should take once the points are planned (right after).
+        *self.header.lock().unwrap() = Some(format!(
             "readlab: study {} — {} points{}",
             name.name(),
             total,
@@ -319,34 +423,69 @@ impl StudyObserver for StudyProgress {
             } else {
                 String::new()
             }
-        );
+        ));
+        *self.eta.lock().unwrap() = None;
         if !self.inner.quiet {
             let b = ProgressBar::new(total as u64);
             b.set_style(
-                ProgressStyle::with_template(
-                    "{spinner} [{bar:30}] {pos}/{len} points, ETA {eta} {msg}",
-                )
-                .unwrap_or_else(|_| ProgressStyle::default_bar()),
+                ProgressStyle::with_template("{spinner} [{bar:30}] {pos}/{len} points {msg}")
+                    .unwrap_or_else(|_| ProgressStyle::default_bar()),
             );
             b.set_position(skipped as u64);
+            // The time left counts down between points too.
+            b.enable_steady_tick(Duration::from_millis(500));
             *slot = Some(b);
         }
     }
 
-    fn point_start(&self, index: usize, _total: usize, p: &Point) {
+    fn points_planned(&self, planned: &[Duration]) {
+        let mut eta = Eta::new(planned.to_vec());
+        eta.begin(Instant::now());
+        if let Some(h) = self.header.lock().unwrap().take() {
+            if planned.is_empty() {
+                errln!("{h}");
+            } else {
+                let left = eta.remaining(Instant::now());
+                errln!("{h}, about {} to run", readlab::eta::format(left));
+            }
+        }
+        *self.eta.lock().unwrap() = Some(eta);
+    }
+
+    fn point_start(&self, index: usize, total: usize, p: &Point) {
+        if let Some(h) = self.header.lock().unwrap().take() {
+            errln!("{h}");
+        }
         *self.last_line.lock().unwrap() = Duration::ZERO;
-        if let Some(b) = self.points.lock().unwrap().as_ref() {
-            b.set_position(index as u64);
-            b.set_message(format!(
-                "{} {} {}",
-                p.cfg.label(),
-                bytes(p.cfg.bs),
-                p.tag.scheduler.as_deref().unwrap_or("")
-            ));
+        let what = [
+            p.cfg.label(),
+            bytes(p.cfg.bs),
+            p.tag.scheduler.clone().unwrap_or_default(),
+        ]
+        .join(" ")
+        .trim_end()
+        .to_string();
+        *self.current.lock().unwrap() = what.clone();
+        let shown = match self.points.lock().unwrap().as_ref() {
+            Some(b) => {
+                b.set_position(index as u64);
+                !b.is_hidden()
+            }
+            None => true,
+        };
+        self.refresh();
+        if !shown {
+            // No bar (stderr is not a terminal): a plain line per point.
+            let eta = self
+                .eta_text()
+                .map(|e| format!(", {e}"))
+                .unwrap_or_default();
+            errln!("readlab: point {}/{total} {what}{eta}", index + 1);
         }
     }
 
     fn point_done(&self, d: &Document) {
+        self.one_done();
         if let Some(b) = self.points.lock().unwrap().as_ref() {
             b.inc(1);
         }
@@ -368,11 +507,13 @@ impl StudyObserver for StudyProgress {
     }
 
     fn point_skipped(&self, point: &Point, why: &readlab::error::Error) {
+        self.one_done();
         self.not_run.fetch_add(1, Ordering::Relaxed);
         self.note(&format!("{}: skipped: {why}", point.cfg.label()));
     }
 
     fn point_failed(&self, point: &Point, why: &readlab::error::Error) {
+        self.one_done();
         let what = format!(
             "{} {} {}",
             point.cfg.engine.name(),
@@ -393,14 +534,25 @@ impl StudyObserver for StudyProgress {
 pub struct TuneProgress {
     inner: Progress,
     warned: Mutex<Tally>,
+    /// When the search started and its budget: the search ends within it, so what is left of
+    /// it is the time left.
+    started: Instant,
+    budget: Duration,
 }
 
 impl TuneProgress {
-    pub fn new() -> TuneProgress {
+    pub fn new(budget: Duration) -> TuneProgress {
         TuneProgress {
             inner: Progress::new(true),
             warned: Mutex::new(Tally::new()),
+            started: Instant::now(),
+            budget,
         }
+    }
+
+    /// Whether SIGINT or SIGTERM stopped the search.
+    pub fn interrupted(&self) -> bool {
+        self.inner.interrupted()
     }
 }
 
@@ -412,7 +564,11 @@ impl Observer for TuneProgress {
 
 impl TuneObserver for TuneProgress {
     fn phase(&self, what: &str) {
-        errln!("readlab: tune: {what}");
+        let left = self.budget.saturating_sub(self.started.elapsed());
+        errln!(
+            "readlab: tune: {what} (at most {} left of the budget)",
+            readlab::eta::format(left)
+        );
     }
     fn measured(&self, c: &Candidate, doc: &Document) {
         for w in self.warned.lock().unwrap().point(&doc.result.warnings) {

@@ -1,4 +1,5 @@
-//! `readlab quick` (and `readlab` alone): survey the engines on a scratch file, print the table.
+//! `readlab quick` (and `readlab` alone): survey the engines on a scratch file, print the table;
+//! exit 1 when a run failed, 130 (143 for SIGTERM) when interrupted.
 
 use crate::args::{JsonOut, duration};
 use crate::progress::{Progress, print_warnings};
@@ -39,6 +40,18 @@ pub fn run(a: &QuickArgs) -> anyhow::Result<ExitCode> {
     let docs = readlab::quick::execute(&plan, &progress)?;
     progress.finish();
     print_warnings(&docs);
+    let interrupted = progress.interrupted()
+        || docs
+            .iter()
+            .any(|d| d.result.ended_by == readlab::result::EndedBy::Interrupted);
+    let exit = |docs: &[readlab::result::Document]| {
+        if interrupted {
+            errln!("readlab: interrupted; the table covers only the runs measured");
+            crate::progress::interrupted_exit()
+        } else {
+            exit(docs)
+        }
+    };
     a.out_json.emit(&serde_json::to_value(&docs)?)?;
     if a.out_json.is_json() {
         return Ok(exit(&docs));

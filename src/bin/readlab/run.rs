@@ -735,10 +735,16 @@ pub fn run(a: &RunArgs) -> anyhow::Result<ExitCode> {
     }
     let progress = Progress::new(a.quiet || a.output == OutputArg::Json).with_monitor(a.monitor);
     let mut docs = Vec::new();
+    progress.series(&cfgs, if single { a.repeat } else { 1 });
     for cfg in &cfgs {
+        if progress.interrupted() {
+            break;
+        }
         let doc = if single {
-            readlab::repeat::run(cfg, a.repeat, &progress)?
+            let step = &mut |_| progress.step(&cfg.label());
+            readlab::repeat::run_counted(cfg, a.repeat, &progress, step)?
         } else {
+            progress.step(&cfg.label());
             readlab::runner::run_targets(cfg, &specs, &progress)?
         };
         let interrupted = doc.result.ended_by == readlab::result::EndedBy::Interrupted;
@@ -769,9 +775,10 @@ pub fn run(a: &RunArgs) -> anyhow::Result<ExitCode> {
     for doc in &docs {
         failed |= report_failures(doc);
     }
-    if docs
-        .iter()
-        .any(|d| d.result.ended_by == readlab::result::EndedBy::Interrupted)
+    if progress.interrupted()
+        || docs
+            .iter()
+            .any(|d| d.result.ended_by == readlab::result::EndedBy::Interrupted)
     {
         errln!("readlab: interrupted; the figures cover only the part of the run measured");
         return Ok(crate::progress::interrupted_exit());

@@ -116,7 +116,8 @@ impl StudyArgs {
 pub fn run(a: &StudyArgs) -> anyhow::Result<ExitCode> {
     let (names, opts) = a.to_options()?;
     if let Some(fleet) = crate::fleet::launch()? {
-        return crate::fleet::study(fleet, &a.target, names, opts);
+        let json = a.out_json.json.is_some() || a.out_json.is_json();
+        return crate::fleet::study(fleet, &a.target, names, opts, json);
     }
     let inputs: Vec<&std::path::Path> = opts
         .target

@@ -1,6 +1,7 @@
 //! The terminals of stdout and stderr (width and colour), made once from the command line and
 //! the environment and read by every command. Apart from `main.rs`, which names the commands, so
 //! that the commands and the entry point do not name each other.
+//! Also an error as the one line it is printed on (by `main` and by a fleet's rank 0).
 
 use readlab::terminal::{ColorWhen, Terminal};
 use std::sync::OnceLock;
@@ -34,4 +35,20 @@ pub fn set(when: ColorWhen) {
         )
     };
     let _ = TERMINALS.set((of(false), of(true)));
+}
+
+/// An error and its causes on one line, each cause once: a library error that already prints its
+/// OS error ("cannot open: No such file or directory (os error 2)") is not followed by it again.
+pub fn one_line(e: &anyhow::Error) -> String {
+    let mut line = String::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        if !line.contains(&text) {
+            if !line.is_empty() {
+                line.push_str(": ");
+            }
+            line.push_str(&text);
+        }
+    }
+    line.lines().collect::<Vec<_>>().join(" ")
 }

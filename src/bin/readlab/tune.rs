@@ -1,6 +1,7 @@
 //! `readlab tune`: search for the best configuration, print the table and recommendation per
 //! block size, save each pick as a replayable profile; exit 1 when nothing met the constraints
-//! or a run failed (I/O errors, verification mismatches: then nothing is recommended).
+//! or a run failed (I/O errors, verification mismatches: then nothing is recommended); 130 (143
+//! for SIGTERM) when interrupted, recommending nothing from the partial search.
 
 use crate::args::{JsonOut, count, duration, size};
 use crate::progress::TuneProgress;
@@ -87,7 +88,20 @@ pub fn run(a: &TuneArgs) -> anyhow::Result<ExitCode> {
     let opts = a.to_options()?;
     readlab::outpath::check_dir(&opts.out, &[&a.target], &[readlab::store::RESULTS])?;
     a.out_json.check(&[&a.target])?;
-    let report = tune::tune(&opts, &TuneProgress::new())?;
+    let progress = TuneProgress::new(opts.budget);
+    let report = tune::tune(&opts, &progress)?;
+    if progress.interrupted() {
+        // A partial search recommends nothing and writes no profile: its pick would only be the
+        // best of what it had reached.
+        errln!(
+            "readlab: tune interrupted after {:.0} s of a {:.0} s budget: the search is partial, so \
+             nothing is recommended and no profile written; the points measured are in {}",
+            report.seconds,
+            report.budget_s,
+            report.results.display()
+        );
+        return Ok(crate::progress::interrupted_exit());
+    }
     if report.failures.any() {
         // A device that returned errors or wrong data gets no recommendation.
         for l in report.failures.lines() {
