@@ -1,6 +1,8 @@
 //! Output paths are checked before any work starts, so an output can never destroy an input: a
 //! file readlab writes is never one of the files it reads or measures (compared by device and
-//! inode, and by canonical path), never a device node, FIFO or directory, and its directory exists.
+//! inode, and by canonical path), never a device node, FIFO or directory, never a file holding
+//! the test data `readlab prepare` wrote, and its directory exists. An output the user did not
+//! name (a default path, a file in a results directory) replaces only a file readlab wrote.
 
 pub use crate::error::OutputError;
 
@@ -73,10 +75,71 @@ fn refuse_inputs(out: &Path, inputs: &[&Path]) -> Result<(), OutputError> {
     Ok(())
 }
 
+/// Whether the regular file `path` holds the test data `readlab prepare` wrote (its first sector's
+/// header), or the marker of a prepare under way.
+pub fn holds_test_data(path: &Path) -> bool {
+    use std::io::Read;
+    let Ok(f) = std::fs::File::open(path) else {
+        return false;
+    };
+    let mut head = Vec::with_capacity(crate::data::SECTOR);
+    if f.take(crate::data::SECTOR as u64)
+        .read_to_end(&mut head)
+        .is_err()
+    {
+        return false;
+    }
+    crate::data::sector_file_id(&head, 0).is_some() || crate::prepare::is_pending(path)
+}
+
+/// Files larger than this are never taken for readlab's own output (nothing readlab writes
+/// outside a results file is that large), so the check reads a bounded amount.
+const OWN_OUTPUT_MAX: u64 = 256 << 20;
+
+/// Whether `path` is a file readlab wrote: a report, comparison or summary (by its first line,
+/// its CSV header or its HTML title), or JSON whose `schema` names readlab (a document, or the
+/// first line of a results file). An empty file holds nothing to lose and counts as readlab's.
+pub fn written_by_readlab(path: &Path) -> bool {
+    let Ok(m) = std::fs::metadata(path) else {
+        return false;
+    };
+    if m.len() == 0 {
+        return true;
+    }
+    if !m.is_file() || m.len() > OWN_OUTPUT_MAX {
+        return false;
+    }
+    let Ok(bytes) = std::fs::read(path) else {
+        return false;
+    };
+    let text = String::from_utf8_lossy(&bytes);
+    let ours = |v: serde_json::Value| {
+        v.get("schema")
+            .and_then(|s| s.as_str())
+            .is_some_and(|s| s.starts_with("readlab."))
+    };
+    const FIRST_LINES: [&str; 3] = ["# readlab ", "readlab ", "tables,source,label,"];
+    FIRST_LINES.iter().any(|l| text.starts_with(l))
+        || (text.starts_with("<!DOCTYPE html>")
+            && text
+                .get(..4096.min(text.len()))
+                .is_some_and(|h| h.contains("<title>readlab ")))
+        || serde_json::from_str(&text).is_ok_and(ours)
+        || text
+            .lines()
+            .next()
+            .is_some_and(|l| serde_json::from_str(l).is_ok_and(ours))
+}
+
 fn check_file_inner(out: &Path, inputs: &[&Path]) -> Result<(), OutputError> {
     refuse_inputs(out, inputs)?;
     match std::fs::metadata(out) {
-        Ok(m) if m.is_file() => return writable(out, parent_of(out)),
+        Ok(m) if m.is_file() => {
+            if holds_test_data(out) {
+                return Err(OutputError::TestData { out: out.into() });
+            }
+            return writable(out, parent_of(out));
+        }
         Ok(m) => {
             return Err(OutputError::NotRegular {
                 out: out.into(),
@@ -144,6 +207,21 @@ pub fn check_file(out: &Path, inputs: &[&Path]) -> Result<()> {
     check_file_inner(out, inputs).map_err(Error::from)
 }
 
+/// Check a file the user did not name (a default output path): as [`check_file`], and a file
+/// already there is replaced only if readlab wrote it, or with `force`; `hint` says what to do
+/// instead ("name another with -o, or pass --force").
+pub fn check_default_file(out: &Path, inputs: &[&Path], force: bool, hint: &str) -> Result<()> {
+    check_file_inner(out, inputs)?;
+    if !force && out.is_file() && !written_by_readlab(out) {
+        return Err(OutputError::NotOurs {
+            out: out.into(),
+            hint: hint.into(),
+        }
+        .into());
+    }
+    Ok(())
+}
+
 fn check_dir_inner(out: &Path, inputs: &[&Path], writes: &[&str]) -> Result<(), OutputError> {
     for input in inputs {
         if same(out, input) {
@@ -176,13 +254,21 @@ fn check_dir_inner(out: &Path, inputs: &[&Path], writes: &[&str]) -> Result<(), 
     }
     if out.is_dir() {
         for name in writes {
-            check_file_inner(&out.join(name), inputs)?;
+            let file = out.join(name);
+            check_file_inner(&file, inputs)?;
+            if file.is_file() && !written_by_readlab(&file) {
+                return Err(OutputError::NotOurs {
+                    out: file,
+                    hint: "choose another directory".into(),
+                });
+            }
         }
     }
     Ok(())
 }
 
-/// Check a directory the command will create if needed and write `writes` (file names) into.
+/// Check a directory the command will create if needed and write `writes` (file names) into:
+/// each of them already there must be a file readlab wrote.
 pub fn check_dir(out: &Path, inputs: &[&Path], writes: &[&str]) -> Result<()> {
     check_dir_inner(out, inputs, writes).map_err(Error::from)
 }

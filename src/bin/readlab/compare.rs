@@ -43,9 +43,7 @@ pub fn run(a: &CompareArgs) -> anyhow::Result<ExitCode> {
         for b in &r.banners {
             crate::progress::warn(&format!("{}: {}", p.display(), b.line()));
         }
-        for n in &r.notes {
-            errln!("readlab: note: {n}");
-        }
+        crate::term::notes(&r.notes, "`readlab report` of the same input lists them all");
         Ok(r.points)
     };
     let c = compare::compare(&side(&a.a)?, &side(&a.b)?);
@@ -67,7 +65,7 @@ pub fn run(a: &CompareArgs) -> anyhow::Result<ExitCode> {
     a.out_json.emit(&render::json(&c))?;
     if !a.out_json.is_json() {
         let term = crate::out();
-        print!("{}", term.fit(&render::text_within(&c, term.width)));
+        outp!("{}", term.fit(&render::text_within(&c, term.width)));
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -15,6 +15,23 @@ macro_rules! errln {
     };
 }
 
+/// `print!` and `println!` for stdout that never panic on a closed or full stdout
+/// ([`term::print`]).
+macro_rules! outp {
+    ($($arg:tt)*) => {
+        crate::term::print(format_args!($($arg)*))
+    };
+}
+
+macro_rules! outln {
+    () => {
+        crate::term::print(format_args!("\n"))
+    };
+    ($($arg:tt)*) => {
+        crate::term::print(format_args!("{}\n", format_args!($($arg)*)))
+    };
+}
+
 mod args;
 mod compare;
 mod fleet;
@@ -148,8 +165,15 @@ fn main() -> ExitCode {
         Some(Command::Compare(a)) => compare::run(a),
         Some(Command::Serve(a)) => serve::run(a),
     };
+    let stdout_failed = term::stdout_failure();
     match res {
-        Ok(code) => code,
+        Ok(code) => match stdout_failed {
+            Some(why) => {
+                eprintln!("readlab: error: {why}");
+                ExitCode::from(1)
+            }
+            None => code,
+        },
         Err(e) => {
             let lib = e.downcast_ref::<readlab::Error>();
             eprintln!("readlab: error: {}", one_line(&e));

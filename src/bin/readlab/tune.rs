@@ -86,7 +86,12 @@ impl TuneArgs {
 
 pub fn run(a: &TuneArgs) -> anyhow::Result<ExitCode> {
     let opts = a.to_options()?;
-    readlab::outpath::check_dir(&opts.out, &[&a.target], &[readlab::store::RESULTS])?;
+    readlab::outpath::check_dir(
+        &opts.out,
+        &[&a.target],
+        &[readlab::store::RESULTS, tune::REPORT_FILE],
+    )?;
+    readlab::store::check_same_target(&opts.out, &[&a.target])?;
     a.out_json.check(&[&a.target])?;
     let report = tune::tune(&opts, &TuneProgress::new())?;
     if report.failures.any() {
@@ -111,7 +116,7 @@ pub fn run(a: &TuneArgs) -> anyhow::Result<ExitCode> {
                 .fit(&format!("warning: {} ({} {runs})", b.text, b.points))
                 .lines()
             {
-                println!("{}", t.warning(l));
+                outln!("{}", t.warning(l));
             }
         }
     }
@@ -126,7 +131,7 @@ pub fn run(a: &TuneArgs) -> anyhow::Result<ExitCode> {
     for rec in &report.recommendations {
         if text {
             let term = crate::out();
-            print!(
+            outp!(
                 "{}",
                 term.fit(&tune::recommendation_text(rec, &opts, &term))
             );
@@ -135,7 +140,7 @@ pub fn run(a: &TuneArgs) -> anyhow::Result<ExitCode> {
             Some(profile) => {
                 let path = profile.save(&opts.out)?;
                 if text {
-                    println!(
+                    outln!(
                         "{}",
                         crate::out().fit(&format!(
                             "  profile: {} (replay: readlab run --profile {})",
