@@ -43,7 +43,10 @@ pub fn run(a: &CompareArgs) -> anyhow::Result<ExitCode> {
         for b in &r.banners {
             crate::progress::warn(&format!("{}: {}", p.display(), b.line()));
         }
-        crate::term::notes(&r.notes, "`readlab report` of the same input lists them all");
+        crate::term::notes(
+            &r.notes,
+            "`readlab report` of the same input lists them all",
+        );
         Ok(r.points)
     };
     let c = compare::compare(&side(&a.a)?, &side(&a.b)?);

@@ -61,11 +61,13 @@ pub fn run(a: &ReportArgs) -> anyhow::Result<ExitCode> {
             .filter(|p| !p.as_os_str().is_empty())
             .unwrap_or(std::path::Path::new("."));
         if !dir.is_dir() && !parent.is_dir() {
-            return Err(readlab::Error::from(readlab::outpath::OutputError::NoParent {
-                out: dir.clone(),
-                parent: parent.into(),
-            })
-            .into());
+            return Err(
+                readlab::Error::from(readlab::outpath::OutputError::NoParent {
+                    out: dir.clone(),
+                    parent: parent.into(),
+                })
+                .into(),
+            );
         }
     }
     a.out_json.check(&inputs)?;

@@ -283,7 +283,11 @@ pub fn load(results: &[PathBuf], fio_files: &[PathBuf]) -> Result<Report> {
         return Err(Error::invalid(format!(
             "nothing to report: {} {} no measured point{}",
             report.inputs.join(", "),
-            if report.inputs.len() == 1 { "holds" } else { "hold" },
+            if report.inputs.len() == 1 {
+                "holds"
+            } else {
+                "hold"
+            },
             match report.notes.first() {
                 Some(n) => format!(" ({n})"),
                 None => String::new(),
