@@ -92,43 +92,54 @@ pub fn holds_test_data(path: &Path) -> bool {
     crate::data::sector_file_id(&head, 0).is_some() || crate::prepare::is_pending(path)
 }
 
-/// Files larger than this are never taken for readlab's own output (nothing readlab writes
-/// outside a results file is that large), so the check reads a bounded amount.
-const OWN_OUTPUT_MAX: u64 = 256 << 20;
+/// How much of a file is read to tell whether readlab wrote it; a JSON document whose `schema`
+/// is not at its start (a report's JSON) is parsed whole up to [`OWN_JSON_MAX`].
+const OWN_HEAD: u64 = 64 << 10;
+const OWN_JSON_MAX: u64 = 64 << 20;
 
 /// Whether `path` is a file readlab wrote: a report, comparison or summary (by its first line,
-/// its CSV header or its HTML title), or JSON whose `schema` names readlab (a document, or the
-/// first line of a results file). An empty file holds nothing to lose and counts as readlab's.
+/// its CSV header or its HTML title), or JSON whose `schema` names readlab (a run document or a
+/// results file, which start with it, or a report's JSON). An empty file holds nothing to lose
+/// and counts as readlab's.
 pub fn written_by_readlab(path: &Path) -> bool {
+    use std::io::Read;
     let Ok(m) = std::fs::metadata(path) else {
         return false;
     };
     if m.len() == 0 {
         return true;
     }
-    if !m.is_file() || m.len() > OWN_OUTPUT_MAX {
+    let Ok(f) = std::fs::File::open(path) else {
+        return false;
+    };
+    if !m.is_file() {
         return false;
     }
-    let Ok(bytes) = std::fs::read(path) else {
+    let mut head = Vec::new();
+    if f.take(OWN_HEAD).read_to_end(&mut head).is_err() {
         return false;
-    };
-    let text = String::from_utf8_lossy(&bytes);
-    let ours = |v: serde_json::Value| {
-        v.get("schema")
-            .and_then(|s| s.as_str())
-            .is_some_and(|s| s.starts_with("readlab."))
-    };
+    }
+    let text = String::from_utf8_lossy(&head);
     const FIRST_LINES: [&str; 3] = ["# readlab ", "readlab ", "tables,source,label,"];
+    let compact: String = text
+        .chars()
+        .filter(|c| !c.is_whitespace())
+        .take(20)
+        .collect();
+    let whole_json = || {
+        m.len() <= OWN_JSON_MAX
+            && std::fs::read(path).is_ok_and(|b| {
+                serde_json::from_slice::<serde_json::Value>(&b).is_ok_and(|v| {
+                    v.get("schema")
+                        .and_then(|s| s.as_str())
+                        .is_some_and(|s| s.starts_with("readlab."))
+                })
+            })
+    };
     FIRST_LINES.iter().any(|l| text.starts_with(l))
-        || (text.starts_with("<!DOCTYPE html>")
-            && text
-                .get(..4096.min(text.len()))
-                .is_some_and(|h| h.contains("<title>readlab ")))
-        || serde_json::from_str(&text).is_ok_and(ours)
-        || text
-            .lines()
-            .next()
-            .is_some_and(|l| serde_json::from_str(l).is_ok_and(ours))
+        || (text.starts_with("<!DOCTYPE html>") && text.contains("<title>readlab "))
+        || compact.starts_with("{\"schema\":\"readlab.")
+        || (text.starts_with('{') && whole_json())
 }
 
 fn check_file_inner(out: &Path, inputs: &[&Path]) -> Result<(), OutputError> {
@@ -386,6 +397,63 @@ mod tests {
         // A file the command writes into the directory must not be the target.
         let e = refused(check_dir(d.path(), &[&t], &["target"]));
         assert!(matches!(e, OutputError::IsInput { .. }), "{e}");
+    }
+
+    #[test]
+    fn prepared_test_data_is_never_an_output() {
+        let d = tempfile::tempdir().unwrap();
+        let t = d.path().join("prepared");
+        crate::prepare::prepare(
+            &crate::prepare::PrepareConfig {
+                path: t.clone(),
+                size: Some(64 << 10),
+                overwrite: false,
+            },
+            &(),
+        )
+        .unwrap();
+        assert!(holds_test_data(&t));
+        let e = refused(check_file(&t, &[]));
+        assert!(matches!(e, OutputError::TestData { .. }), "{e}");
+        // Also as a file a command writes into a directory.
+        let e = refused(check_dir(d.path(), &[], &["prepared"]));
+        assert!(matches!(e, OutputError::TestData { .. }), "{e}");
+        assert!(!holds_test_data(&d.path().join("none")));
+    }
+
+    #[test]
+    fn readlab_recognises_its_own_outputs() {
+        let d = tempfile::tempdir().unwrap();
+        let f = d.path().join("f");
+        for (text, ours) in [
+            ("", true),
+            ("# readlab study summary\n", true),
+            ("readlab report\n", true),
+            ("tables,source,label,name\n", true),
+            (
+                "<!DOCTYPE html>\n<html>\n<head>\n<title>readlab report</title>",
+                true,
+            ),
+            (
+                "{\"schema\":\"readlab.run/1\",\"config\":{}}\n{\"a\":1}\n",
+                true,
+            ),
+            ("{\n  \"schema\": \"readlab.tune/1\"\n}\n", true),
+            (
+                "{\n  \"banners\": [],\n  \"schema\": \"readlab.report/1\"\n}\n",
+                true,
+            ),
+            ("my notes\n", false),
+            ("<!DOCTYPE html>\n<title>mine</title>", false),
+            ("{\"schema\": \"other/1\"}", false),
+        ] {
+            std::fs::write(&f, text).unwrap();
+            assert_eq!(written_by_readlab(&f), ours, "{text:?}");
+            let r = check_default_file(&f, &[], false, "pass --force");
+            assert_eq!(r.is_ok(), ours, "{text:?}");
+            check_default_file(&f, &[], true, "pass --force").unwrap();
+            assert_eq!(check_dir(d.path(), &[], &["f"]).is_ok(), ours, "{text:?}");
+        }
     }
 
     #[test]

@@ -40,6 +40,7 @@ pub fn run(a: &CompareArgs) -> anyhow::Result<ExitCode> {
     }
     let side = |p: &std::path::Path| -> anyhow::Result<Vec<readlab::report::Point>> {
         let r = readlab::report::load(&[p.to_path_buf()], &[])?;
+        readlab::report::require_points(&r)?;
         for b in &r.banners {
             crate::progress::warn(&format!("{}: {}", p.display(), b.line()));
         }

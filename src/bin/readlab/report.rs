@@ -72,6 +72,7 @@ pub fn run(a: &ReportArgs) -> anyhow::Result<ExitCode> {
     }
     a.out_json.check(&inputs)?;
     let mut report = report::load(&a.inputs, &a.fio)?;
+    report::require_points(&report)?;
     if !a.baseline.is_empty() {
         report::load_baseline(&mut report, &a.baseline)?;
     }

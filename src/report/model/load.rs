@@ -279,24 +279,31 @@ pub fn load(results: &[PathBuf], fio_files: &[PathBuf]) -> Result<Report> {
             load_results(path, &mut report, &mut said)?;
         }
     }
-    if report.points.is_empty() {
-        return Err(Error::invalid(format!(
-            "nothing to report: {} {} no measured point{}",
-            report.inputs.join(", "),
-            if report.inputs.len() == 1 {
-                "holds"
-            } else {
-                "hold"
-            },
-            match report.notes.first() {
-                Some(n) => format!(" ({n})"),
-                None => String::new(),
-            }
-        )));
-    }
     note_points(&mut report, said);
     report.analyse();
     Ok(report)
+}
+
+/// Refuse inputs that hold no measured point (an empty study, results of runs that measured
+/// nothing, fio jobs that read nothing): a report or comparison of nothing is a mistake, said with
+/// the inputs and the first note saying why.
+pub fn require_points(report: &Report) -> Result<()> {
+    if !report.points.is_empty() {
+        return Ok(());
+    }
+    Err(Error::invalid(format!(
+        "nothing to report: {} {} no measured point{}",
+        report.inputs.join(", "),
+        if report.inputs.len() == 1 {
+            "holds"
+        } else {
+            "hold"
+        },
+        match report.notes.first() {
+            Some(n) => format!(" ({n})"),
+            None => String::new(),
+        }
+    )))
 }
 
 /// What one run read into the report says about itself.
