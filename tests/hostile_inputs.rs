@@ -90,7 +90,7 @@ fn garbage_is_refused_naming_the_file() {
             ),
             "readlab.run/3",
         ),
-        (empty_study.clone(), "no measured point"),
+        (empty_study.clone(), "no runs"),
         (huge.clone(), "more than"),
         (write("text.txt", &"garbage ".repeat(100_000)), "not JSON"),
         (write("binary.bin", "\u{0}\u{1}\u{2}"), "not JSON"),

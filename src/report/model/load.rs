@@ -104,6 +104,7 @@ fn load_results(path: &Path, report: &mut Report, said: &mut Vec<Said>) -> Resul
     if docs.is_empty() {
         report.notes.push(format!("{origin} holds no runs"));
     }
+    report.runs_read += docs.len();
     for d in &docs {
         // A run that measured nothing has no figure to draw (never 0 ns, never 0 IOPS).
         if d.result.requests == 0 {
@@ -203,12 +204,14 @@ fn load_report_json(v: serde_json::Value, file: &Path, report: &mut Report) -> R
             .notes
             .push(format!("{} holds no points", file.display()));
     }
+    report.runs_read += points.len();
     report.points.extend(points);
     Ok(())
 }
 
 fn load_fio_text(text: &str, origin: &str, report: &mut Report) -> Result<()> {
     let imported = fio::import(text, origin)?;
+    report.runs_read += usize::from(!imported.points.is_empty() || !imported.notes.is_empty());
     if imported.points.is_empty() && imported.notes.is_empty() {
         report.notes.push(format!("{origin}: no fio jobs"));
     }
@@ -284,15 +287,15 @@ pub fn load(results: &[PathBuf], fio_files: &[PathBuf]) -> Result<Report> {
     Ok(report)
 }
 
-/// Refuse inputs that hold no measured point (an empty study, results of runs that measured
-/// nothing, fio jobs that read nothing): a report or comparison of nothing is a mistake, said with
-/// the inputs and the first note saying why.
+/// Refuse inputs that hold nothing at all (an empty study or results file): a report or
+/// comparison of nothing is a mistake, said with the inputs and the first note saying why. Runs
+/// that measured nothing are read (and left out, each with its note): the report says so.
 pub fn require_points(report: &Report) -> Result<()> {
-    if !report.points.is_empty() {
+    if !report.points.is_empty() || report.runs_read > 0 {
         return Ok(());
     }
     Err(Error::invalid(format!(
-        "nothing to report: {} {} no measured point{}",
+        "nothing to report: {} {} no runs{}",
         report.inputs.join(", "),
         if report.inputs.len() == 1 {
             "holds"
