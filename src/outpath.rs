@@ -264,7 +264,23 @@ fn check_dir_inner(out: &Path, inputs: &[&Path], writes: &[&str]) -> Result<(), 
         writable(out, at)?;
     }
     if out.is_dir() {
+        // `prefix*`: every file already there whose name starts with the prefix (the files a
+        // command names only once it has run, such as tune's `profile-4k.json`).
+        let mut names: Vec<String> = Vec::new();
         for name in writes {
+            match name.strip_suffix('*') {
+                Some(prefix) => names.extend(
+                    std::fs::read_dir(out)
+                        .into_iter()
+                        .flatten()
+                        .flatten()
+                        .map(|e| e.file_name().to_string_lossy().into_owned())
+                        .filter(|n| n.starts_with(prefix)),
+                ),
+                None => names.push(name.to_string()),
+            }
+        }
+        for name in &names {
             let file = out.join(name);
             check_file_inner(&file, inputs)?;
             if file.is_file() && !written_by_readlab(&file) {
@@ -278,8 +294,9 @@ fn check_dir_inner(out: &Path, inputs: &[&Path], writes: &[&str]) -> Result<(), 
     Ok(())
 }
 
-/// Check a directory the command will create if needed and write `writes` (file names) into:
-/// each of them already there must be a file readlab wrote.
+/// Check a directory the command will create if needed and write `writes` (file names, or
+/// `prefix*` for every file there whose name starts with the prefix) into: each of them already
+/// there must be a file readlab wrote.
 pub fn check_dir(out: &Path, inputs: &[&Path], writes: &[&str]) -> Result<()> {
     check_dir_inner(out, inputs, writes).map_err(Error::from)
 }
@@ -454,6 +471,12 @@ mod tests {
             check_default_file(&f, &[], true, "pass --force").unwrap();
             assert_eq!(check_dir(d.path(), &[], &["f"]).is_ok(), ours, "{text:?}");
         }
+        // Files named by a prefix: every one there is checked.
+        std::fs::write(&f, "# readlab study summary\n").unwrap();
+        std::fs::write(d.path().join("profile-4k.json"), "{\"mine\": 1}").unwrap();
+        check_dir(d.path(), &[], &["f", "summary*"]).unwrap();
+        let e = refused(check_dir(d.path(), &[], &["f", "profile-*"]));
+        assert!(matches!(e, OutputError::NotOurs { .. }), "{e}");
     }
 
     #[test]

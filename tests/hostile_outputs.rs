@@ -115,6 +115,49 @@ fn a_closed_stdout_panics_no_command_and_files_are_still_written() {
     }
 }
 
+/// `readlab … 2>&1 | head`: stdout and stderr both a pipe whose reader left. No panic, the
+/// files are written, the command's own exit code.
+#[test]
+fn a_closed_stderr_too_stops_nothing() {
+    let (d, data, _) = setup();
+    let study = d.path().join("study");
+    let json = d.path().join("run.out.json");
+    for (args, files) in [
+        (
+            vec![
+                "study",
+                "latency",
+                s(&data),
+                "--quick",
+                "--runtime",
+                "0.05s",
+                "--out",
+                s(&study),
+            ],
+            vec![study.join("results.jsonl"), study.join("summary.md")],
+        ),
+        (
+            vec!["run", s(&data), "--runtime", "0.1s", "--json", s(&json)],
+            vec![json.clone()],
+        ),
+    ] {
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let child = bin()
+            .args(&args)
+            .stdin(Stdio::null())
+            .stdout(writer.try_clone().unwrap())
+            .stderr(writer)
+            .spawn()
+            .unwrap();
+        let st = bounded(child, &format!("{args:?}"));
+        assert_eq!(st.code(), Some(0), "{args:?}");
+        for f in files {
+            assert!(f.exists(), "{args:?} did not write {}", f.display());
+        }
+    }
+}
+
 #[test]
 fn a_full_stdout_fails_naming_the_file() {
     let (d, data, _) = setup();

@@ -9,12 +9,6 @@
 /// ends the command stays one line, as scripts expect: `eprintln!`.)
 pub use term::{err, out};
 
-macro_rules! errln {
-    ($($arg:tt)*) => {
-        eprintln!("{}", crate::err().fit(&format!($($arg)*)))
-    };
-}
-
 /// `print!` and `println!` for stdout that never panic on a closed or full stdout
 /// ([`term::print`]).
 macro_rules! outp {
@@ -29,6 +23,30 @@ macro_rules! outln {
     };
     ($($arg:tt)*) => {
         crate::term::print(format_args!("{}\n", format_args!($($arg)*)))
+    };
+}
+
+/// std's `eprint!`/`eprintln!` panic when stderr is a closed pipe (`readlab study … 2>&1 |
+/// head`); in this binary they are these, which stop printing instead ([`term::eprint`]).
+#[allow(unused_macros)]
+macro_rules! eprint {
+    ($($arg:tt)*) => {
+        crate::term::eprint(format_args!($($arg)*))
+    };
+}
+
+macro_rules! eprintln {
+    () => {
+        crate::term::eprint(format_args!("\n"))
+    };
+    ($($arg:tt)*) => {
+        crate::term::eprint(format_args!("{}\n", format_args!($($arg)*)))
+    };
+}
+
+macro_rules! errln {
+    ($($arg:tt)*) => {
+        eprintln!("{}", crate::err().fit(&format!($($arg)*)))
     };
 }
 

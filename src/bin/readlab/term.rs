@@ -4,7 +4,7 @@
 
 use readlab::terminal::{ColorWhen, Terminal};
 use std::io::Write;
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 /// The terminals of stdout and stderr.
@@ -95,5 +95,21 @@ pub fn notes(notes: &[String], rest: &str) {
             "readlab: note: {} more notes like these; {rest}",
             notes.len() - NOTES_SHOWN
         );
+    }
+}
+
+/// Whether stderr could not be written (its reader left, or it is full): nothing more is tried.
+static STDERR_GONE: AtomicBool = AtomicBool::new(false);
+
+/// Everything the commands print on stderr goes through here (`eprintln!` is this in the binary,
+/// see `main.rs`), so that `readlab study … 2>&1 | head` never panics and the study still writes
+/// its results and summary. An error on stderr has nowhere to be said: printing stops.
+pub fn eprint(args: std::fmt::Arguments<'_>) {
+    if STDERR_GONE.load(Ordering::Relaxed) {
+        return;
+    }
+    let mut err = std::io::stderr().lock();
+    if err.write_fmt(args).and_then(|()| err.flush()).is_err() {
+        STDERR_GONE.store(true, Ordering::Relaxed);
     }
 }

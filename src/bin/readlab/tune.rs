@@ -89,7 +89,7 @@ pub fn run(a: &TuneArgs) -> anyhow::Result<ExitCode> {
     readlab::outpath::check_dir(
         &opts.out,
         &[&a.target],
-        &[readlab::store::RESULTS, tune::REPORT_FILE],
+        &[readlab::store::RESULTS, tune::REPORT_FILE, "profile-*"],
     )?;
     readlab::store::check_same_target(&opts.out, &[&a.target])?;
     a.out_json.check(&[&a.target])?;
