@@ -154,6 +154,14 @@ pub enum OutputError {
 
     #[error("cannot write {out}: {why}")]
     Unusable { out: PathBuf, why: String },
+
+    #[error(
+        "refusing to write {out}: it holds test data `readlab prepare` wrote (a target to read, not an output); choose another output path"
+    )]
+    TestData { out: PathBuf },
+
+    #[error("refusing to replace {out}: readlab did not write it; {hint}")]
+    NotOurs { out: PathBuf, hint: String },
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -1,6 +1,8 @@
 //! Output paths are checked before any work starts, so an output can never destroy an input: a
 //! file readlab writes is never one of the files it reads or measures (compared by device and
-//! inode, and by canonical path), never a device node, FIFO or directory, and its directory exists.
+//! inode, and by canonical path), never a device node, FIFO or directory, never a file holding
+//! the test data `readlab prepare` wrote, and its directory exists. An output the user did not
+//! name (a default path, a file in a results directory) replaces only a file readlab wrote.
 
 pub use crate::error::OutputError;
 
@@ -73,10 +75,82 @@ fn refuse_inputs(out: &Path, inputs: &[&Path]) -> Result<(), OutputError> {
     Ok(())
 }
 
+/// Whether the regular file `path` holds the test data `readlab prepare` wrote (its first sector's
+/// header), or the marker of a prepare under way.
+pub fn holds_test_data(path: &Path) -> bool {
+    use std::io::Read;
+    let Ok(f) = std::fs::File::open(path) else {
+        return false;
+    };
+    let mut head = Vec::with_capacity(crate::data::SECTOR);
+    if f.take(crate::data::SECTOR as u64)
+        .read_to_end(&mut head)
+        .is_err()
+    {
+        return false;
+    }
+    crate::data::sector_file_id(&head, 0).is_some() || crate::prepare::is_pending(path)
+}
+
+/// How much of a file is read to tell whether readlab wrote it; a JSON document whose `schema`
+/// is not at its start (a report's JSON) is parsed whole up to [`OWN_JSON_MAX`].
+const OWN_HEAD: u64 = 64 << 10;
+const OWN_JSON_MAX: u64 = 64 << 20;
+
+/// Whether `path` is a file readlab wrote: a report, comparison or summary (by its first line,
+/// its CSV header or its HTML title), or JSON whose `schema` names readlab (a run document or a
+/// results file, which start with it, or a report's JSON). An empty file holds nothing to lose
+/// and counts as readlab's.
+pub fn written_by_readlab(path: &Path) -> bool {
+    use std::io::Read;
+    let Ok(m) = std::fs::metadata(path) else {
+        return false;
+    };
+    if m.len() == 0 {
+        return true;
+    }
+    let Ok(f) = std::fs::File::open(path) else {
+        return false;
+    };
+    if !m.is_file() {
+        return false;
+    }
+    let mut head = Vec::new();
+    if f.take(OWN_HEAD).read_to_end(&mut head).is_err() {
+        return false;
+    }
+    let text = String::from_utf8_lossy(&head);
+    const FIRST_LINES: [&str; 3] = ["# readlab ", "readlab ", "tables,source,label,"];
+    let compact: String = text
+        .chars()
+        .filter(|c| !c.is_whitespace())
+        .take(20)
+        .collect();
+    let whole_json = || {
+        m.len() <= OWN_JSON_MAX
+            && std::fs::read(path).is_ok_and(|b| {
+                serde_json::from_slice::<serde_json::Value>(&b).is_ok_and(|v| {
+                    v.get("schema")
+                        .and_then(|s| s.as_str())
+                        .is_some_and(|s| s.starts_with("readlab."))
+                })
+            })
+    };
+    FIRST_LINES.iter().any(|l| text.starts_with(l))
+        || (text.starts_with("<!DOCTYPE html>") && text.contains("<title>readlab "))
+        || compact.starts_with("{\"schema\":\"readlab.")
+        || (text.starts_with('{') && whole_json())
+}
+
 fn check_file_inner(out: &Path, inputs: &[&Path]) -> Result<(), OutputError> {
     refuse_inputs(out, inputs)?;
     match std::fs::metadata(out) {
-        Ok(m) if m.is_file() => return writable(out, parent_of(out)),
+        Ok(m) if m.is_file() => {
+            if holds_test_data(out) {
+                return Err(OutputError::TestData { out: out.into() });
+            }
+            return writable(out, parent_of(out));
+        }
         Ok(m) => {
             return Err(OutputError::NotRegular {
                 out: out.into(),
@@ -144,6 +218,21 @@ pub fn check_file(out: &Path, inputs: &[&Path]) -> Result<()> {
     check_file_inner(out, inputs).map_err(Error::from)
 }
 
+/// Check a file the user did not name (a default output path): as [`check_file`], and a file
+/// already there is replaced only if readlab wrote it, or with `force`; `hint` says what to do
+/// instead ("name another with -o, or pass --force").
+pub fn check_default_file(out: &Path, inputs: &[&Path], force: bool, hint: &str) -> Result<()> {
+    check_file_inner(out, inputs)?;
+    if !force && out.is_file() && !written_by_readlab(out) {
+        return Err(OutputError::NotOurs {
+            out: out.into(),
+            hint: hint.into(),
+        }
+        .into());
+    }
+    Ok(())
+}
+
 fn check_dir_inner(out: &Path, inputs: &[&Path], writes: &[&str]) -> Result<(), OutputError> {
     for input in inputs {
         if same(out, input) {
@@ -175,14 +264,39 @@ fn check_dir_inner(out: &Path, inputs: &[&Path], writes: &[&str]) -> Result<(), 
         writable(out, at)?;
     }
     if out.is_dir() {
+        // `prefix*`: every file already there whose name starts with the prefix (the files a
+        // command names only once it has run, such as tune's `profile-4k.json`).
+        let mut names: Vec<String> = Vec::new();
         for name in writes {
-            check_file_inner(&out.join(name), inputs)?;
+            match name.strip_suffix('*') {
+                Some(prefix) => names.extend(
+                    std::fs::read_dir(out)
+                        .into_iter()
+                        .flatten()
+                        .flatten()
+                        .map(|e| e.file_name().to_string_lossy().into_owned())
+                        .filter(|n| n.starts_with(prefix)),
+                ),
+                None => names.push(name.to_string()),
+            }
+        }
+        for name in &names {
+            let file = out.join(name);
+            check_file_inner(&file, inputs)?;
+            if file.is_file() && !written_by_readlab(&file) {
+                return Err(OutputError::NotOurs {
+                    out: file,
+                    hint: "choose another directory".into(),
+                });
+            }
         }
     }
     Ok(())
 }
 
-/// Check a directory the command will create if needed and write `writes` (file names) into.
+/// Check a directory the command will create if needed and write `writes` (file names, or
+/// `prefix*` for every file there whose name starts with the prefix) into: each of them already
+/// there must be a file readlab wrote.
 pub fn check_dir(out: &Path, inputs: &[&Path], writes: &[&str]) -> Result<()> {
     check_dir_inner(out, inputs, writes).map_err(Error::from)
 }
@@ -300,6 +414,69 @@ mod tests {
         // A file the command writes into the directory must not be the target.
         let e = refused(check_dir(d.path(), &[&t], &["target"]));
         assert!(matches!(e, OutputError::IsInput { .. }), "{e}");
+    }
+
+    #[test]
+    fn prepared_test_data_is_never_an_output() {
+        let d = tempfile::tempdir().unwrap();
+        let t = d.path().join("prepared");
+        crate::prepare::prepare(
+            &crate::prepare::PrepareConfig {
+                path: t.clone(),
+                size: Some(64 << 10),
+                overwrite: false,
+            },
+            &(),
+        )
+        .unwrap();
+        assert!(holds_test_data(&t));
+        let e = refused(check_file(&t, &[]));
+        assert!(matches!(e, OutputError::TestData { .. }), "{e}");
+        // Also as a file a command writes into a directory.
+        let e = refused(check_dir(d.path(), &[], &["prepared"]));
+        assert!(matches!(e, OutputError::TestData { .. }), "{e}");
+        assert!(!holds_test_data(&d.path().join("none")));
+    }
+
+    #[test]
+    fn readlab_recognises_its_own_outputs() {
+        let d = tempfile::tempdir().unwrap();
+        let f = d.path().join("f");
+        for (text, ours) in [
+            ("", true),
+            ("# readlab study summary\n", true),
+            ("readlab report\n", true),
+            ("tables,source,label,name\n", true),
+            (
+                "<!DOCTYPE html>\n<html>\n<head>\n<title>readlab report</title>",
+                true,
+            ),
+            (
+                "{\"schema\":\"readlab.run/1\",\"config\":{}}\n{\"a\":1}\n",
+                true,
+            ),
+            ("{\n  \"schema\": \"readlab.tune/1\"\n}\n", true),
+            (
+                "{\n  \"banners\": [],\n  \"schema\": \"readlab.report/1\"\n}\n",
+                true,
+            ),
+            ("my notes\n", false),
+            ("<!DOCTYPE html>\n<title>mine</title>", false),
+            ("{\"schema\": \"other/1\"}", false),
+        ] {
+            std::fs::write(&f, text).unwrap();
+            assert_eq!(written_by_readlab(&f), ours, "{text:?}");
+            let r = check_default_file(&f, &[], false, "pass --force");
+            assert_eq!(r.is_ok(), ours, "{text:?}");
+            check_default_file(&f, &[], true, "pass --force").unwrap();
+            assert_eq!(check_dir(d.path(), &[], &["f"]).is_ok(), ours, "{text:?}");
+        }
+        // Files named by a prefix: every one there is checked.
+        std::fs::write(&f, "# readlab study summary\n").unwrap();
+        std::fs::write(d.path().join("profile-4k.json"), "{\"mine\": 1}").unwrap();
+        check_dir(d.path(), &[], &["f", "summary*"]).unwrap();
+        let e = refused(check_dir(d.path(), &[], &["f", "profile-*"]));
+        assert!(matches!(e, OutputError::NotOurs { .. }), "{e}");
     }
 
     #[test]

@@ -21,31 +21,107 @@ pub fn key(tag: Option<&StudyTag>, cfg: &RunConfig) -> String {
     serde_json::to_string(&(tag, cfg)).expect("configs serialise")
 }
 
+/// Inputs larger than this are refused before they are read (a results file of a thousand
+/// points with the monitor's samples is some hundred MB).
+pub const MAX_INPUT: u64 = 1 << 30;
+
+/// Read an input file whole, refusing one beyond [`MAX_INPUT`] (with its size) before reading.
+pub fn read_bounded(path: &Path) -> Result<Vec<u8>> {
+    let f = File::open(path).map_err(|e| Error::io(path, "cannot read", e))?;
+    let len = f
+        .metadata()
+        .map_err(|e| Error::io(path, "cannot read", e))?
+        .len();
+    if len > MAX_INPUT {
+        return Err(Error::invalid(format!(
+            "{}: {} is more than the {} readlab reads as one input; give a results.jsonl, a `readlab run --json` file or a report's JSON",
+            path.display(),
+            crate::units::format_bytes(len as f64, crate::units::Style::Table),
+            crate::units::format_bytes(MAX_INPUT as f64, crate::units::Style::Table),
+        )));
+    }
+    let mut bytes = Vec::with_capacity(len as usize);
+    f.take(MAX_INPUT + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| Error::io(path, "cannot read", e))?;
+    Ok(bytes)
+}
+
 /// Read every document of a results file; a torn last line (a crash mid-write) is ignored.
 pub fn load(path: &Path) -> Result<Vec<Document>> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, "cannot read", e))?;
+    let bytes = read_bounded(path)?;
+    let text = String::from_utf8(bytes).map_err(|_| {
+        Error::invalid(format!(
+            "{}: not a text file (expected readlab's results, one JSON run per line)",
+            path.display()
+        ))
+    })?;
     Ok(parse(path, &text)?.0)
 }
 
-/// The documents of a results file's text, and whether its last line was torn.
+/// The documents of a results file's text, and whether its last line was torn. The runs are read
+/// one JSON value after another, so a last line without its newline is read like any other;
+/// only a value cut off by the end of the file (a crash mid-write) is torn.
 fn parse(path: &Path, text: &str) -> Result<(Vec<Document>, bool)> {
     let mut docs = Vec::new();
-    let mut torn = false;
-    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
-    for (i, line) in lines.iter().enumerate() {
-        match serde_json::from_str::<Document>(line) {
-            Ok(d) => docs.push(d),
-            Err(_) if i + 1 == lines.len() && !text.ends_with('\n') => torn = true,
-            Err(e) => {
+    let mut values = serde_json::Deserializer::from_str(text).into_iter::<Document>();
+    loop {
+        match values.next() {
+            None => return Ok((docs, false)),
+            Some(Ok(d)) => {
+                if d.schema != crate::result::SCHEMA {
+                    return Err(Error::invalid(format!(
+                        "{}: run {} is a '{}' document; this readlab reads {} (written by a newer readlab? use that one)",
+                        path.display(),
+                        docs.len() + 1,
+                        d.schema,
+                        crate::result::SCHEMA
+                    )));
+                }
+                docs.push(d)
+            }
+            Some(Err(e)) if e.is_eof() && !text.ends_with('\n') => return Ok((docs, true)),
+            Some(Err(e)) => {
                 return Err(Error::invalid(format!(
                     "{}: line {} is not a readlab result ({e})",
                     path.display(),
-                    i + 1
+                    e.line()
                 )));
             }
         }
     }
-    Ok((docs, torn))
+}
+
+/// Refuse to add the points of `targets` to the results in `dir` when they are a study of
+/// another target (`study --resume` with a different target would mix two targets' points):
+/// the first stored run's target must be among `targets`.
+pub fn check_same_target(dir: &Path, targets: &[&Path]) -> Result<()> {
+    let path = dir.join(RESULTS);
+    if targets.is_empty() || !path.is_file() {
+        return Ok(());
+    }
+    let docs = load(&path)?;
+    let Some(old) = docs.first().map(|d| d.config.target.clone()) else {
+        return Ok(());
+    };
+    let same = |t: &Path| {
+        t == old
+            || matches!(
+                (std::fs::canonicalize(t), std::fs::canonicalize(&old)),
+                (Ok(a), Ok(b)) if a == b
+            )
+    };
+    if targets.iter().any(|t| same(t)) {
+        return Ok(());
+    }
+    Err(Error::invalid(format!(
+        "{} holds a study of {}, not of {}; choose another --out for {}, or resume with {}",
+        dir.display(),
+        old.display(),
+        targets[0].display(),
+        targets[0].display(),
+        old.display()
+    )))
 }
 
 /// Take the exclusive lock of results directory `dir` (without waiting), or say who holds it.
@@ -198,6 +274,24 @@ mod tests {
         );
         drop(first);
         Store::open(d.path(), true).unwrap();
+    }
+
+    #[test]
+    fn a_last_line_without_its_newline_is_read() {
+        let d = tempfile::tempdir().unwrap();
+        let path = d.path().join(RESULTS);
+        let lines: Vec<&str> = include_str!("../tests/fixtures/results-small.jsonl")
+            .lines()
+            .take(2)
+            .collect();
+        std::fs::write(&path, lines.join("\n")).unwrap();
+        assert_eq!(load(&path).unwrap().len(), 2);
+        // Runs one after another with no newline at all.
+        std::fs::write(&path, lines.join("")).unwrap();
+        assert_eq!(load(&path).unwrap().len(), 2);
+        // A run cut off by the end of the file is torn, and ignored.
+        std::fs::write(&path, format!("{}\n{}", lines[0], &lines[1][..50])).unwrap();
+        assert_eq!(load(&path).unwrap().len(), 1);
     }
 
     #[test]

@@ -9,7 +9,7 @@
 
 mod guard;
 
-pub use guard::{Image, image_of};
+pub use guard::{Image, image_of, is_pending};
 
 use crate::buffer::AlignedBuf;
 use crate::data;

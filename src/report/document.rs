@@ -166,7 +166,10 @@ pub fn page_charts(report: &Report) -> Vec<super::charts::Chart> {
 
 /// Write every chart of the report as `DIR/NN-<chart id>.png`; returns the files written.
 pub fn write_pngs(report: &Report, dir: &Path) -> Result<Vec<PathBuf>> {
-    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, "cannot create", e))?;
+    if !dir.is_dir() {
+        // Only the directory itself: its parent was checked to exist (a mistyped path is said).
+        std::fs::create_dir(dir).map_err(|e| Error::io(dir, "cannot create", e))?;
+    }
     let mut files = Vec::new();
     for (n, c) in page_charts(report).iter().enumerate() {
         let name: String =

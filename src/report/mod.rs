@@ -18,7 +18,7 @@ pub mod page;
 pub mod selected;
 pub mod tables;
 
-pub use model::{Point, Report, Section, Source, load, load_baseline};
+pub use model::{Point, Report, Section, Source, load, load_baseline, require_points};
 
 pub use tables::{ALL_TITLE, section_title};
 

@@ -106,7 +106,7 @@ impl JsonOut {
             readlab::fsio::write_file(p, &text)?;
         }
         if self.is_json() {
-            print!("{text}");
+            outp!("{text}");
         }
         Ok(())
     }

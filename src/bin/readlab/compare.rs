@@ -40,12 +40,14 @@ pub fn run(a: &CompareArgs) -> anyhow::Result<ExitCode> {
     }
     let side = |p: &std::path::Path| -> anyhow::Result<Vec<readlab::report::Point>> {
         let r = readlab::report::load(&[p.to_path_buf()], &[])?;
+        readlab::report::require_points(&r)?;
         for b in &r.banners {
             crate::progress::warn(&format!("{}: {}", p.display(), b.line()));
         }
-        for n in &r.notes {
-            errln!("readlab: note: {n}");
-        }
+        crate::term::notes(
+            &r.notes,
+            "`readlab report` of the same input lists them all",
+        );
         Ok(r.points)
     };
     let c = compare::compare(&side(&a.a)?, &side(&a.b)?);
@@ -67,7 +69,7 @@ pub fn run(a: &CompareArgs) -> anyhow::Result<ExitCode> {
     a.out_json.emit(&render::json(&c))?;
     if !a.out_json.is_json() {
         let term = crate::out();
-        print!("{}", term.fit(&render::text_within(&c, term.width)));
+        outp!("{}", term.fit(&render::text_within(&c, term.width)));
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -121,8 +121,8 @@ pub fn run(
             readlab::fsio::write_file(path, &JsonExporter.render(docs)?)?;
         }
         match a.output {
-            OutputArg::Json => print!("{}", JsonExporter.render(docs)?),
-            OutputArg::Table => print!(
+            OutputArg::Json => outp!("{}", JsonExporter.render(docs)?),
+            OutputArg::Table => outp!(
                 "{}{}",
                 crate::out().fit(&export::run_report(&doc)),
                 crate::out().fit(&readlab::fleet::table::fleet_report(&doc))
@@ -185,7 +185,7 @@ pub fn study(
             return Ok(ExitCode::SUCCESS);
         };
         let docs = readlab::store::load(&outcome.results)?;
-        print!(
+        outp!(
             "{}",
             crate::progress::where_it_is(&docs, &outcome.summary_path, &opts.out)
         );

@@ -25,7 +25,7 @@ pub fn run(a: &InfoArgs) -> anyhow::Result<ExitCode> {
         j["prepared_id"] = serde_json::json!(prepared_id);
         a.out_json.emit(&j)?;
         if !a.out_json.is_json() {
-            print!(
+            outp!(
                 "{}",
                 crate::out().fit(&readlab::source::nbd::render(url, &adv, prepared_id))
             );
@@ -37,7 +37,7 @@ pub fn run(a: &InfoArgs) -> anyhow::Result<ExitCode> {
     a.out_json.emit(&serde_json::to_value(&report)?)?;
     if !a.out_json.is_json() {
         let term = crate::out();
-        print!("{}", term.fit(&readlab::probe::render(&report, term.width)));
+        outp!("{}", term.fit(&readlab::probe::render(&report, term.width)));
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -9,6 +9,41 @@
 /// ends the command stays one line, as scripts expect: `eprintln!`.)
 pub use term::{err, one_line, out};
 
+/// `print!` and `println!` for stdout that never panic on a closed or full stdout
+/// ([`term::print`]).
+macro_rules! outp {
+    ($($arg:tt)*) => {
+        crate::term::print(format_args!($($arg)*))
+    };
+}
+
+macro_rules! outln {
+    () => {
+        crate::term::print(format_args!("\n"))
+    };
+    ($($arg:tt)*) => {
+        crate::term::print(format_args!("{}\n", format_args!($($arg)*)))
+    };
+}
+
+/// std's `eprint!`/`eprintln!` panic when stderr is a closed pipe (`readlab study … 2>&1 |
+/// head`); in this binary they are these, which stop printing instead ([`term::eprint`]).
+#[allow(unused_macros)]
+macro_rules! eprint {
+    ($($arg:tt)*) => {
+        crate::term::eprint(format_args!($($arg)*))
+    };
+}
+
+macro_rules! eprintln {
+    () => {
+        crate::term::eprint(format_args!("\n"))
+    };
+    ($($arg:tt)*) => {
+        crate::term::eprint(format_args!("{}\n", format_args!($($arg)*)))
+    };
+}
+
 macro_rules! errln {
     ($($arg:tt)*) => {
         eprintln!("{}", crate::err().fit(&format!($($arg)*)))
@@ -151,8 +186,15 @@ fn main() -> ExitCode {
         Some(Command::Compare(a)) => compare::run(a),
         Some(Command::Serve(a)) => serve::run(a),
     };
+    let stdout_failed = term::stdout_failure();
     match res {
-        Ok(code) => code,
+        Ok(code) => match stdout_failed {
+            Some(why) => {
+                eprintln!("readlab: error: {why}");
+                ExitCode::from(1)
+            }
+            None => code,
+        },
         Err(e) => {
             let lib = e.downcast_ref::<readlab::Error>();
             eprintln!("readlab: error: {}", one_line(&e));

@@ -48,7 +48,9 @@ pub fn run(a: &MonitorArgs) -> anyhow::Result<ExitCode> {
         a.devices.clone()
     };
     if let Some(p) = &a.json {
-        readlab::outpath::check_file(p, &[])?;
+        // Never over a device or file being watched.
+        let watched: Vec<&std::path::Path> = a.devices.iter().map(std::path::Path::new).collect();
+        readlab::outpath::check_file(p, &watched)?;
     }
     let opts = MonitorOptions {
         devices,

@@ -55,7 +55,7 @@ pub fn run(a: &PrepareArgs) -> anyhow::Result<ExitCode> {
     if a.out_json.is_json() {
         return Ok(ExitCode::SUCCESS);
     }
-    println!(
+    outln!(
         "prepared {}: {} ({} B) in {:.2} s, {:.0} MiB/s, {}, file id {:016x}",
         p.path.display(),
         format_bytes(p.size as f64, Style::Table),

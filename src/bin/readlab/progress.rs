@@ -600,15 +600,15 @@ pub fn print_answer(text: &str) {
         let fitted = t.fit(line);
         for l in fitted.lines() {
             if line.starts_with("Answer:") {
-                println!("{}", t.heading(l));
+                outln!("{}", t.heading(l));
             } else if line.contains("too close to call") {
-                println!("{l}");
+                outln!("{l}");
             } else {
-                println!("{}", t.answer(l));
+                outln!("{}", t.answer(l));
             }
         }
     }
-    println!();
+    outln!();
 }
 
 /// One warning on stderr, fitted to its width and coloured on a colour terminal.

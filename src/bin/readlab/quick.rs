@@ -56,14 +56,14 @@ pub fn run(a: &QuickArgs) -> anyhow::Result<ExitCode> {
     if a.out_json.is_json() {
         return Ok(exit(&docs));
     }
-    println!();
-    print!("{}", crate::run::runs_table(&docs)?);
-    println!();
+    outln!();
+    outp!("{}", crate::run::runs_table(&docs)?);
+    outln!();
     let verdict = readlab::verdict::text_for_within(&docs, crate::out().width);
     if !verdict.is_empty() {
-        println!("{}", crate::out().fit(&verdict));
+        outln!("{}", crate::out().fit(&verdict));
     }
-    println!(
+    outln!(
         "{}",
         crate::out().fit(&format!(
             "Results (one JSON document per run): {}\nScratch file (verifiable data, reused next time): {}",

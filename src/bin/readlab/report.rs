@@ -26,6 +26,10 @@ pub struct ReportArgs {
     /// change of every configuration measured in both.
     #[arg(long)]
     pub baseline: Vec<PathBuf>,
+    /// Replace a report.<format> in the current directory that readlab did not write (without
+    /// -o, an existing file there is replaced only if it is one of readlab's reports).
+    #[arg(long)]
+    pub force: bool,
     #[command(flatten)]
     pub out_json: JsonOut,
 }
@@ -41,16 +45,34 @@ pub fn run(a: &ReportArgs) -> anyhow::Result<ExitCode> {
         .collect();
     match &a.out {
         Some(o) if o.as_os_str() == "-" => {}
-        o => readlab::outpath::check_file(
-            &o.clone().unwrap_or_else(|| format.default_out()),
+        Some(o) => readlab::outpath::check_file(o, &inputs)?,
+        None => readlab::outpath::check_default_file(
+            &format.default_out(),
             &inputs,
+            a.force,
+            "name the report's file with -o, or pass --force to replace it",
         )?,
     }
     if let Some(dir) = &a.png {
         readlab::outpath::check_dir(dir, &inputs, &[])?;
+        // The PNGs' directory is made, not its parents: a mistyped path is said, not created.
+        let parent = dir
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(std::path::Path::new("."));
+        if !dir.is_dir() && !parent.is_dir() {
+            return Err(
+                readlab::Error::from(readlab::outpath::OutputError::NoParent {
+                    out: dir.clone(),
+                    parent: parent.into(),
+                })
+                .into(),
+            );
+        }
     }
     a.out_json.check(&inputs)?;
     let mut report = report::load(&a.inputs, &a.fio)?;
+    report::require_points(&report)?;
     if !a.baseline.is_empty() {
         report::load_baseline(&mut report, &a.baseline)?;
     }
@@ -65,13 +87,11 @@ pub fn run(a: &ReportArgs) -> anyhow::Result<ExitCode> {
     for b in &report.banners {
         crate::progress::warn(&b.line());
     }
-    for n in &report.notes {
-        errln!("readlab: note: {n}");
-    }
+    crate::term::notes(&report.notes, "the report lists them all under Notes");
     let text = readlab::export::report_exporter(format).render(&report)?;
     let out = a.out.clone().unwrap_or_else(|| format.default_out());
     if out.as_os_str() == "-" {
-        print!("{text}");
+        outp!("{text}");
     } else {
         readlab::fsio::write_file(&out, &text)?;
         errln!(

@@ -759,15 +759,15 @@ pub fn run(a: &RunArgs) -> anyhow::Result<ExitCode> {
         readlab::fsio::write_file(path, &JsonExporter.render(&docs)?)?;
     }
     match a.output {
-        OutputArg::Json => print!("{}", JsonExporter.render(&docs)?),
+        OutputArg::Json => outp!("{}", JsonExporter.render(&docs)?),
         OutputArg::Table if docs.len() == 1 => print_one(&docs[0]),
         OutputArg::Table => {
             // The answer first, then the figures it rests on.
             crate::progress::print_answer(&readlab::verdict::answer_text_for(&docs));
-            print!("{}", runs_table(&docs)?);
+            outp!("{}", runs_table(&docs)?);
             let verdict = readlab::verdict::text_for_within(&docs, crate::out().width);
             if !verdict.is_empty() {
-                println!("\n{}", crate::out().fit(&verdict));
+                outln!("\n{}", crate::out().fit(&verdict));
             }
         }
     }
@@ -812,11 +812,11 @@ pub fn run(a: &RunArgs) -> anyhow::Result<ExitCode> {
 fn print_one(doc: &Document) {
     let term = crate::out();
     if doc.targets.is_empty() {
-        print!("{}", term.fit(&export::run_report(doc)));
+        outp!("{}", term.fit(&export::run_report(doc)));
     } else {
-        print!("{}", term.fit(&export::targets_report(doc, term.width)));
+        outp!("{}", term.fit(&export::targets_report(doc, term.width)));
     }
-    print!("{}", term.fit(&export::monitor_summary(doc)));
+    outp!("{}", term.fit(&export::monitor_summary(doc)));
 }
 
 /// Print a run's failures (each failed target, then the run's totals and first offsets); true

@@ -126,6 +126,9 @@ pub fn run(a: &StudyArgs) -> anyhow::Result<ExitCode> {
         .chain(opts.targets.iter().map(|t| t.path.as_path()))
         .collect();
     readlab::outpath::check_dir(&opts.out, &inputs, &[readlab::store::RESULTS, "summary.md"])?;
+    if a.resume {
+        readlab::store::check_same_target(&opts.out, &inputs)?;
+    }
     a.out_json.check(&inputs)?;
     if let (false, Some(path)) = (a.no_verify, &opts.target)
         && !readlab::study::is_server(path)
@@ -154,7 +157,7 @@ pub fn run(a: &StudyArgs) -> anyhow::Result<ExitCode> {
     if !a.out_json.is_json() {
         // The answer first.
         crate::progress::print_answer(&readlab::verdict::answer_text_for(&docs));
-        print!(
+        outp!(
             "{}",
             crate::progress::where_it_is(&docs, &outcome.summary_path, &opts.out)
         );

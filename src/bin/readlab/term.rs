@@ -4,7 +4,9 @@
 //! Also an error as the one line it is printed on (by `main` and by a fleet's rank 0).
 
 use readlab::terminal::{ColorWhen, Terminal};
-use std::sync::OnceLock;
+use std::io::Write;
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use std::sync::{Mutex, OnceLock};
 
 /// The terminals of stdout and stderr.
 static TERMINALS: OnceLock<(Terminal, Terminal)> = OnceLock::new();
@@ -51,4 +53,80 @@ pub fn one_line(e: &anyhow::Error) -> String {
         }
     }
     line.lines().collect::<Vec<_>>().join(" ")
+}
+
+/// What became of stdout: [`FINE`], [`GONE`] (its reader left: EPIPE) or [`FAILED`] (any other
+/// write error, kept in [`STDOUT_ERROR`]).
+static STDOUT_STATE: AtomicU8 = AtomicU8::new(FINE);
+const FINE: u8 = 0;
+const GONE: u8 = 1;
+const FAILED: u8 = 2;
+static STDOUT_ERROR: Mutex<Option<String>> = Mutex::new(None);
+
+/// Everything the commands print on stdout goes through here (the `outp!`/`outln!` macros), so
+/// that a closed or full stdout never panics as `print!` does. When the reader has left
+/// (`readlab info FILE | head -1`, `| true`), printing stops and the command goes on with its
+/// work that writes files (`--json`, results, summaries) and exits with its own code: the reader
+/// leaving is not a failure of the command, and SIGPIPE's default would kill a study between a
+/// point and its results file. Any other error (a full disk, EIO) is kept and ends the command
+/// with exit 1 naming the file (see [`stdout_failure`]).
+pub fn print(args: std::fmt::Arguments<'_>) {
+    if STDOUT_STATE.load(Ordering::Relaxed) != FINE {
+        return;
+    }
+    let mut out = std::io::stdout().lock();
+    if let Err(e) = out.write_fmt(args).and_then(|()| out.flush()) {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            STDOUT_STATE.store(GONE, Ordering::Relaxed);
+        } else {
+            STDOUT_STATE.store(FAILED, Ordering::Relaxed);
+            let name = std::fs::read_link("/proc/self/fd/1")
+                .map(|p| format!(" ({})", p.display()))
+                .unwrap_or_default();
+            *STDOUT_ERROR.lock().unwrap_or_else(|p| p.into_inner()) =
+                Some(format!("cannot write to standard output{name}: {e}"));
+        }
+    }
+}
+
+/// Why stdout could not be written, when it failed other than by its reader leaving.
+pub fn stdout_failure() -> Option<String> {
+    STDOUT_ERROR
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .clone()
+}
+
+/// Notes printed on stderr before the rest are counted: many inputs, or many points each with its
+/// own note, must not fill screens.
+pub const NOTES_SHOWN: usize = 5;
+
+/// Print the notes of loaded inputs on stderr: the first [`NOTES_SHOWN`], then how many more and
+/// where they all are (`rest`: "the report lists them all").
+pub fn notes(notes: &[String], rest: &str) {
+    for n in notes.iter().take(NOTES_SHOWN) {
+        errln!("readlab: note: {n}");
+    }
+    if notes.len() > NOTES_SHOWN {
+        errln!(
+            "readlab: note: {} more notes like these; {rest}",
+            notes.len() - NOTES_SHOWN
+        );
+    }
+}
+
+/// Whether stderr could not be written (its reader left, or it is full): nothing more is tried.
+static STDERR_GONE: AtomicBool = AtomicBool::new(false);
+
+/// Everything the commands print on stderr goes through here (`eprintln!` is this in the binary,
+/// see `main.rs`), so that `readlab study … 2>&1 | head` never panics and the study still writes
+/// its results and summary. An error on stderr has nowhere to be said: printing stops.
+pub fn eprint(args: std::fmt::Arguments<'_>) {
+    if STDERR_GONE.load(Ordering::Relaxed) {
+        return;
+    }
+    let mut err = std::io::stderr().lock();
+    if err.write_fmt(args).and_then(|()| err.flush()).is_err() {
+        STDERR_GONE.store(true, Ordering::Relaxed);
+    }
 }

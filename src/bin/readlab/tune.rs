@@ -86,7 +86,12 @@ impl TuneArgs {
 
 pub fn run(a: &TuneArgs) -> anyhow::Result<ExitCode> {
     let opts = a.to_options()?;
-    readlab::outpath::check_dir(&opts.out, &[&a.target], &[readlab::store::RESULTS])?;
+    readlab::outpath::check_dir(
+        &opts.out,
+        &[&a.target],
+        &[readlab::store::RESULTS, tune::REPORT_FILE, "profile-*"],
+    )?;
+    readlab::store::check_same_target(&opts.out, &[&a.target])?;
     a.out_json.check(&[&a.target])?;
     let progress = TuneProgress::new(opts.budget);
     let report = tune::tune(&opts, &progress)?;
@@ -124,7 +129,7 @@ pub fn run(a: &TuneArgs) -> anyhow::Result<ExitCode> {
                 .fit(&format!("warning: {} ({} {runs})", b.text, b.points))
                 .lines()
             {
-                println!("{}", t.warning(l));
+                outln!("{}", t.warning(l));
             }
         }
     }
@@ -139,7 +144,7 @@ pub fn run(a: &TuneArgs) -> anyhow::Result<ExitCode> {
     for rec in &report.recommendations {
         if text {
             let term = crate::out();
-            print!(
+            outp!(
                 "{}",
                 term.fit(&tune::recommendation_text(rec, &opts, &term))
             );
@@ -156,7 +161,7 @@ pub fn run(a: &TuneArgs) -> anyhow::Result<ExitCode> {
                 )
                 .map(|t| readlab::fsio::write_file(&job, &t));
                 if text {
-                    println!(
+                    outln!(
                         "{}",
                         crate::out().fit(&format!(
                             "  profile: {} (replay: readlab run --profile {})",

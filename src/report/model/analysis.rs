@@ -39,6 +39,9 @@ pub struct Report {
     pub baseline: Vec<Point>,
     /// The tuners' reports found beside their results (`tune.json`): the selected parameters.
     pub tuned: Vec<crate::tune::TuneReport>,
+    /// Runs, fio files with jobs and report points read from the inputs, measured or not: none
+    /// means the inputs hold nothing at all ([`super::require_points`]).
+    pub runs_read: usize,
 }
 
 impl Report {

@@ -9,6 +9,9 @@ use crate::result::Document;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
+/// The schema of the report's JSON (`readlab report --format json`), which reports read back.
+const REPORT_SCHEMA: &str = "readlab.report/1";
+
 fn bad(path: &Path, why: impl std::fmt::Display) -> Error {
     Error::invalid(format!("{}: {why}", path.display()))
 }
@@ -46,7 +49,7 @@ fn load_results(path: &Path, report: &mut Report, said: &mut Vec<Said>) -> Resul
         path.to_path_buf()
     };
     let origin = file.display().to_string();
-    let bytes = std::fs::read(&file).map_err(|e| bad(&file, format!("cannot read: {e}")))?;
+    let bytes = crate::store::read_bounded(&file)?;
     let Ok(text) = String::from_utf8(bytes) else {
         return Err(bad(&file, "not a text file (expected readlab JSON)"));
     };
@@ -54,38 +57,55 @@ fn load_results(path: &Path, report: &mut Report, said: &mut Vec<Said>) -> Resul
         report.notes.push(format!("{origin} is empty: no points"));
         return Ok(());
     }
+    if !text.trim_start().starts_with(['{', '[']) {
+        return Err(bad(
+            &file,
+            "not JSON (expected a study directory, a results.jsonl, a `readlab run --json` file, a report's JSON or fio JSON)",
+        ));
+    }
     let docs: Vec<Document> = match serde_json::from_str::<serde_json::Value>(&text) {
         // One JSON value: a --json document, an array of them, fio's output, or a report's JSON.
         Ok(v) if v.get("fio version").is_some() || v.get("jobs").is_some() => {
             return load_fio_text(&text, &origin, report);
         }
-        Ok(v)
-            if v.get("schema")
-                .and_then(|s| s.as_str())
-                .is_some_and(|s| s.starts_with("readlab.report/")) =>
-        {
+        Ok(v) if schema_of(&v) == Some(REPORT_SCHEMA) => {
             return load_report_json(v, &file, report);
         }
-        Ok(v @ serde_json::Value::Array(_)) => serde_json::from_value(v)
-            .map_err(|e| bad(&file, format!("not an array of readlab results ({e})")))?,
-        Ok(v) => vec![
-            serde_json::from_value(v)
-                .map_err(|e| bad(&file, format!("not a readlab result ({e})")))?,
-        ],
+        Ok(serde_json::Value::Array(a)) if a.is_empty() => {
+            return Err(bad(&file, "an empty JSON array: no runs"));
+        }
+        Ok(serde_json::Value::Array(a)) => {
+            let mut docs = Vec::with_capacity(a.len());
+            for (i, v) in a.into_iter().enumerate() {
+                known_run(&v, &file, &format!("element {} ", i + 1))?;
+                docs.push(serde_json::from_value(v).map_err(|e| {
+                    bad(
+                        &file,
+                        format!("element {} is not a readlab result ({e})", i + 1),
+                    )
+                })?);
+            }
+            docs
+        }
+        Ok(v) => {
+            known_run(&v, &file, "")?;
+            vec![
+                serde_json::from_value(v)
+                    .map_err(|e| bad(&file, format!("not a readlab result ({e})")))?,
+            ]
+        }
+        // JSON nested beyond serde_json's recursion limit: not readlab's.
+        Err(e) if e.to_string().contains("recursion limit") => {
+            return Err(bad(&file, "not a readlab document (JSON nested too deep)"));
+        }
         // Several values: results.jsonl, one run per line (a torn last line is ignored).
         Err(_) => crate::store::load(&file)?,
     };
     if docs.is_empty() {
         report.notes.push(format!("{origin} holds no runs"));
     }
+    report.runs_read += docs.len();
     for d in &docs {
-        if !d.schema.starts_with("readlab.run/") {
-            report.notes.push(format!(
-                "{origin}: a run with schema '{}' was read as {}",
-                d.schema,
-                crate::result::SCHEMA
-            ));
-        }
         // A run that measured nothing has no figure to draw (never 0 ns, never 0 IOPS).
         if d.result.requests == 0 {
             report.notes.push(format!(
@@ -120,6 +140,55 @@ fn load_results(path: &Path, report: &mut Report, said: &mut Vec<Said>) -> Resul
     Ok(())
 }
 
+/// The `schema` a JSON document names.
+fn schema_of(v: &serde_json::Value) -> Option<&str> {
+    v.get("schema").and_then(|s| s.as_str())
+}
+
+/// Refuse a JSON value that is not a run this readlab reads: another readlab document (a study's,
+/// a tune's, a comparison's), one of a newer schema, or no readlab document at all.
+fn known_run(v: &serde_json::Value, file: &Path, what: &str) -> Result<()> {
+    match schema_of(v) {
+        Some(crate::result::SCHEMA) => Ok(()),
+        Some(s) if s.starts_with("readlab.run/") || s.starts_with("readlab.report/") => Err(bad(
+            file,
+            format!(
+                "{what}is a '{s}' document, which this readlab does not read (it reads {} and {REPORT_SCHEMA}); use the readlab that wrote it",
+                crate::result::SCHEMA
+            ),
+        )),
+        Some(s) if s.starts_with("readlab.") => Err(bad(
+            file,
+            format!(
+                "{what}is a '{s}' document, not runs; give its study directory, a results.jsonl, a `readlab run --json` file or a report's JSON"
+            ),
+        )),
+        Some(s) => Err(bad(
+            file,
+            format!("{what}is not a readlab document (its schema is '{s}')"),
+        )),
+        None if v.is_object() => Err(bad(
+            file,
+            format!("{what}is not a readlab document (it names no schema)"),
+        )),
+        None => Err(bad(
+            file,
+            format!("{what}is not a readlab document (a JSON {})", json_kind(v)),
+        )),
+    }
+}
+
+fn json_kind(v: &serde_json::Value) -> &'static str {
+    match v {
+        serde_json::Value::Null => "null",
+        serde_json::Value::Bool(_) => "boolean",
+        serde_json::Value::Number(_) => "number",
+        serde_json::Value::String(_) => "string",
+        serde_json::Value::Array(_) => "array",
+        serde_json::Value::Object(_) => "object",
+    }
+}
+
 /// The points a report's JSON (`readlab report --format json`) carries.
 fn load_report_json(v: serde_json::Value, file: &Path, report: &mut Report) -> Result<()> {
     let Some(points) = v.get("points") else {
@@ -135,12 +204,14 @@ fn load_report_json(v: serde_json::Value, file: &Path, report: &mut Report) -> R
             .notes
             .push(format!("{} holds no points", file.display()));
     }
+    report.runs_read += points.len();
     report.points.extend(points);
     Ok(())
 }
 
 fn load_fio_text(text: &str, origin: &str, report: &mut Report) -> Result<()> {
     let imported = fio::import(text, origin)?;
+    report.runs_read += usize::from(!imported.points.is_empty() || !imported.notes.is_empty());
     if imported.points.is_empty() && imported.notes.is_empty() {
         report.notes.push(format!("{origin}: no fio jobs"));
     }
@@ -159,7 +230,10 @@ fn load_fio_text(text: &str, origin: &str, report: &mut Report) -> Result<()> {
 }
 
 fn load_fio(path: &Path, report: &mut Report) -> Result<()> {
-    let bytes = std::fs::read(path).map_err(|e| bad(path, format!("cannot read: {e}")))?;
+    if path.is_dir() {
+        return Err(bad(path, "a directory, not fio's JSON output"));
+    }
+    let bytes = crate::store::read_bounded(path)?;
     let origin = path.display().to_string();
     let Ok(text) = String::from_utf8(bytes) else {
         return Err(bad(path, "not a text file (expected fio JSON)"));
@@ -213,6 +287,28 @@ pub fn load(results: &[PathBuf], fio_files: &[PathBuf]) -> Result<Report> {
     Ok(report)
 }
 
+/// Refuse inputs that hold nothing at all (an empty study or results file): a report or
+/// comparison of nothing is a mistake, said with the inputs and the first note saying why. Runs
+/// that measured nothing are read (and left out, each with its note): the report says so.
+pub fn require_points(report: &Report) -> Result<()> {
+    if !report.points.is_empty() || report.runs_read > 0 {
+        return Ok(());
+    }
+    Err(Error::invalid(format!(
+        "nothing to report: {} {} no runs{}",
+        report.inputs.join(", "),
+        if report.inputs.len() == 1 {
+            "holds"
+        } else {
+            "hold"
+        },
+        match report.notes.first() {
+            Some(n) => format!(" ({n})"),
+            None => String::new(),
+        }
+    )))
+}
+
 /// What one run read into the report says about itself.
 struct Said {
     /// How a note names it: `origin: label (engine block size)`.
@@ -252,6 +348,17 @@ pub fn load_baseline(report: &mut Report, inputs: &[PathBuf]) -> Result<()> {
             text: format!("baseline: {}", b.text),
             ..b
         }));
+    if crate::compare::compare(&old.points, &report.points)
+        .rows
+        .is_empty()
+    {
+        let names = |v: &[String]| v.join(", ");
+        return Err(Error::invalid(format!(
+            "nothing to compare with the baseline: {} and the baseline {} have no configuration (engine, block size, access, direct I/O) in common; give a baseline measured the same way, or leave out --baseline",
+            names(&report.inputs),
+            names(&old.inputs)
+        )));
+    }
     report.baseline = old.points;
     Ok(())
 }

@@ -11,7 +11,7 @@ pub mod point;
 
 pub use analysis::{Report, Section};
 pub use caption::caption;
-pub use load::{load, load_baseline};
+pub use load::{load, load_baseline, require_points};
 pub use point::{Env, Multi, Point, Source, origin_name};
 
 #[cfg(test)]
