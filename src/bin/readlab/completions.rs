@@ -97,8 +97,9 @@ pub fn man(a: &ManArgs, cli: clap::Command) -> anyhow::Result<ExitCode> {
                 ))
                 .into());
             }
+            let mut pages = std::iter::once(cmd.clone()).chain(cmd.get_subcommands().cloned());
             std::fs::create_dir_all(dir)
-                .and_then(|()| clap_mangen::generate_to(cmd, dir))
+                .and_then(|()| pages.try_for_each(|c| man_page(c).generate_to(dir).map(drop)))
                 .map_err(|e| anyhow::anyhow!("cannot write man pages to {}: {e}", dir.display()))?;
             Ok(ExitCode::SUCCESS)
         }
@@ -119,11 +120,18 @@ pub fn man(a: &ManArgs, cli: clap::Command) -> anyhow::Result<ExitCode> {
                         ))
                     })?,
             };
-            let mut page = Vec::new();
-            clap_mangen::Man::new(cmd).render(&mut page)?;
-            print(&page)
+            let mut text = Vec::new();
+            man_page(cmd).render(&mut text)?;
+            print(&text)
         }
     }
+}
+
+/// A command's page (readlab.1, readlab-run.1, …), its footer naming readlab and its version.
+fn man_page(cmd: clap::Command) -> clap_mangen::Man {
+    clap_mangen::Man::new(cmd)
+        .source(format!("readlab {}", env!("CARGO_PKG_VERSION")))
+        .manual("readlab manual")
 }
 
 /// `readlab study NAME`: a registered study the command can run, or `all`. Its possible values
