@@ -160,8 +160,22 @@ fn man_pages_render_one_per_command_with_their_flags() {
     assert!(o.status.success() && stdout(&o).contains(".TH readlab 1"));
     let o = run(&["man", "--page", "run"]);
     assert!(o.status.success() && stdout(&o).contains("iodepth"));
-    let o = run(&["man", "--page", "nosuch"]);
-    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    // Refused in one line, exit 2, nothing written: a page that is no command, a directory that
+    // is a file (or cannot be made), both a directory and --page.
+    let file = dir.path().join("readlab.1");
+    let before = std::fs::read(&file).unwrap();
+    let file = file.to_str().unwrap();
+    for args in [
+        &["man", "--page", "nosuch"][..],
+        &["man", file],
+        &["man", "/proc/readlab-no-such-dir"],
+        &["man", dir.path().to_str().unwrap(), "--page", "run"],
+    ] {
+        let o = run(args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert_eq!(stderr(&o).lines().count(), 1, "{args:?}: {}", stderr(&o));
+    }
+    assert_eq!(std::fs::read(file).unwrap(), before);
 }
 
 #[test]

@@ -100,7 +100,12 @@ pub fn man(a: &ManArgs, cli: clap::Command) -> anyhow::Result<ExitCode> {
             let mut pages = std::iter::once(cmd.clone()).chain(cmd.get_subcommands().cloned());
             std::fs::create_dir_all(dir)
                 .and_then(|()| pages.try_for_each(|c| man_page(c).generate_to(dir).map(drop)))
-                .map_err(|e| anyhow::anyhow!("cannot write man pages to {}: {e}", dir.display()))?;
+                .map_err(|e| {
+                    readlab::Error::InvalidArgument(format!(
+                        "cannot write man pages to {}: {e}; give a directory you can write (as root for /usr/local/share/man/man1)",
+                        dir.display()
+                    ))
+                })?;
             Ok(ExitCode::SUCCESS)
         }
         (None, page) => {
