@@ -9,7 +9,7 @@ mod common;
 use common::{run, stderr, stdout};
 use std::process::Command;
 
-/// What bash's completion function offers for the words of `line` (the last word the one being
+/// What bash's completion function offers for `words` (the last word the one being
 /// completed; an empty last word completes after a space), with the script sourced as installed.
 fn complete(script: &std::path::Path, words: &[&str]) -> Vec<String> {
     let quoted: Vec<String> = words.iter().map(|w| format!("'{w}'")).collect();
