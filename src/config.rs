@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 use std::time::Duration;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Rw {
     /// Sequential: each thread reads its own stripe, wrapping around.
@@ -18,7 +18,7 @@ pub enum Rw {
     Randread,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Fadvise {
     Sequential,
@@ -41,7 +41,7 @@ pub(crate) mod secs {
 }
 
 /// One measured workload against one target.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RunConfig {
     pub target: PathBuf,
     pub engine: EngineKind,
@@ -59,9 +59,11 @@ pub struct RunConfig {
     /// O_DIRECT (the report's method) rather than the page cache.
     pub direct: bool,
     #[serde(with = "secs")]
+    #[schemars(with = "f64")]
     pub runtime: Duration,
     /// Warm-up excluded from every figure.
     #[serde(with = "secs")]
+    #[schemars(with = "f64")]
     pub ramp: Duration,
     /// Bytes of the target to read from `offset` on; None means up to the end.
     pub size: Option<u64>,
@@ -97,13 +99,13 @@ fn one() -> usize {
 
 /// Open-loop arrivals: `iops` requests per second over all threads, latency measured from each
 /// request's intended issue time (free of coordinated omission).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Rate {
     pub iops: f64,
     pub arrivals: Arrivals,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Arrivals {
     /// Exponential inter-arrival times (a Poisson process).

@@ -57,7 +57,7 @@ pub struct CpuSnapshot {
 }
 
 /// CPU used by one kind of thread during the window.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct KindCpu {
     pub threads: usize,
     pub user_s: f64,
@@ -69,7 +69,7 @@ pub struct KindCpu {
 }
 
 /// CPU over the measured window.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CpuUsage {
     pub window_s: f64,
     pub app: KindCpu,

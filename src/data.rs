@@ -51,7 +51,7 @@ pub fn sector_file_id(sector: &[u8], offset: u64) -> Option<u64> {
 }
 
 /// A byte that differs from what `readlab prepare` wrote.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq, schemars::JsonSchema)]
 pub struct Mismatch {
     /// Absolute byte offset in the target of the first differing byte.
     pub offset: u64,

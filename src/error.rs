@@ -167,7 +167,9 @@ pub enum OutputError {
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// A failed read: where, and why.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 pub struct IoErrorRecord {
     pub offset: u64,
     pub len: u64,

@@ -8,7 +8,7 @@ use crate::result::{Document, IoErrorRecord};
 use serde::{Deserialize, Serialize};
 
 /// What failed, over every run added.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Failures {
     /// Runs added.
     pub runs: usize,

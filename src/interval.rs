@@ -9,7 +9,7 @@ pub const CONFIDENCE: f64 = 0.95;
 
 /// A figure over repetitions: its median and an interval that holds the true median with
 /// probability `confidence` (order statistics: no assumption on the distribution).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Interval {
     pub median: f64,
     pub lo: f64,
@@ -28,7 +28,7 @@ impl Interval {
 }
 
 /// The headline figures of a repeated configuration.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RepeatSummary {
     /// Repetitions measured.
     pub runs: usize,

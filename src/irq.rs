@@ -160,7 +160,7 @@ fn is_numbered(name: &str, prefix: &str) -> bool {
 
 /// The completion interrupts of a run: how many the target's device raised in the measured window
 /// and how many per I/O.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CompletionInterrupts {
     /// The device whose queues' interrupt lines were counted (`nvme0`: lines `nvme0q*`).
     pub device: String,

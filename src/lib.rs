@@ -37,6 +37,7 @@ pub mod report;
 pub mod residency;
 pub mod result;
 pub mod runner;
+pub mod schema;
 pub mod serve;
 pub mod size;
 pub mod source;

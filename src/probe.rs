@@ -73,7 +73,7 @@ use serde::{Deserialize, Serialize};
 use std::time::{Duration, Instant};
 
 /// How one interface behaves on the target.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Status {
     /// Reads work as intended.
@@ -87,7 +87,7 @@ pub enum Status {
 }
 
 /// One interface/feature tried on the target.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Check {
     /// What was tried, as `readlab run` options (e.g. "uring --fixed-bufs").
     pub name: String,
@@ -101,7 +101,7 @@ pub struct Check {
 }
 
 /// Everything `readlab info` knows about a target.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Report {
     pub target: Target,
     pub device: DeviceInfo,

@@ -33,7 +33,7 @@ fn grouped(v: f64) -> String {
 }
 
 /// Which study point a run belongs to (absent for a plain `readlab run`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct StudyTag {
     pub study: StudyName,
     /// The I/O scheduler the device was switched to for this point (scheduler study).
@@ -48,7 +48,7 @@ pub struct StudyTag {
 }
 
 /// What a networked study's point measured (the NBD studies of the networked-flash document).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct NetTag {
     /// `remote`: readlab's nbd client reading a `readlab serve` server; `local`: the same device
     /// read directly at the same concurrency (the "equivalent local performance").
@@ -83,7 +83,7 @@ pub struct NetTag {
 }
 
 /// A server's CPU as measured by the server itself (its `--json` summary).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ServerCpu {
     /// CPU of the server process per read served, µs.
     pub us_per_read: f64,
@@ -138,7 +138,7 @@ impl NetTag {
 
 /// One target of a run on several targets: its name, its own figures, or why it failed (the
 /// others' results stand).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct TargetRun {
     /// The name every output uses (`--name`, `NAME:PATH`, or the device's name).
     pub name: String,
@@ -166,7 +166,7 @@ impl Document {
 }
 
 /// One run as written to disk.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Document {
     pub schema: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]

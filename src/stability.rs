@@ -6,11 +6,12 @@ use std::time::Duration;
 
 /// When a run may stop before its runtime: the last `window` one-second IOPS samples have a 95 %
 /// confidence half-width within `band` of their mean, and at least `min_runtime` was measured.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct StopRule {
     pub window: usize,
     pub band: f64,
     #[serde(with = "crate::config::secs")]
+    #[schemars(with = "f64")]
     pub min_runtime: Duration,
 }
 

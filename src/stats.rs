@@ -100,7 +100,7 @@ impl Recorder {
 }
 
 /// Latency of every measured I/O, in nanoseconds.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct LatencySummary {
     pub count: u64,
     pub min_ns: u64,
@@ -152,7 +152,7 @@ impl LatencySummary {
 }
 
 /// One second (or the last partial second) of the measured window.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct TimelinePoint {
     /// End of the interval, seconds since the measured window began.
     pub t_s: f64,
@@ -166,7 +166,7 @@ pub struct TimelinePoint {
 
 /// Throughput over one stretch of the target (`--sample-every`): where it starts, what was read
 /// there and how fast.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct OffsetSample {
     /// First byte of the stretch.
     pub offset: u64,

@@ -7,7 +7,7 @@
 use serde::{Deserialize, Serialize};
 
 /// A warning common to many points, said once.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Banner {
     pub text: String,
     /// How many points it concerns (0: the whole document).

@@ -201,44 +201,92 @@ pub fn markdown(c: &Comparison) -> String {
     Markdown.render(&document(c)).unwrap_or_default()
 }
 
-/// As JSON: every matched configuration with each figure on both sides, its change and whether
-/// it is beyond the spread.
-pub fn json(c: &Comparison) -> serde_json::Value {
-    let rows: Vec<serde_json::Value> = c
-        .rows
-        .iter()
-        .map(|r| {
-            let mut m = serde_json::Map::new();
-            for d in &r.deltas {
-                m.insert(
-                    d.metric.key().into(),
-                    serde_json::json!({
-                        "a": d.a,
-                        "b": d.b,
-                        "change": d.change,
-                        "spread": d.spread,
-                        "beyond_spread": d.beyond_spread(),
-                    }),
-                );
-            }
-            serde_json::json!({
-                "configuration": r.what,
-                "label": r.label,
-                "bs": r.bs,
-                "access": r.access,
-                "direct": r.direct,
-                "figures": m,
+/// The schema name of the comparison's JSON.
+pub const COMPARE_SCHEMA: &str = "readlab.compare/1";
+
+/// The comparison in JSON (`compare --json`, `compare --format json -o`).
+#[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
+pub struct CompareJson {
+    /// `readlab.compare/1`.
+    pub schema: String,
+    /// Each side's name (its input and targets, and what differs between the sides).
+    pub a: String,
+    pub b: String,
+    /// Each side's input as given.
+    pub a_input: String,
+    pub b_input: String,
+    /// Every configuration measured on both sides.
+    pub rows: Vec<CompareRowJson>,
+    /// The configurations measured on one side only.
+    pub only_a: Vec<String>,
+    pub only_b: Vec<String>,
+}
+
+/// One configuration measured on both sides.
+#[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
+pub struct CompareRowJson {
+    pub configuration: String,
+    pub label: String,
+    pub bs: u64,
+    pub access: String,
+    pub direct: bool,
+    /// Each figure (iops, mb_s, p50_ns, …) on both sides.
+    pub figures: std::collections::BTreeMap<String, FigureJson>,
+}
+
+/// A figure on both sides, its change and whether the change is beyond the spread.
+#[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
+pub struct FigureJson {
+    pub a: f64,
+    pub b: f64,
+    /// (b − a) / a.
+    pub change: f64,
+    /// The change the runs' own spread allows (null when a side was measured once).
+    pub spread: Option<f64>,
+    /// Whether the change is beyond that spread (null without a spread).
+    pub beyond_spread: Option<bool>,
+}
+
+/// As typed JSON: every matched configuration with each figure on both sides, its change and
+/// whether it is beyond the spread.
+pub fn typed(c: &Comparison) -> CompareJson {
+    CompareJson {
+        schema: COMPARE_SCHEMA.into(),
+        a: c.a_name.clone(),
+        b: c.b_name.clone(),
+        a_input: c.a_input.clone(),
+        b_input: c.b_input.clone(),
+        rows: c
+            .rows
+            .iter()
+            .map(|r| CompareRowJson {
+                configuration: r.what.clone(),
+                label: r.label.clone(),
+                bs: r.bs,
+                access: r.access.clone(),
+                direct: r.direct,
+                figures: r
+                    .deltas
+                    .iter()
+                    .map(|d| {
+                        let f = FigureJson {
+                            a: d.a,
+                            b: d.b,
+                            change: d.change,
+                            spread: d.spread,
+                            beyond_spread: d.beyond_spread(),
+                        };
+                        (d.metric.key().to_string(), f)
+                    })
+                    .collect(),
             })
-        })
-        .collect();
-    serde_json::json!({
-        "schema": "readlab.compare/1",
-        "a": c.a_name,
-        "b": c.b_name,
-        "a_input": c.a_input,
-        "b_input": c.b_input,
-        "rows": rows,
-        "only_a": c.only_a,
-        "only_b": c.only_b,
-    })
+            .collect(),
+        only_a: c.only_a.clone(),
+        only_b: c.only_b.clone(),
+    }
+}
+
+/// As one JSON value ([`CompareJson`], its keys in alphabetical order).
+pub fn json(c: &Comparison) -> serde_json::Value {
+    serde_json::to_value(typed(c)).unwrap_or_default()
 }

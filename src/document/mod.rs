@@ -38,7 +38,7 @@ pub struct Document {
 }
 
 /// One line of the answer: the pick (or "too close to call") for one target, block size and access.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, schemars::JsonSchema)]
 pub struct Answer {
     /// The whole line as people read it.
     pub text: String,

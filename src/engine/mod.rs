@@ -145,6 +145,18 @@ impl Serialize for EngineKind {
     }
 }
 
+/// In the JSON reference: one of the registered engines' names.
+impl schemars::JsonSchema for EngineKind {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "EngineKind".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let names: Vec<&str> = registry().iter().map(|e| e.name).collect();
+        schemars::json_schema!({ "type": "string", "enum": names })
+    }
+}
+
 impl<'de> Deserialize<'de> for EngineKind {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<EngineKind, D::Error> {
         let name = String::deserialize(d)?;

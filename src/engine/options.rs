@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 /// Engine options that only some engines understand: each engine's own typed options, stored
 /// flat (`"fixed_files": true`, …) as readlab has always written them.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq, schemars::JsonSchema)]
 #[serde(default)]
 pub struct EngineOptions {
     #[serde(flatten)]
@@ -20,7 +20,7 @@ pub struct EngineOptions {
 }
 
 /// pvsync2's own options.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq, schemars::JsonSchema)]
 #[serde(default)]
 pub struct Pvsync2Options {
     /// preadv2 RWF_HIPRI: poll for completion (needs a device with poll queues).
@@ -30,7 +30,7 @@ pub struct Pvsync2Options {
 }
 
 /// io_uring's own options.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq, schemars::JsonSchema)]
 #[serde(default)]
 pub struct UringOptions {
     /// Register the file and use fixed-file SQEs.
@@ -50,7 +50,7 @@ pub struct UringOptions {
 }
 
 /// The pool's own options.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq, schemars::JsonSchema)]
 #[serde(default)]
 pub struct PoolOptions {
     /// Worker threads doing the reads (default: iodepth).
@@ -58,7 +58,7 @@ pub struct PoolOptions {
 }
 
 /// The nbd engine's own options.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq, schemars::JsonSchema)]
 #[serde(default)]
 pub struct NbdOptions {
     /// Spin on the socket for a reply for up to this many microseconds before sleeping for it

@@ -16,7 +16,7 @@ mod text;
 pub use csv::CsvExporter;
 pub use exporter::Exporter;
 pub use html::HtmlExporter;
-pub use json::{JsonExporter, JsonLinesExporter, ReportJsonExporter};
+pub use json::{JsonExporter, JsonLinesExporter, REPORT_SCHEMA, ReportJson, ReportJsonExporter};
 pub use markdown::MarkdownExporter;
 pub use monitor::{SecondCheck, monitor_summary, per_second, target_devices};
 pub use report_exporter::ReportExporter;

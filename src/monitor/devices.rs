@@ -56,7 +56,7 @@ pub fn parse_diskstats(text: &str) -> HashMap<String, DiskCounters> {
 }
 
 /// One device over one interval, in the units iostat and dstat print.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct DeviceSample {
     pub name: String,
     /// Reads completed in the interval (after merging: one per request the device saw).

@@ -37,7 +37,7 @@ pub struct MachineCounters {
 }
 
 /// The machine over one interval.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct MachineSample {
     /// Shares of all CPUs' time, % (they add up to 100, like dstat's).
     pub usr_pct: f64,

@@ -28,7 +28,7 @@ pub const THREAD_NAME: &str = crate::cpu::MONITOR_THREAD;
 pub const DEFAULT_THREAD_HZ: u32 = 10;
 
 /// What to watch and how often.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct MonitorOptions {
     /// Device names as /proc/diskstats spells them (see [`devices::resolve`]).
     pub devices: Vec<String>,
@@ -36,6 +36,7 @@ pub struct MonitorOptions {
     pub pid: Option<u32>,
     /// One sample (one line) per interval.
     #[serde(with = "crate::config::secs")]
+    #[schemars(with = "f64")]
     pub interval: Duration,
     /// Thread samples per second.
     pub thread_hz: u32,
@@ -54,7 +55,7 @@ impl MonitorOptions {
 }
 
 /// Everything seen over one interval.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Sample {
     /// End of the interval in seconds since the monitor's epoch (a run's: the end of its ramp,
     /// so sample `t_s = k + 1` covers the run's timeline second `k`).
@@ -86,7 +87,7 @@ impl Sample {
 
 /// A monitor's whole output: what it watched and every sample, as stored in `--json` and in a
 /// run's document.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct MonitorRecord {
     pub options: MonitorOptions,
     pub samples: Vec<Sample>,

@@ -13,7 +13,19 @@ use std::os::unix::fs::FileExt;
 use std::path::PathBuf;
 
 /// What a thread is, by its name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Serialize,
+    Deserialize,
+    schemars::JsonSchema,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum Kind {
     /// The process's own threads.
@@ -47,7 +59,19 @@ impl Kind {
 }
 
 /// A thread's scheduler state, psn's way.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Serialize,
+    Deserialize,
+    schemars::JsonSchema,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum State {
     /// On a CPU or waiting for one (R).
@@ -85,7 +109,7 @@ impl State {
 }
 
 /// Threads of one kind over an interval: how many on average, and in which state.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct KindCount {
     pub kind: Option<Kind>,
     /// Mean number of threads seen per sample (for `other`: only active ones).
@@ -98,7 +122,7 @@ pub struct KindCount {
 }
 
 /// One (kind, state, syscall, wchan) group, psn's output row.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ThreadGroup {
     pub kind: Kind,
     pub state: State,
@@ -117,7 +141,7 @@ pub struct ThreadGroup {
 }
 
 /// The process's threads over one interval.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ThreadsSample {
     /// Thread samples taken in the interval.
     pub thread_samples: u64,

@@ -8,7 +8,7 @@ use crate::env::Environment;
 use serde::{Deserialize, Serialize};
 
 /// The fleet part of a document whose `result` is the fleet's aggregate.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct FleetRecord {
     /// Number of ranks (processes) that measured.
     pub ranks: usize,
@@ -31,7 +31,7 @@ pub struct FleetRecord {
 }
 
 /// How together the ranks started.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct FleetStart {
     /// Latest minus earliest start of a rank, on rank 0's clock.
     pub skew_ns: u64,
@@ -44,7 +44,7 @@ pub struct FleetStart {
 }
 
 /// One rank's part.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct FleetMember {
     pub rank: usize,
     pub host: String,

@@ -9,7 +9,7 @@ use crate::error::IoErrorRecord;
 use crate::stats::{LatencySummary, TimelinePoint};
 use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ErrorSummary {
     pub count: u64,
     /// Reads refused with EAGAIN under RWF_NOWAIT (not errors: the data was not cached).
@@ -18,7 +18,7 @@ pub struct ErrorSummary {
     pub first: Vec<IoErrorRecord>,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct VerifySummary {
     pub checked_ios: u64,
     pub mismatches: u64,
@@ -26,7 +26,7 @@ pub struct VerifySummary {
 }
 
 /// How readlab's own clock weighs on each I/O.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct TimerInfo {
     pub ns_per_clock_read: f64,
     pub clock_reads_per_io: f64,
@@ -34,7 +34,7 @@ pub struct TimerInfo {
 }
 
 /// Every figure of one run.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RunResult {
     /// The report's label for this configuration (e.g. `P`, `PT4`, `A16B1T3`).
     pub label: String,
@@ -124,7 +124,7 @@ impl RunResult {
 
 /// Why a run ended. Stored as the strings readlab has always written: `"runtime"`, `"stable"`,
 /// `"io-limit"`, `"interrupted"`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum EndedBy {
     /// The planned runtime elapsed (or every worker finished its work on its own).
@@ -156,7 +156,7 @@ impl std::fmt::Display for EndedBy {
 }
 
 /// How well an open-loop run kept to its schedule.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct OpenLoopSummary {
     pub target_iops: f64,
     /// Requests completed per second in the window.

@@ -39,7 +39,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// One second of serving.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Second {
     /// Seconds since the server started listening.
     pub t: f64,
@@ -55,7 +55,7 @@ pub struct Second {
 }
 
 /// What a server did, written as JSON at exit.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ServeSummary {
     pub address: String,
     pub model: Model,

@@ -52,7 +52,7 @@ pub fn device_of(path: &Path) -> Option<BlockDev> {
 }
 
 /// Facts about the device behind a target, read from sysfs.
-#[derive(Debug, Clone, Serialize, Deserialize, Default, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, Default, PartialEq, schemars::JsonSchema)]
 pub struct DeviceInfo {
     pub name: Option<String>,
     pub disk: Option<String>,

@@ -10,7 +10,7 @@ use std::io::ErrorKind;
 use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum TargetKind {
     File,
@@ -36,7 +36,7 @@ impl TargetKind {
 }
 
 /// Facts about a target found before any I/O is measured.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct Target {
     pub path: PathBuf,
     pub kind: TargetKind,

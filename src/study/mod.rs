@@ -100,6 +100,18 @@ impl StudyName {
     }
 }
 
+/// In the JSON reference: one of the registered studies' names.
+impl schemars::JsonSchema for StudyName {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "StudyName".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let names: Vec<&str> = registry().iter().map(|s| s.name).collect();
+        schemars::json_schema!({ "type": "string", "enum": names })
+    }
+}
+
 impl<'de> serde::Deserialize<'de> for StudyName {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
         let s = String::deserialize(d)?;
@@ -107,8 +119,9 @@ impl<'de> serde::Deserialize<'de> for StudyName {
     }
 }
 
-/// The studies `readlab study` can run.
-fn runnable() -> impl Iterator<Item = &'static StudySpec> {
+/// The studies `readlab study` can run (every registered one but those another command writes,
+/// like `tune`'s), in the registry's order: what its help lists and its completions offer.
+pub fn runnable() -> impl Iterator<Item = &'static StudySpec> {
     registry()
         .iter()
         .copied()

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
 /// What "best" means.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Goal {
     /// Most IOPS (ties within 1 % go to the lower p99.9).
@@ -51,7 +51,7 @@ impl Goal {
 }
 
 /// How a re-measured finalist varied over its runs.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Spread {
     pub runs: usize,
     /// Probability that each interval holds the true median.
@@ -62,7 +62,7 @@ pub struct Spread {
 }
 
 /// One measured configuration, reduced to what the search compares.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Candidate {
     pub config: RunConfig,
     pub label: String,
@@ -104,7 +104,7 @@ impl Candidate {
 }
 
 /// The tuner's answer for one block size.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Recommendation {
     pub bs: u64,
     pub goal: Goal,
@@ -128,7 +128,7 @@ pub struct Recommendation {
 pub const REPORT_FILE: &str = "tune.json";
 
 /// Everything a tuning session produced.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct TuneReport {
     pub target: PathBuf,
     pub recommendations: Vec<Recommendation>,

@@ -199,57 +199,104 @@ pub fn html(v: &Verdict, points: &[Point]) -> String {
     Html.render(&document(v, points)).unwrap_or_default()
 }
 
-/// As JSON values: per target, per group, each finding with its figures.
-pub fn json(v: &Verdict, points: &[Point]) -> serde_json::Value {
+/// The verdict in JSON: one entry per target.
+pub type VerdictJson = Vec<TargetJson>;
+
+/// A target's verdict: its groups (block size and access) and readlab's own cost, apart.
+#[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
+pub struct TargetJson {
+    pub name: String,
+    pub groups: Vec<GroupJson>,
+    /// What readlab itself costs (the null engine, the clock), not ranked; null when not measured.
+    pub self_measurement: Option<String>,
+}
+
+/// The configurations of one block size and access, and what was found among them.
+#[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
+pub struct GroupJson {
+    pub bs: u64,
+    pub access: String,
+    pub direct: bool,
+    /// How many configurations were compared.
+    pub configurations: usize,
+    pub findings: Vec<FindingJson>,
+}
+
+/// One finding (a recommendation per goal, a configuration to avoid, …) with its figures.
+#[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
+pub struct FindingJson {
+    /// What was found, as its table's title says it.
+    pub verdict: String,
+    /// The rule it was found by.
+    pub rule: String,
+    /// The configuration's label (e.g. `U16B1`).
+    pub label: String,
+    /// True when the difference to the next configuration is within the spread.
+    pub too_close_to_call: bool,
+    pub engine: String,
+    pub threads: usize,
+    pub iodepth: usize,
+    pub batch: usize,
+    pub iops: f64,
+    pub mb_s: f64,
+    pub p50_ns: u64,
+    pub p99_ns: u64,
+    pub p999_ns: u64,
+    /// The latency percentile the group was compared on.
+    pub compared_on: String,
+    pub cpu_us_per_io: f64,
+    /// How sure the finding is, in words.
+    pub how_sure: String,
+}
+
+/// The verdict's typed JSON over the report's points.
+pub fn typed(v: &Verdict, points: &[Point]) -> VerdictJson {
     let points = &*v.points(points);
-    let targets: Vec<serde_json::Value> = v
-        .targets
+    v.targets
         .iter()
-        .map(|t| {
-            let groups: Vec<serde_json::Value> = t
+        .map(|t| TargetJson {
+            name: t.name.clone(),
+            groups: t
                 .groups
                 .iter()
-                .map(|g| {
-                    let findings: Vec<serde_json::Value> = g
+                .map(|g| GroupJson {
+                    bs: g.bs,
+                    access: g.access.clone(),
+                    direct: g.direct,
+                    configurations: g.configurations,
+                    findings: g
                         .findings
                         .iter()
                         .map(|f| {
                             let p = &points[f.point];
-                            serde_json::json!({
-                                "verdict": f.kind.title(),
-                                "rule": f.kind.rule(),
-                                "label": f.label,
-                                "too_close_to_call": f.close,
-                                "engine": p.engine,
-                                "threads": p.threads,
-                                "iodepth": p.iodepth,
-                                "batch": p.batch,
-                                "iops": p.iops,
-                                "mb_s": p.mb_s,
-                                "p50_ns": p.latency.p50_ns,
-                                "p99_ns": p.latency.p99_ns,
-                                "p999_ns": p.latency.p999_ns,
-                                "compared_on": g.tail.name(),
-                                "cpu_us_per_io": p.cpu_us_per_io,
-                                "how_sure": f.phrase(),
-                            })
+                            FindingJson {
+                                verdict: f.kind.title(),
+                                rule: f.kind.rule(),
+                                label: f.label.clone(),
+                                too_close_to_call: f.close,
+                                engine: p.engine.clone(),
+                                threads: p.threads,
+                                iodepth: p.iodepth,
+                                batch: p.batch,
+                                iops: p.iops,
+                                mb_s: p.mb_s,
+                                p50_ns: p.latency.p50_ns,
+                                p99_ns: p.latency.p99_ns,
+                                p999_ns: p.latency.p999_ns,
+                                compared_on: g.tail.name().to_string(),
+                                cpu_us_per_io: p.cpu_us_per_io,
+                                how_sure: f.phrase(),
+                            }
                         })
-                        .collect();
-                    serde_json::json!({
-                        "bs": g.bs,
-                        "access": g.access,
-                        "direct": g.direct,
-                        "configurations": g.configurations,
-                        "findings": findings,
-                    })
+                        .collect(),
                 })
-                .collect();
-            serde_json::json!({
-                "name": t.name,
-                "groups": groups,
-                "self_measurement": own_cost(t, points),
-            })
+                .collect(),
+            self_measurement: own_cost(t, points),
         })
-        .collect();
-    serde_json::Value::Array(targets)
+        .collect()
+}
+
+/// The verdict as one JSON value (an array, one entry per target; see [`typed`]).
+pub fn json(v: &Verdict, points: &[Point]) -> serde_json::Value {
+    serde_json::to_value(typed(v, points)).unwrap_or_default()
 }

@@ -10,10 +10,11 @@ use std::process::ExitCode;
 
 #[derive(Args, Debug)]
 pub struct CompareArgs {
-    /// The first (older, reference) measurements: a `readlab run --json` document, a study or tune
-    /// directory, a results.jsonl, or a report's JSON.
+    /// The first (older, reference) measurements: a `readlab run --json` document (one run or an
+    /// array), a study or tune directory, a results.jsonl, a report's JSON (`report --format
+    /// json`) or fio JSON (--output-format=json or json+).
     pub a: PathBuf,
-    /// The second measurements, compared with the first.
+    /// The second measurements, compared with the first (the same kinds as A).
     pub b: PathBuf,
     /// Also write the comparison to this file (html, md or json by --format).
     #[arg(short = 'o', long = "out")]

@@ -52,6 +52,7 @@ macro_rules! errln {
 
 mod args;
 mod compare;
+mod completions;
 mod fleet;
 mod info;
 mod lines;
@@ -67,7 +68,7 @@ mod term;
 mod tune;
 
 use clap::error::ErrorKind;
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 use compare::CompareArgs;
 use info::InfoArgs;
 use monitor::MonitorArgs;
@@ -136,6 +137,10 @@ pub enum Command {
     Compare(CompareArgs),
     /// Serve a file, a device or zeros read-only over NBD (the networked-flash experiments' server).
     Serve(Box<ServeArgs>),
+    /// Print the shell completions (bash, zsh, fish, …): `readlab completions bash > /etc/bash_completion.d/readlab`.
+    Completions(completions::CompletionsArgs),
+    /// Write the man pages, one per command (`readlab man /usr/local/share/man/man1`), or print one.
+    Man(completions::ManArgs),
 }
 
 fn main() -> ExitCode {
@@ -185,6 +190,8 @@ fn main() -> ExitCode {
         Some(Command::Monitor(a)) => monitor::run(a),
         Some(Command::Compare(a)) => compare::run(a),
         Some(Command::Serve(a)) => serve::run(a),
+        Some(Command::Completions(a)) => completions::completions(a, Cli::command()),
+        Some(Command::Man(a)) => completions::man(a, Cli::command()),
     };
     let stdout_failed = term::stdout_failure();
     match res {

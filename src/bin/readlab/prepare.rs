@@ -44,14 +44,8 @@ pub fn run(a: &PrepareArgs) -> anyhow::Result<ExitCode> {
         r => r?,
     };
     progress.finish();
-    a.out_json.emit(&serde_json::json!({
-        "schema": "readlab.prepare/1",
-        "path": p.path,
-        "size": p.size,
-        "file_id": format!("{:016x}", p.file_id),
-        "direct": p.direct,
-        "seconds": p.seconds,
-    }))?;
+    a.out_json
+        .emit(&serde_json::to_value(readlab::schema::PrepareJson::of(&p))?)?;
     if a.out_json.is_json() {
         return Ok(ExitCode::SUCCESS);
     }

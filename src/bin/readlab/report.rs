@@ -8,7 +8,9 @@ use std::process::ExitCode;
 
 #[derive(Args, Debug)]
 pub struct ReportArgs {
-    /// Results directories (a study's --out), results.jsonl files or `readlab run --json` documents.
+    /// What to report on: study or tune directories (their --out), results.jsonl files, `readlab
+    /// run --json` documents (one run or an array), reports' JSON (`report --format json`) and fio
+    /// JSON (--output-format=json or json+, as with --fio).
     pub inputs: Vec<PathBuf>,
     /// fio output (--output-format=json or json+) to put beside readlab's points; repeatable.
     #[arg(long)]

@@ -13,8 +13,9 @@ use std::time::Duration;
 
 #[derive(Args, Debug)]
 pub struct StudyArgs {
-    /// latency, scan, stream, threads, queue, batch, multiblock, uring-features, scheduler, cache,
-    /// devices or all.
+    /// The study to run (one of the values below), or all (the studies marked in all); the
+    /// tune study's points are written by `readlab tune`.
+    #[arg(value_parser = crate::completions::StudyNameParser)]
     pub name: String,
     /// File or block device to study (not needed by `delay`, which serves zeros; NAME:PATH names
     /// it), or for `clients` a server's export (nbd://HOST:PORT/EXPORT) to read instead of one
@@ -142,18 +143,19 @@ pub fn run(a: &StudyArgs) -> anyhow::Result<ExitCode> {
     let docs = readlab::store::load(&outcome.results)?;
     let report = readlab::verdict::report_of(&docs);
     let verdict = readlab::verdict::of_report(&report);
-    a.out_json.emit(&serde_json::json!({
-        "schema": "readlab.study/1",
-        "studies": names.iter().map(|n| n.name()).collect::<Vec<_>>(),
-        "out": opts.out,
-        "results": outcome.results,
-        "summary_path": outcome.summary_path,
-        "measured": outcome.measured,
-        "skipped": outcome.skipped,
-        "interrupted": outcome.interrupted,
-        "verdict": readlab::verdict::render::json(&verdict, &report.points),
-        "runs": docs,
-    }))?;
+    a.out_json
+        .emit(&serde_json::to_value(readlab::schema::StudyJson {
+            schema: readlab::schema::STUDY_SCHEMA.into(),
+            studies: names.iter().map(|n| n.name().to_string()).collect(),
+            out: opts.out.clone(),
+            results: outcome.results.clone(),
+            summary_path: outcome.summary_path.clone(),
+            measured: outcome.measured,
+            skipped: outcome.skipped,
+            interrupted: outcome.interrupted,
+            verdict: readlab::verdict::render::typed(&verdict, &report.points),
+            runs: docs.clone(),
+        })?)?;
     if !a.out_json.is_json() {
         // The answer first.
         crate::progress::print_answer(&readlab::verdict::answer_text_for(&docs));

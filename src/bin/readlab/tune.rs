@@ -189,11 +189,11 @@ pub fn run(a: &TuneArgs) -> anyhow::Result<ExitCode> {
         }
     }
     // The selected parameters beside the results, for `readlab report`.
-    let mut doc = serde_json::to_value(&report)?;
-    if let Some(m) = doc.as_object_mut() {
-        m.insert("schema".into(), "readlab.tune/1".into());
-        m.insert("profiles".into(), serde_json::to_value(&profiles)?);
-    }
+    let doc = serde_json::to_value(readlab::schema::TuneJson {
+        schema: readlab::schema::TUNE_SCHEMA.into(),
+        report: report.clone(),
+        profiles: profiles.clone(),
+    })?;
     let mut saved = serde_json::to_string_pretty(&doc)?;
     saved.push('\n');
     readlab::fsio::write_file(&opts.out.join(tune::REPORT_FILE), &saved)?;

@@ -15,7 +15,19 @@ use std::path::Path;
 use std::sync::Arc;
 
 /// Which tool measured a point.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Serialize,
+    Deserialize,
+    schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Source {
     Readlab,
@@ -32,7 +44,7 @@ impl Source {
 }
 
 /// Where and when a point was measured, as far as its tool recorded it.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default)]
 pub struct Env {
     /// The file or device read.
@@ -50,7 +62,7 @@ pub struct Env {
 
 /// One measured configuration; the report's JSON carries every point in this shape (without
 /// its histogram), so a report can be compared with another later.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Point {
     pub source: Source,
     /// The target's name, which keeps devices apart in charts, legends and verdicts: the
@@ -123,7 +135,7 @@ pub struct Point {
 }
 
 /// Where a point stands in a run on several targets.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Multi {
     /// The run's name: its targets' names joined with `+`.
     pub run: String,
