@@ -178,7 +178,7 @@ pub fn run(a: &TuneArgs) -> anyhow::Result<ExitCode> {
                         ),
                         Err(why) => format!("  fio job: none ({why})"),
                     };
-                    println!("{}", crate::out().fit(&line));
+                    outln!("{}", crate::out().fit(&line));
                 }
                 if let Ok(Err(e)) = written {
                     return Err(e.into());
