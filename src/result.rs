@@ -25,6 +25,24 @@ impl OpenLoopSummary {
             grouped(self.achieved_iops)
         )
     }
+
+    /// The run could not keep to the rate asked: it issued less than 90 % of it and more than
+    /// a tenth of a second's arrivals were still due at the end. The warning every output
+    /// carries then (the latencies count that wait from each request's due time).
+    pub fn shortfall(&self) -> Option<String> {
+        let short = self.achieved_iops < 0.9 * self.target_iops
+            && self.final_backlog > (0.1 * self.target_iops).max(1.0);
+        short.then(|| {
+            format!(
+                "asked {}/s, issued {}/s: the run could not keep up ({} requests still due at \
+                 the end, latency counted from their due time); lower --rate, or raise \
+                 --iodepth or --numjobs",
+                grouped(self.target_iops),
+                grouped(self.achieved_iops),
+                grouped(self.final_backlog)
+            )
+        })
+    }
 }
 
 /// A rate rounded to a whole number, its thousands apart (`4,998`).
