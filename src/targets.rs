@@ -177,6 +177,26 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_thread_limit_counts_every_targets_threads() {
+        let mut c = crate::config::RunConfig::new("/x");
+        c.threads = 3000;
+        assert!(check_threads(&c, 1).is_ok());
+        let e = check_threads(&c, 2).unwrap_err().to_string();
+        assert!(
+            e.contains("6000 threads") && e.contains("2048 per target"),
+            "{e}"
+        );
+        c.threads = 2048;
+        assert!(check_threads(&c, 2).is_ok());
+        // The pool's readers count too: 40 workers × (64 readers + 1) on each of two targets.
+        c.engine = crate::engine::EngineKind::Pool;
+        c.iodepth = 64;
+        c.threads = 40;
+        let e = check_threads(&c, 2).unwrap_err().to_string();
+        assert!(e.contains("5200 threads"), "{e}");
+    }
+
+    #[test]
     fn names_from_prefix_option_and_file() {
         let dir = tempfile::tempdir().unwrap();
         let a = dir.path().join("a.dat");

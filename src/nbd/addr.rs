@@ -591,9 +591,16 @@ mod tests {
         let u = NbdUrl::parse("nbd+unix://?socket=/tmp/s").unwrap();
         assert_eq!(u.export, "");
         assert_eq!(u.to_string(), "nbd+unix:///?socket=/tmp/s");
+        assert_eq!(NbdUrl::parse("nbd://h/a%20b").unwrap().export, "a%20b");
         for bad in [
             "nbd://",
             "nbd://h:port/x",
+            "nbd://127.0.0.1:0/",
+            "nbd://::1/",
+            "nbd://h/%ZZ",
+            "nbd://h/x%2",
+            "nbd+unix:///%g0?socket=/s",
+            &format!("nbd://h/{}", "e".repeat(4097)),
             "nbd+unix:///e",
             "nbd+unix://host/e?socket=/s",
             "http://x",
