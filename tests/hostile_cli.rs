@@ -368,6 +368,8 @@ fn a_rate_the_device_keeps_up_with_says_nothing_of_a_shortfall() {
 
 /// CPU seconds (user + system) a child used, waiting for it (killed past `limit`).
 fn cpu_of(mut cmd: std::process::Command, limit: Duration) -> (i32, f64) {
+    // Reaped by wait4 below (with its rusage), which std's `wait` would not give.
+    #[allow(clippy::zombie_processes)]
     let child = cmd.spawn().expect("start readlab");
     let pid = child.id() as libc::pid_t;
     let started = Instant::now();
@@ -389,8 +391,12 @@ fn cpu_of(mut cmd: std::process::Command, limit: Duration) -> (i32, f64) {
             return (code, secs(ru.ru_utime) + secs(ru.ru_stime));
         }
         if started.elapsed() > limit {
-            // SAFETY: killing our own child, still unreaped, by its pid.
-            unsafe { libc::kill(pid, libc::SIGKILL) };
+            // SAFETY: killing and reaping our own child, still unreaped, by its pid; a null
+            // status pointer is allowed.
+            unsafe {
+                libc::kill(pid, libc::SIGKILL);
+                libc::waitpid(pid, std::ptr::null_mut(), 0);
+            }
             panic!("still running after {limit:?}");
         }
         std::thread::sleep(Duration::from_millis(20));
