@@ -5,6 +5,7 @@
 //! every file around it as it was, or bounded behaviour that says what happened.
 
 mod common;
+mod nbd_common;
 use common::*;
 use std::collections::BTreeMap;
 use std::io::BufRead;
@@ -437,4 +438,32 @@ fn a_report_over_thousands_of_inputs_takes_seconds() {
     assert_eq!(code, 0);
     assert!(out.is_file());
     assert!(cpu < 5.0, "{n} inputs took {cpu:.1} s of CPU");
+}
+
+/// `--engine nbd --iodepth 100000` against a real server: refused with the cap (it hung once),
+/// and what the cap allows runs and ends.
+#[test]
+fn an_nbd_depth_beyond_the_cap_is_refused_before_it_connects_its_workers() {
+    let s = nbd_common::readlab_serve(&["--null", "64m"]);
+    let d = disk_dir();
+    let c = case(
+        &["run", "--engine", "nbd", "--iodepth", "100000", &s.url],
+        "at most 16384",
+    );
+    check_refused(d.path(), &c).unwrap();
+    let o = run_bounded(
+        d.path(),
+        &[
+            "run",
+            "--engine",
+            "nbd",
+            "--iodepth",
+            "256",
+            "--runtime",
+            "300ms",
+            &s.url,
+        ]
+        .map(String::from),
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
 }
