@@ -8,6 +8,27 @@ use crate::interval::{RepeatSummary, coverage, interval};
 use crate::result::{Document, EndedBy, ErrorSummary, RunResult, VerifySummary};
 use crate::runner::{self, Observer};
 
+/// The most repetitions of one configuration: a confidence interval is tight long before, and
+/// every repetition's document is held until they are combined.
+pub const MAX_REPEAT: usize = 1000;
+
+/// Refuse a repetition count beyond [`MAX_REPEAT`], or whose runs together would last longer
+/// than readlab allows one run (bad input, before anything runs): `--repeat 1000000` is a typo,
+/// not a plan.
+pub fn check(cfg: &RunConfig, runs: usize) -> Result<()> {
+    let each = cfg.runtime.saturating_add(cfg.ramp);
+    let total = each.saturating_mul(runs.min(u32::MAX as usize) as u32);
+    if runs > MAX_REPEAT || total > crate::size::MAX_DURATION {
+        return Err(crate::error::Error::invalid(format!(
+            "--repeat {runs} of {:.1} s each would run for {}; readlab repeats a configuration at \
+             most {MAX_REPEAT} times and for at most a year in all: use a smaller --repeat",
+            each.as_secs_f64(),
+            humantime::format_duration(std::time::Duration::from_secs(total.as_secs()))
+        )));
+    }
+    Ok(())
+}
+
 /// Summarise repetitions of one configuration.
 pub fn summarize(results: &[RunResult]) -> RepeatSummary {
     let of = |f: &dyn Fn(&RunResult) -> f64| interval(&results.iter().map(f).collect::<Vec<_>>());
@@ -93,6 +114,7 @@ pub fn run_counted(
     observer: &dyn Observer,
     each: &mut dyn FnMut(usize),
 ) -> Result<Document> {
+    check(cfg, runs)?;
     let mut docs = Vec::with_capacity(runs);
     for i in 0..runs.max(1) {
         if !docs.is_empty() && observer.cancelled() {
@@ -119,6 +141,11 @@ pub fn interleaved<F>(count: usize, runs: usize, mut measure: F) -> Result<Vec<D
 where
     F: FnMut(usize, usize) -> Result<Document>,
 {
+    if runs > MAX_REPEAT {
+        return Err(crate::error::Error::invalid(format!(
+            "--repeat {runs}: readlab repeats a configuration at most {MAX_REPEAT} times"
+        )));
+    }
     let mut per: Vec<Vec<Document>> = (0..count).map(|_| Vec::with_capacity(runs)).collect();
     for round in 0..runs.max(1) {
         for (i, docs) in per.iter_mut().enumerate() {

@@ -25,6 +25,24 @@ impl OpenLoopSummary {
             grouped(self.achieved_iops)
         )
     }
+
+    /// The run could not keep to the rate asked: it issued less than 90 % of it and more than
+    /// a tenth of a second's arrivals were still due at the end. The warning every output
+    /// carries then (the latencies count that wait from each request's due time).
+    pub fn shortfall(&self) -> Option<String> {
+        let short = self.achieved_iops < 0.9 * self.target_iops
+            && self.final_backlog > (0.1 * self.target_iops).max(1.0);
+        short.then(|| {
+            format!(
+                "asked {}/s, issued {}/s: the run could not keep up ({} requests still due at \
+                 the end, latency counted from their due time); lower --rate, or raise \
+                 --iodepth or --numjobs",
+                grouped(self.target_iops),
+                grouped(self.achieved_iops),
+                grouped(self.final_backlog)
+            )
+        })
+    }
 }
 
 /// A rate rounded to a whole number, its thousands apart (`4,998`).
@@ -221,8 +239,34 @@ pub fn sample_members() -> (Vec<Document>, Vec<fleet::FleetMember>) {
 
 #[cfg(test)]
 mod tests {
-    use super::{Document, EndedBy, IoErrorRecord, VerifySummary};
+    use super::{Document, EndedBy, IoErrorRecord, OpenLoopSummary, VerifySummary};
     use crate::data::Mismatch;
+
+    #[test]
+    fn a_rate_not_kept_up_with_is_said() {
+        let line = include_str!("../tests/fixtures/results-small.jsonl")
+            .lines()
+            .next()
+            .unwrap();
+        let d: Document = serde_json::from_str(line).unwrap();
+        let o = |target: f64, achieved: f64, final_backlog: f64| OpenLoopSummary {
+            target_iops: target,
+            achieved_iops: achieved,
+            issue_delay: d.result.latency.clone(),
+            late: 0,
+            late_pct: 0.0,
+            max_backlog: final_backlog,
+            final_backlog,
+        };
+        let w = o(1e12, 15_000.0, 1e12).shortfall().unwrap();
+        assert!(
+            w.starts_with("asked 1,000,000,000,000/s, issued 15,000/s: the run could not keep up"),
+            "{w}"
+        );
+        // Kept up (a request or two due at the end), or short by noise only: nothing said.
+        assert_eq!(o(5000.0, 4990.0, 1.0).shortfall(), None);
+        assert_eq!(o(10.0, 8.0, 1.0).shortfall(), None);
+    }
 
     #[test]
     fn a_failed_run_says_why_with_offsets() {

@@ -139,6 +139,33 @@ pub fn check_distinct(targets: &[TargetSpec]) -> Result<()> {
     Ok(())
 }
 
+/// Refuse a run whose targets together start more threads than readlab allows
+/// ([`crate::engine::MAX_THREADS`] is for the whole process, not per target): each target gets
+/// `--numjobs` workers, and the pool engine `--pool-threads` readers beside each worker.
+pub fn check_threads(cfg: &crate::config::RunConfig, targets: usize) -> Result<()> {
+    use crate::engine::{EngineKind, MAX_THREADS};
+    let per_worker = if cfg.engine == EngineKind::Pool {
+        cfg.options
+            .pool
+            .pool_threads
+            .unwrap_or(cfg.iodepth)
+            .saturating_add(1)
+    } else {
+        1
+    };
+    let per_target = cfg.threads.saturating_mul(per_worker);
+    let total = per_target.saturating_mul(targets);
+    if targets > 1 && total > MAX_THREADS {
+        return Err(Error::invalid(format!(
+            "{targets} targets × {per_target} threads each make {total} threads; readlab starts \
+             at most {MAX_THREADS} in all: use fewer --numjobs (at most {} per target here) or \
+             fewer targets",
+            MAX_THREADS / targets / per_worker
+        )));
+    }
+    Ok(())
+}
+
 /// The name of a run on `targets` (their names joined with `+`), which the aggregate's
 /// configuration carries as its target.
 pub fn joined(targets: &[TargetSpec]) -> PathBuf {
@@ -154,6 +181,26 @@ pub fn joined(targets: &[TargetSpec]) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_thread_limit_counts_every_targets_threads() {
+        let mut c = crate::config::RunConfig::new("/x");
+        c.threads = 3000;
+        assert!(check_threads(&c, 1).is_ok());
+        let e = check_threads(&c, 2).unwrap_err().to_string();
+        assert!(
+            e.contains("6000 threads") && e.contains("2048 per target"),
+            "{e}"
+        );
+        c.threads = 2048;
+        assert!(check_threads(&c, 2).is_ok());
+        // The pool's readers count too: 40 workers × (64 readers + 1) on each of two targets.
+        c.engine = crate::engine::EngineKind::Pool;
+        c.iodepth = 64;
+        c.threads = 40;
+        let e = check_threads(&c, 2).unwrap_err().to_string();
+        assert!(e.contains("5200 threads"), "{e}");
+    }
 
     #[test]
     fn names_from_prefix_option_and_file() {

@@ -210,10 +210,12 @@ pub fn run_report(d: &Document) -> String {
     if let Some(o) = &r.open_loop {
         let _ = writeln!(
             s,
-            "  open loop {}; {:.1} % issued late, largest backlog {:.0} requests",
+            "  open loop {}; {:.1} % issued late, largest backlog {:.0} requests, {:.0} still due \
+             at the end",
             o.words(),
             o.late_pct,
-            o.max_backlog
+            o.max_backlog,
+            o.final_backlog
         );
     }
     if let Some(depth) = r.achieved_depth {

@@ -27,6 +27,9 @@ pub const THREAD_NAME: &str = crate::cpu::MONITOR_THREAD;
 /// Thread samples per second unless asked otherwise (psn's rate is 10 to 20).
 pub const DEFAULT_THREAD_HZ: u32 = 10;
 
+/// The most thread samples per second: each reads every thread's /proc files.
+pub const MAX_THREAD_HZ: u32 = 1000;
+
 /// What to watch and how often.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct MonitorOptions {

@@ -6,7 +6,7 @@
 use super::devices::{self, DeviceSample, DiskCounters, Watched};
 use super::machine::{self, MachineCounters, MachineSample};
 use super::threads::ThreadSampler;
-use super::{MonitorOptions, MonitorRecord, Sample};
+use super::{MAX_THREAD_HZ, MonitorOptions, MonitorRecord, Sample};
 use crate::error::Result;
 use std::collections::HashMap;
 use std::sync::{Condvar, Mutex};
@@ -91,7 +91,14 @@ impl Monitor {
                 "--interval must be at least 100ms (the devices count in milliseconds)",
             ));
         }
-        opts.thread_hz = opts.thread_hz.clamp(1, 1000);
+        if !(1..=MAX_THREAD_HZ).contains(&opts.thread_hz) {
+            return Err(crate::Error::invalid(format!(
+                "--thread-hz {} is outside 1 … {MAX_THREAD_HZ} thread samples per second (the \
+                 default is {})",
+                opts.thread_hz,
+                super::DEFAULT_THREAD_HZ
+            )));
+        }
         let sampler = ThreadSampler::new(opts.pid)?;
         Ok(Monitor {
             opts,

@@ -189,6 +189,7 @@ impl NbdUrl {
                 .find_map(|kv| kv.strip_prefix("socket="))
                 .filter(|p| !p.is_empty())
                 .ok_or_else(|| bad("no socket=PATH in the query"))?;
+            check_export(&export).map_err(|m| bad(&m))?;
             return Ok(NbdUrl {
                 address: Address::Unix(socket.into()),
                 export,
@@ -214,6 +215,7 @@ impl NbdUrl {
         if authority.is_empty() {
             return Err(bad("no host"));
         }
+        check_export(&export).map_err(|m| bad(&m))?;
         // A user name (or user:password) before the host: readlab speaks neither TLS nor
         // authentication, and the host must never be looked up with it attached.
         if let Some((user, _)) = authority.rsplit_once('@') {
@@ -227,12 +229,21 @@ impl NbdUrl {
             let close = end.find(']').ok_or_else(|| bad("unclosed [ in the host"))?;
             end[close + 1..].starts_with(':')
         } else {
+            if authority.matches(':').count() > 1 {
+                return Err(bad(&format!(
+                    "an IPv6 address goes in brackets: nbd://[{authority}]/"
+                )));
+            }
             authority.contains(':')
         };
         let address = if has_port {
             let (_, port) = authority.rsplit_once(':').unwrap();
-            port.parse::<u16>()
+            let port = port
+                .parse::<u16>()
                 .map_err(|_| bad("the port is not a number"))?;
+            if port == 0 {
+                return Err(bad("port 0 is no server's port"));
+            }
             authority.to_string()
         } else {
             format!("{authority}:{DEFAULT_PORT}")
@@ -243,6 +254,31 @@ impl NbdUrl {
             netns,
         })
     }
+}
+
+/// An export name as a URL writes it: every `%` starts an escape of two hex digits (a `%ZZ`
+/// would reach the server as the three characters, naming an export nobody meant), and the
+/// name fits the protocol's limit.
+fn check_export(export: &str) -> Result<(), String> {
+    let b = export.as_bytes();
+    for (i, _) in export.match_indices('%') {
+        let hex = b.get(i + 1..i + 3);
+        if !hex.is_some_and(|h| h.iter().all(u8::is_ascii_hexdigit)) {
+            let shown: String = export[i..].chars().take(3).collect();
+            return Err(format!(
+                "'{shown}' in the export name is not a percent escape (% and two hex digits; \
+                 %25 is a '%')"
+            ));
+        }
+    }
+    if export.len() > super::proto::MAX_EXPORT_NAME {
+        return Err(format!(
+            "the export name is {} bytes long; NBD allows at most {}",
+            export.len(),
+            super::proto::MAX_EXPORT_NAME
+        ));
+    }
+    Ok(())
 }
 
 /// A target as people see it: an NBD URL by its server ([`NbdUrl::server`]), anything else as
@@ -555,9 +591,16 @@ mod tests {
         let u = NbdUrl::parse("nbd+unix://?socket=/tmp/s").unwrap();
         assert_eq!(u.export, "");
         assert_eq!(u.to_string(), "nbd+unix:///?socket=/tmp/s");
+        assert_eq!(NbdUrl::parse("nbd://h/a%20b").unwrap().export, "a%20b");
         for bad in [
             "nbd://",
             "nbd://h:port/x",
+            "nbd://127.0.0.1:0/",
+            "nbd://::1/",
+            "nbd://h/%ZZ",
+            "nbd://h/x%2",
+            "nbd+unix:///%g0?socket=/s",
+            &format!("nbd://h/{}", "e".repeat(4097)),
             "nbd+unix:///e",
             "nbd+unix://host/e?socket=/s",
             "http://x",

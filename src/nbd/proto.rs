@@ -51,6 +51,9 @@ pub const TRANSMISSION_FLAGS: &[(u16, &str)] = &[
 ];
 
 // Options.
+/// The longest export name the protocol allows (its string limit), in bytes.
+pub const MAX_EXPORT_NAME: usize = 4096;
+
 pub const OPT_EXPORT_NAME: u32 = 1;
 pub const OPT_ABORT: u32 = 2;
 pub const OPT_LIST: u32 = 3;

@@ -135,6 +135,20 @@ pub(super) fn result(
     } else {
         2.0
     };
+    let open_loop = match (open, cfg.rate) {
+        (Some(o), Some(rate)) => Some(OpenLoopSummary {
+            target_iops: rate.iops,
+            achieved_iops: requests as f64 / secs,
+            issue_delay: o.delay.summary(),
+            late: o.late,
+            late_pct: 100.0 * o.late as f64 / o.delay.count.max(1) as f64,
+            max_backlog: o.max_backlog,
+            final_backlog: o.final_backlog,
+        }),
+        _ => None,
+    };
+    // Asked more than the run could issue: said once, in every output.
+    warnings.extend(open_loop.as_ref().and_then(|o| o.shortfall()));
     checks::after_run(&errors, ios, &mut warnings);
     Ok(RunResult {
         label: cfg.label(),
@@ -165,18 +179,7 @@ pub(super) fn result(
         handoff_latency: (handoff.count > 0).then(|| handoff.summary()),
         engine_features: features,
         completions: None,
-        open_loop: match (open, cfg.rate) {
-            (Some(o), Some(rate)) => Some(OpenLoopSummary {
-                target_iops: rate.iops,
-                achieved_iops: requests as f64 / secs,
-                issue_delay: o.delay.summary(),
-                late: o.late,
-                late_pct: 100.0 * o.late as f64 / o.delay.count.max(1) as f64,
-                max_backlog: o.max_backlog,
-                final_backlog: o.final_backlog,
-            }),
-            _ => None,
-        },
+        open_loop,
         errors,
         verify: cfg.verify.then_some(verify),
         ended_by,

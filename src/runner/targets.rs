@@ -38,6 +38,7 @@ pub fn run_targets_with(
     open: &EngineFactory,
 ) -> Result<Document> {
     crate::targets::check_distinct(targets)?;
+    crate::targets::check_threads(cfg, targets.len())?;
     let cfgs: Vec<RunConfig> = targets
         .iter()
         .map(|t| RunConfig {

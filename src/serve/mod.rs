@@ -148,6 +148,32 @@ impl Server {
                 "the server reads local storage; --engine nbd is a client",
             ));
         }
+        if cfg.model == Model::Thread
+            && cfg.engine == EngineKind::Null
+            && let Backend::Target(p) = &cfg.backend
+        {
+            return Err(Error::invalid(format!(
+                "--engine null reads nothing: the clients would get zeros, not {}; serve zeros \
+                 with --null SIZE, or read the target with another --engine",
+                p.display()
+            )));
+        }
+        let u = &cfg.options.uring;
+        if (u.fixed_files || u.fixed_bufs || u.sqpoll)
+            && !(cfg.model == Model::Thread && cfg.engine == EngineKind::Uring)
+        {
+            return Err(Error::invalid(
+                "--fixed-files, --fixed-bufs and --sqpoll set up the uring engine's ring, which \
+                 only --model thread --engine uring reads through; drop them",
+            ));
+        }
+        if cfg.export_name.len() > crate::nbd::proto::MAX_EXPORT_NAME {
+            return Err(Error::invalid(format!(
+                "--export is {} bytes long; an NBD export name is at most {} bytes",
+                cfg.export_name.len(),
+                crate::nbd::proto::MAX_EXPORT_NAME
+            )));
+        }
         let (source, size, min_block) = match &cfg.backend {
             Backend::Null(size) => (None, *size, 1),
             Backend::Target(p) => {

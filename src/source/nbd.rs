@@ -50,6 +50,15 @@ impl NbdSource {
     /// (`readlab info`).
     pub fn open_listing(url: &str, list: bool) -> Result<NbdSource> {
         let url = NbdUrl::parse(url).map_err(Error::InvalidArgument)?;
+        if let Some(ns) = &url.netns
+            && !crate::netns::path(ns).exists()
+        {
+            return Err(Error::invalid(format!(
+                "{url}: network namespace '{ns}' does not exist ({} has no such name); \
+                 `ip netns list` shows them",
+                crate::netns::RUN_DIR
+            )));
+        }
         let conn = Connection::open(&url, list).map_err(|e| connect_error(&url, e))?;
         let prepared_id = read_id(&conn, 0)
             .map_err(|e| Error::Engine(format!("{url}: reading the first sector: {e}")))?;

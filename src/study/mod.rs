@@ -362,7 +362,9 @@ pub fn server_points(name: StudyName, ctx: &Context, ranks: Option<usize>) -> Op
 /// which only studies that read a given server take.
 pub fn inspect(path: &Path, names: &[StudyName]) -> Result<Target> {
     let Some(url) = path.to_str().filter(|s| crate::nbd::NbdUrl::is_url(s)) else {
-        return Target::inspect(path);
+        let t = Target::inspect(path)?;
+        check_studiable(&t)?;
+        return Ok(t);
     };
     if let Some(n) = names.iter().find(|n| !reads_a_server(**n)) {
         return Err(Error::invalid(format!(
@@ -371,6 +373,56 @@ pub fn inspect(path: &Path, names: &[StudyName]) -> Result<Target> {
         )));
     }
     Ok(crate::source::open(path)?.describe())
+}
+
+/// Refuse, before anything is created, a target a study could only fail on point after point:
+/// an empty file, a block device of 0 B (a free loop device) or a file of a kernel pseudo
+/// filesystem (/sys, /proc), which holds no storage to measure.
+fn check_studiable(t: &Target) -> Result<()> {
+    use crate::source::TargetKind;
+    let p = t.path.display();
+    if let Some(fs) = pseudo_fs(&t.path) {
+        return Err(Error::invalid(format!(
+            "{p} is a file of {fs}, the kernel's own view, not storage; study a file or a \
+             block device"
+        )));
+    }
+    if t.size == 0 {
+        return Err(Error::invalid(match t.kind {
+            TargetKind::Block
+                if crate::source::device::device_of(&t.path)
+                    .is_some_and(|d| d.name.starts_with("loop")) =>
+            {
+                format!(
+                    "{p} is a loop device with nothing attached (0 B); attach a file with \
+                 `losetup {p} FILE` or study another target"
+                )
+            }
+            TargetKind::Block => format!("{p} is a block device of 0 B: there is nothing to read"),
+            _ => format!(
+                "{p} is empty (0 B): there is nothing to read; fill it with `readlab prepare {p} \
+                 --size 1G`"
+            ),
+        }));
+    }
+    Ok(())
+}
+
+/// The name of the kernel pseudo filesystem `path` lies on, if it does.
+fn pseudo_fs(path: &Path) -> Option<&'static str> {
+    let f = rustix::fs::statfs(path).ok()?;
+    // The filesystems' magic numbers (linux/magic.h).
+    match f.f_type as u64 {
+        0x6265_6572 => Some("sysfs (/sys)"),
+        0x9fa0 => Some("procfs (/proc)"),
+        0x6462_6720 => Some("debugfs"),
+        0x7472_6163 => Some("tracefs"),
+        0x0027_e0eb => Some("cgroup"),
+        0x6367_7270 => Some("cgroup2"),
+        0x6265_6570 => Some("configfs"),
+        0x7363_6673 => Some("securityfs"),
+        _ => None,
+    }
 }
 
 /// Whether the store already holds a point (a networked point is matched on what was asked,

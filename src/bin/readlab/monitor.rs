@@ -14,6 +14,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 #[derive(Args, Debug)]
@@ -63,6 +64,9 @@ pub fn run(a: &MonitorArgs) -> anyhow::Result<ExitCode> {
     let layout = Layout::new(m.options(), width);
     let signals = Progress::new(true);
     let printed = Mutex::new(0usize);
+    // Set when a line cannot be written (the reader of stdout left: `| head -1`, `| true`):
+    // the monitor ends then, as a pipeline's producer should, instead of sampling for nobody.
+    let reader_gone = AtomicBool::new(false);
     let sink = |s: &Sample| {
         let mut n = printed.lock().unwrap();
         let mut out = std::io::stdout().lock();
@@ -70,12 +74,17 @@ pub fn run(a: &MonitorArgs) -> anyhow::Result<ExitCode> {
             // What the columns are, once, on stderr: stdout stays one line per sample.
             eprintln!("{}", layout.legend());
         }
+        let mut written = Ok(());
         if (*n).is_multiple_of(HEADER_EVERY) {
-            let _ = writeln!(out, "{}", layout.header());
+            written = writeln!(out, "{}", layout.header());
         }
         *n += 1;
-        let _ = writeln!(out, "{}", layout.line(s));
-        let _ = out.flush();
+        let written = written
+            .and_then(|()| writeln!(out, "{}", layout.line(s)))
+            .and_then(|()| out.flush());
+        if written.is_err() {
+            reader_gone.store(true, Ordering::Relaxed);
+        }
     };
     let record = std::thread::scope(|scope| {
         let h = std::thread::Builder::new()
@@ -87,7 +96,7 @@ pub fn run(a: &MonitorArgs) -> anyhow::Result<ExitCode> {
             m.end_at(epoch + a.interval * n as u32);
         }
         while !h.is_finished() {
-            if signals.cancelled() {
+            if signals.cancelled() || reader_gone.load(Ordering::Relaxed) {
                 m.end_at(Instant::now());
                 break;
             }

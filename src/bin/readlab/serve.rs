@@ -51,7 +51,8 @@ pub struct ServeArgs {
     /// Event-loop threads of the uring model.
     #[arg(long, default_value = "1", value_parser = count)]
     pub threads: usize,
-    /// Engine reading the target in the thread model: psync, pvsync2, libaio, uring, pool, posixaio.
+    /// Engine reading the target in the thread model: psync, pvsync2, libaio, uring, pool, posixaio
+    /// (not null: zeros are --null SIZE).
     #[arg(long, default_value = "psync")]
     pub engine: String,
     /// Reads in flight per connection (the engine's queue in the thread model).
@@ -63,13 +64,13 @@ pub struct ServeArgs {
     /// Read the target through the page cache.
     #[arg(long)]
     pub buffered: bool,
-    /// uring engine: registered file.
+    /// uring engine (--model thread --engine uring): registered file.
     #[arg(long)]
     pub fixed_files: bool,
-    /// uring engine: registered buffers.
+    /// uring engine (--model thread --engine uring): registered buffers.
     #[arg(long)]
     pub fixed_bufs: bool,
-    /// uring engine: SQ poll thread.
+    /// uring engine (--model thread --engine uring): SQ poll thread.
     #[arg(long)]
     pub sqpoll: bool,
     /// Clients served at once; more are disconnected at once.

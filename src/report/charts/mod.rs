@@ -5,7 +5,7 @@
 
 use super::model::{Point, Report, caption};
 use crate::size::format_size;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 mod all;
 pub mod cache;
@@ -609,23 +609,35 @@ fn bars<K: Ord + Clone>(
 ) -> Bars {
     let values = &m.values;
     let (keys, names) = categories(pts, &cat, cat_name);
+    // Each point's series named once and each (series, category)'s first point found in one
+    // pass: a report of thousands of inputs (each its own series) stays linear.
     let mut order: Vec<(String, bool)> = Vec::new();
-    for p in pts {
+    let mut index: HashMap<String, usize> = HashMap::new();
+    let mut first: HashMap<(usize, usize), usize> = HashMap::new();
+    for (i, p) in pts.iter().enumerate() {
         let s = series(p);
-        if !order.iter().any(|(n, _)| *n == s) {
-            order.push((s, p.is_fio()));
-        }
+        let si = match index.get(&s) {
+            Some(&si) => si,
+            None => {
+                index.insert(s.clone(), order.len());
+                order.push((s, p.is_fio()));
+                order.len() - 1
+            }
+        };
+        let ci = keys.binary_search(&cat(p)).unwrap_or(0);
+        first.entry((si, ci)).or_insert(i);
     }
-    order.sort_by_key(|(_, fio)| *fio);
-    let series = order
+    let mut shown: Vec<usize> = (0..order.len()).collect();
+    shown.sort_by_key(|&si| order[si].1);
+    let series = shown
         .into_iter()
-        .map(|(name, fio)| {
-            let values = keys
-                .iter()
-                .map(|k| {
-                    pts.iter()
-                        .find(|p| series(p) == name && cat(p) == *k)
-                        .map(|p| values(p))
+        .map(|si| {
+            let (name, fio) = order[si].clone();
+            let values = (0..keys.len())
+                .map(|ci| {
+                    first
+                        .get(&(si, ci))
+                        .map(|&i| values(pts[i]))
                         // Nothing to draw (a hidden percentile alone): no bar.
                         .filter(|v| v.iter().any(|x| x.is_finite()))
                 })
@@ -657,15 +669,16 @@ fn lines_over<K: Ord + Clone>(
 ) -> Lines {
     let (keys, names) = categories(pts, &cat, cat_name);
     let mut out: Vec<LineSeries> = Vec::new();
+    let mut index: HashMap<String, usize> = HashMap::new();
     let mut sizes: Vec<u64> = Vec::new();
     for p in pts {
         let name = series(p);
-        let x = keys.iter().position(|k| *k == cat(p)).unwrap_or(0) as f64;
+        let x = keys.binary_search(&cat(p)).unwrap_or(0) as f64;
         let y = value(p);
         let n = out.len();
         // A hidden value (NaN: a percentile too few requests support) is no point of the line.
         let y_shown = y.is_finite();
-        match out.iter_mut().find(|s| s.name == name) {
+        match index.get(&name).map(|&i| &mut out[i]) {
             Some(s) => {
                 if y_shown && !s.points.iter().any(|q| q.0 == x) {
                     s.points.push((x, y));
@@ -673,6 +686,7 @@ fn lines_over<K: Ord + Clone>(
             }
             None => {
                 sizes.push(p.bs);
+                index.insert(name.clone(), n);
                 out.push(LineSeries {
                     name,
                     points: if y_shown { vec![(x, y)] } else { Vec::new() },
@@ -728,21 +742,25 @@ fn title_with_point_knees(
     n: &dyn Fn(f64) -> String,
 ) -> String {
     let mut lines: Vec<LineSeries> = Vec::new();
+    let mut index: HashMap<String, usize> = HashMap::new();
     for p in pts {
         let name = series(p);
         let at = (x(p) as f64, p.iops);
-        match lines.iter_mut().find(|s| s.name == name) {
+        match index.get(&name).map(|&i| &mut lines[i]) {
             Some(s) => s.points.push(at),
-            None => lines.push(LineSeries {
-                name,
-                points: vec![at],
-                color: 0,
-                dashed: false,
-                marker: None,
-                fio: p.is_fio(),
-                step: false,
-                labels: Vec::new(),
-            }),
+            None => {
+                index.insert(name.clone(), lines.len());
+                lines.push(LineSeries {
+                    name,
+                    points: vec![at],
+                    color: 0,
+                    dashed: false,
+                    marker: None,
+                    fio: p.is_fio(),
+                    step: false,
+                    labels: Vec::new(),
+                })
+            }
         }
     }
     let l = Lines {
