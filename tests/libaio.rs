@@ -15,7 +15,10 @@ const CASES: &[(&[&str], &str)] = &[
     (&["--iodepth", "1"], "A1B1"),
     (&["--iodepth", "32"], "A32B1"),
     (&["--iodepth", "16", "--batch", "4"], "A16B4"),
-    (&["--iodepth", "16", "--complete-min", "8"], "A16B1"),
+    (
+        &["--iodepth", "16", "--batch", "8", "--complete-min", "8"],
+        "A16B8",
+    ),
     (&["--iodepth", "4", "--blocks-per-request", "8"], "A4B1×8"),
     (&["--iodepth", "16", "--numjobs", "2"], "A16B1T2"),
     (&["--iodepth", "8", "--buffered"], "A8B1"),

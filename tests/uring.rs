@@ -81,8 +81,8 @@ fn cases() -> Vec<Case> {
         ),
         c(&["--batch", "4", "--iodepth", "16"], "U16B4", FULL.to_vec()),
         c(
-            &["--iodepth", "32", "--complete-min", "4"],
-            "U32B1",
+            &["--iodepth", "32", "--batch", "4", "--complete-min", "4"],
+            "U32B4",
             FULL.to_vec(),
         ),
         c(
