@@ -210,12 +210,12 @@ pub fn run_report(d: &Document) -> String {
     if let Some(o) = &r.open_loop {
         let _ = writeln!(
             s,
-            "  open loop {}; {:.1} % issued late, largest backlog {:.0} requests, {:.0} still due \
-             at the end",
+            "  open loop {}; {:.1} % issued late, largest backlog {} requests, {} still due at \
+             the end",
             o.words(),
             o.late_pct,
-            o.max_backlog,
-            o.final_backlog
+            crate::units::grouped(o.max_backlog.round().max(0.0) as u64),
+            crate::units::grouped(o.final_backlog.round().max(0.0) as u64)
         );
     }
     if let Some(depth) = r.achieved_depth {
