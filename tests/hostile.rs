@@ -6,7 +6,6 @@
 
 mod common;
 use common::*;
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};
@@ -40,35 +39,6 @@ fn run_bounded(cwd: &Path, args: &[String]) -> Output {
         }
         std::thread::sleep(Duration::from_millis(20));
     }
-}
-
-/// Every file under `dir` (recursively) with its kind and contents' digest; FIFOs and
-/// directories by kind only.
-fn tree(dir: &Path) -> BTreeMap<PathBuf, String> {
-    let mut out = BTreeMap::new();
-    let mut todo = vec![dir.to_path_buf()];
-    while let Some(d) = todo.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let e = e.unwrap();
-            let p = e.path();
-            let t = e.file_type().unwrap();
-            let what = if t.is_dir() {
-                todo.push(p.clone());
-                "dir".to_string()
-            } else if t.is_file() {
-                let bytes = std::fs::read(&p).unwrap();
-                format!(
-                    "file {} {:x}",
-                    bytes.len(),
-                    xxhash_rust::xxh3::xxh3_64(&bytes)
-                )
-            } else {
-                format!("{t:?}")
-            };
-            out.insert(p, what);
-        }
-    }
-    out
 }
 
 struct Case {

@@ -124,3 +124,32 @@ impl Drop for LoopDev {
         let _ = std::fs::remove_file(&self.backing);
     }
 }
+
+/// Every file under `dir` (recursively) with its kind and contents' digest; FIFOs and
+/// directories by kind only: what the hostile batteries compare before and after each case.
+pub fn tree(dir: &Path) -> std::collections::BTreeMap<PathBuf, String> {
+    let mut out = std::collections::BTreeMap::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let e = e.unwrap();
+            let p = e.path();
+            let t = e.file_type().unwrap();
+            let what = if t.is_dir() {
+                todo.push(p.clone());
+                "dir".to_string()
+            } else if t.is_file() {
+                let bytes = std::fs::read(&p).unwrap();
+                format!(
+                    "file {} {:x}",
+                    bytes.len(),
+                    xxhash_rust::xxh3::xxh3_64(&bytes)
+                )
+            } else {
+                format!("{t:?}")
+            };
+            out.insert(p, what);
+        }
+    }
+    out
+}
