@@ -11,8 +11,9 @@ pub(super) struct DepthMeter {
     end: Instant,
     last: Instant,
     count: usize,
-    /// Requests × nanoseconds in flight inside the window.
-    area: f64,
+    /// Requests × nanoseconds in flight inside the window, in integers: the hot path never
+    /// converts a 128-bit count to floating point (that conversion is a library call).
+    area: u128,
 }
 
 impl DepthMeter {
@@ -23,7 +24,7 @@ impl DepthMeter {
             end,
             last: t0,
             count: 0,
-            area: 0.0,
+            area: 0,
         }
     }
 
@@ -31,8 +32,8 @@ impl DepthMeter {
     fn advance(&mut self, t: Instant) {
         let a = self.last.max(self.start);
         let b = t.min(self.end);
-        if b > a {
-            self.area += self.count as f64 * b.duration_since(a).as_nanos() as f64;
+        if b > a && self.count > 0 {
+            self.area += self.count as u128 * b.duration_since(a).as_nanos();
         }
         self.last = self.last.max(t);
     }
@@ -52,7 +53,7 @@ impl DepthMeter {
     /// Requests × nanoseconds in flight inside the window.
     pub(super) fn area(mut self, t: Instant) -> f64 {
         self.advance(t);
-        self.area
+        self.area as f64
     }
 }
 

@@ -150,12 +150,32 @@ fn worker_loop(
     } else {
         batch.max(cfg.complete_min) * bpr
     };
-    let mut interval = Recorder::default();
-    let mut second = 0u64;
+    let mut tl = Timeline {
+        g,
+        ramp_end,
+        bytes: bs as u64 * bpr as u64,
+        interval: Recorder::default(),
+        second: 0,
+        next_second: ramp_end + std::time::Duration::from_secs(1),
+    };
     let mut now = Instant::now();
     let mut stopping = false;
     let mut succeeded = false;
     let counter = &g.done[idx].0;
+    let mut completed = 0u64;
+    // The clock read that saw the last completions, when nothing heavier than freeing their
+    // slots ran since: it stamps the refill that follows at once (one clock read per I/O, not
+    // two). Verification reads the buffer before its slot is reused, so with it on (or after
+    // an error's message was formatted) the refill reads the clock afresh.
+    let mut fresh: Option<Instant> = None;
+    // A synchronous engine reads during `submit`: what runs between two of its clock reads is
+    // that read's latency, so it records and stamps as before (two clock reads per I/O), and
+    // only an asynchronous engine's refill reuses the completion's clock read.
+    let reuse = cfg.engine.capabilities().asynchronous;
+    // Latencies of the last completions, recorded once their slots have been refilled and
+    // submitted (the device works while readlab counts).
+    let mut pending: Vec<(u64, u64)> = Vec::with_capacity(depth);
+    let mut pending_at = now;
 
     // Open loop: requests are due on a schedule; their latency counts from the due time.
     let mut schedule = cfg
@@ -176,7 +196,13 @@ fn worker_loop(
                 // Refill every free slot, up to `batch` requests per submit call; a request is
                 // never held back to fill a batch (its latency would count the wait).
                 while !req.free.is_empty() && req.budget != Some(0) {
-                    let ts = Instant::now();
+                    let ts = match fresh.take() {
+                        Some(t) => t,
+                        None => {
+                            out.clock_reads += 1;
+                            Instant::now()
+                        }
+                    };
                     let mut n = 0;
                     while n < batch && req.budget != Some(0) {
                         let Some(r) = req.free.pop() else { break };
@@ -187,7 +213,6 @@ fn worker_loop(
                         n += 1;
                     }
                     engine.submit()?;
-                    out.clock_reads += 1;
                     req.inflight += n * bpr;
                     req.depth.started(ts, n);
                 }
@@ -198,6 +223,7 @@ fn worker_loop(
                 match s.issue_due(&mut req, engine.as_mut(), ramp_end, cfg.complete_min)? {
                     Some(n) => wait_for = n,
                     None => {
+                        tl.record(&mut pending, pending_at);
                         s.sleep_until_due(end);
                         now = Instant::now();
                         continue;
@@ -205,6 +231,8 @@ fn worker_loop(
                 }
             }
         }
+        fresh = None;
+        tl.record(&mut pending, pending_at);
         if req.inflight == 0 {
             break;
         }
@@ -226,8 +254,12 @@ fn worker_loop(
         out.clock_reads += 1;
         out.ios_all += comps.len() as u64;
         req.inflight -= comps.len();
-        counter.fetch_add(comps.len() as u64, Ordering::Relaxed);
+        // One writer per counter: a plain store, not a locked read-modify-write.
+        completed += comps.len() as u64;
+        counter.store(completed, Ordering::Relaxed);
         let in_window = now >= ramp_end && now <= end;
+        let mut light = g.file_id.is_none() && cfg.sample_bytes.is_none();
+        let mut finished = 0;
         for c in &comps {
             let t = c.token as usize;
             let r = t / bpr;
@@ -236,6 +268,7 @@ fn worker_loop(
             if c.res < 0 {
                 let errno = (-c.res) as i32;
                 req.failed[r] = true;
+                light = false;
                 if errno == libc::EAGAIN && cfg.options.pvsync2.nowait {
                     out.errors.eagain += 1;
                 } else {
@@ -243,6 +276,7 @@ fn worker_loop(
                 }
             } else if (c.res as u64) < bs as u64 {
                 req.failed[r] = true;
+                light = false;
                 let msg = format!("short read: {} of {} bytes", c.res, bs);
                 record_error(&mut out.errors, offset, bs as u64, 0, Some(msg));
             } else {
@@ -254,6 +288,7 @@ fn worker_loop(
                     }
                 }
                 if in_window && c.service_ns > 0 {
+                    light = false;
                     let total = now.duration_since(req.issued[r]).as_nanos() as u64;
                     out.service.record(c.service_ns, 0);
                     if bpr == 1 {
@@ -265,39 +300,88 @@ fn worker_loop(
                 continue;
             }
             req.free.push(r as u32);
-            req.depth.finished(now, 1);
+            finished += 1;
+            if in_window && !req.failed[r] {
+                // Taken now: the refill below reuses the slot and its issue time.
+                let ns = now.duration_since(req.issued[r]).as_nanos() as u64;
+                pending.push((ns, offset));
+            }
+        }
+        if finished > 0 {
+            req.depth.finished(now, finished);
             if in_window {
                 out.last_done = Some(now);
             }
-            if in_window && !req.failed[r] {
-                let ns = now.duration_since(req.issued[r]).as_nanos() as u64;
-                if let Some(every) = cfg.sample_bytes {
-                    let k = offset.saturating_sub(g.range.offset) / every;
-                    let at = now.duration_since(ramp_end).as_nanos() as u64;
-                    let e = out.samples.entry(k).or_insert((0, 0));
-                    e.0 += bs as u64 * bpr as u64;
-                    e.1 = e.1.max(at);
-                }
-                let s = now.duration_since(ramp_end).as_secs();
-                if s != second {
-                    g.flush_interval(second, &mut interval);
-                    second = s;
-                }
-                interval.record(ns, bs as u64 * bpr as u64);
+        }
+        if let Some(every) = cfg.sample_bytes {
+            let at = now.duration_since(ramp_end).as_nanos() as u64;
+            for &(_, offset) in &pending {
+                let k = offset.saturating_sub(g.range.offset) / every;
+                let e = out.samples.entry(k).or_insert((0, 0));
+                e.0 += bs as u64 * bpr as u64;
+                e.1 = e.1.max(at);
             }
         }
+        pending_at = now;
+        if !reuse {
+            tl.record(&mut pending, pending_at);
+        } else if light && schedule.is_none() {
+            fresh = Some(now);
+        }
         if let Some(e) = checks::every_read_failed(&out.errors, succeeded, cfg) {
-            g.flush_interval(second, &mut interval);
+            tl.record(&mut pending, pending_at);
+            tl.flush();
             drain(engine.as_mut(), req.inflight, &mut comps);
             return Err(e);
         }
     }
-    g.flush_interval(second, &mut interval);
+    tl.flush();
     out.depth_area = req.depth.area(now);
     if let Some(s) = schedule {
         out.open_loop = Some(s.finish(end));
     }
     Ok(out)
+}
+
+/// Where a worker's latencies go: the per-second recorder of the measured window.
+struct Timeline<'a, 'g> {
+    g: &'a Group<'g>,
+    ramp_end: Instant,
+    /// Bytes of one request.
+    bytes: u64,
+    interval: Recorder,
+    /// The second of the window `interval` holds, and when the next one begins.
+    second: u64,
+    next_second: Instant,
+}
+
+impl Timeline<'_, '_> {
+    /// Record the latencies of requests that completed at `at` (all in the measured window)
+    /// into the second of the window they belong to, flushing the previous second when a new
+    /// one began.
+    #[inline]
+    fn record(&mut self, pending: &mut Vec<(u64, u64)>, at: Instant) {
+        if pending.is_empty() {
+            return;
+        }
+        if at >= self.next_second {
+            let s = at.duration_since(self.ramp_end).as_secs();
+            if s != self.second {
+                self.flush();
+                self.second = s;
+            }
+            self.next_second = self.ramp_end + std::time::Duration::from_secs(s + 1);
+        }
+        for &(ns, _) in pending.iter() {
+            self.interval.record(ns, self.bytes);
+        }
+        pending.clear();
+    }
+
+    /// Hand the second being recorded to the run's timeline.
+    fn flush(&mut self) {
+        self.g.flush_interval(self.second, &mut self.interval);
+    }
 }
 
 /// Count every read still in flight as failed with `why` (the runner closed the source under
