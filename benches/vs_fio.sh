@@ -50,18 +50,30 @@
 #   DISK_DIR  where target b's file goes               (default ${TMPDIR:-/tmp})
 #   READLAB   readlab binary (default target/release/readlab, built with cargo if missing)
 #   FIO       fio binary                               (default fio)
+#   TIO       fio's t/io_uring binary: with target a, also readlab against t/io_uring, interleaved
+#   TIO_ARGS  t/io_uring's settings  (default "-d 128 -s 32 -c 32 -p 0 -B 1 -F 1 -n 1"; -b and -r
+#             come from BS and RAMP + RUNTIME)
+#   TIO_RL    readlab's matching settings (default "--engine uring --iodepth 128 --batch 32
+#             --complete-min 32 --fixed-files --fixed-bufs")
 #   KEEP=1    keep the raw JSON of every run (directory printed at the end)
 #   QUIET=1   do not print the per-round lines and commands, only the final tables
 #
 # Output: while running, one line per round (both tools' IOPS, p50, p99 and the ratio); at the end
 #   1. the parity table, one row per (target, workload):
-#        readlab IOPS, fio IOPS (medians over rounds), IOPS ratio readlab/fio, p50 and p99 ratios
+#        readlab IOPS, fio IOPS (medians over rounds), IOPS ratio readlab/fio, CPU per I/O ratio
+#        readlab/fio (readlab's own threads against fio's job thread), p50 and p99 ratios
 #        readlab/fio (of the median percentiles), and the noise of fio's own rounds as min/max
 #        for IOPS, p50, p99 (1.000 = identical rounds) — the floor every ratio is read against;
 #      and each tool's achieved queue depth (readlab's measured mean in-flight count per thread, fio's
 #      by Little's law: IOPS × mean latency ÷ jobs), to hold against QD;
 #   2. a detail table: absolute latencies in µs, CPU µs per I/O of each tool, readlab's own noise,
-#      and the per-round IOPS ratios.
+#      and the per-round IOPS ratios;
+#   3. the breakdown of readlab's own CPU per I/O for each cell (benches/breakdown.rs: each part
+#      of its loop — clock reads, latency histogram, per-second timeline, depth accounting, random
+#      offsets, engine calls, completion counter, observer ticks — timed alone on the library's
+#      own types with the thread CPU clock and weighted by how often a run of the cell's shape does
+#      it), the sum against the run's CPU per I/O, and what --verify would add.
+#   The CPU/IO ratio is marked "*" above 0.9, the goal of issue 24.
 #   A latency ratio is marked "~" when it lies inside fio's own spread for that percentile (widened
 #   to fio's histogram resolution, 1/64 ≈ 1.6 %, since fio reports percentiles by bucket), "+" when
 #   readlab is higher (slower) beyond that, "-" when lower. An IOPS ratio is marked "!" when it is
@@ -94,6 +106,8 @@ READLAB="${READLAB:-$root/target/release/readlab}"
 FIO="${FIO:-fio}"
 KEEP="${KEEP:-0}"
 QUIET="${QUIET:-0}"
+TIO_ARGS="${TIO_ARGS:--d 128 -s 32 -c 32 -p 0 -B 1 -F 1 -n 1}"
+TIO_RL="${TIO_RL:---engine uring --iodepth 128 --batch 32 --complete-min 32 --fixed-files --fixed-bufs}"
 
 die() { echo "vs_fio.sh: $*" >&2; exit 2; }
 [[ "$ROUNDS" =~ ^[1-9][0-9]*$ ]] || die "ROUNDS must be a positive integer"
@@ -207,6 +221,7 @@ import json, os, statistics, sys
 
 work, rounds, what = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 FIO_RES = 1.0 / 64  # fio's latency histogram: 64 buckets per power of two
+GOAL_CPU = 0.9      # readlab's CPU per I/O at most 0.9x fio's (issue 24)
 NUMJOBS = int(os.environ.get("NUMJOBS", "1"))
 
 def load(path):
@@ -284,19 +299,24 @@ def lat_mark(ratio, fio_spread):
     return "~"
 
 print(f"parity (medians of {rounds} round(s); ratios are readlab/fio; noise = fio's own rounds, min/max)")
-print(f"  {'target':<6} {'workload':<11} {'readlab IOPS':>12} {'fio IOPS':>12} {'IOPS':>7}  "
+print(f"  {'target':<6} {'workload':<11} {'readlab IOPS':>12} {'fio IOPS':>12} {'IOPS':>7}  {'CPU/IO':>7}  "
       f"{'p50':>7}  {'p99':>7}   {'fio noise: IOPS':>15} {'p50':>6} {'p99':>6}   {'rl depth':>8} {'fio depth':>9}")
 for t, w, A, B in rows:
     ra, fb = med(A, "iops"), med(B, "iops")
     ir = ra / fb
+    # CPU per I/O: readlab's own threads against fio's job thread (the detail table's two columns).
+    ca = [x["cpu"] for x in A if x["cpu"] is not None]
+    cr = statistics.median(ca) / med(B, "cpu") if ca else float("nan")
     p50r = med(A, "p50") / med(B, "p50")
     p99r = med(A, "p99") / med(B, "p99")
     si, s50, s99 = spread(B, "iops"), spread(B, "p50"), spread(B, "p99")
     imark = "!" if ir < si else " "
-    print(f"  {t:<6} {w:<11} {ra:>12,.0f} {fb:>12,.0f} {ir:>6.3f}{imark} "
+    cmark = "*" if cr > GOAL_CPU else " "
+    print(f"  {t:<6} {w:<11} {ra:>12,.0f} {fb:>12,.0f} {ir:>6.3f}{imark} {cr:>6.3f}{cmark} "
           f"{p50r:>6.3f}{lat_mark(p50r, s50)} {p99r:>6.3f}{lat_mark(p99r, s99)}   "
           f"{si:>15.3f} {s50:>6.3f} {s99:>6.3f}   {med(A, 'depth'):>8.2f} {med(B, 'depth'):>9.2f}")
-print("  marks: IOPS '!' = below 1.0 by more than fio's own IOPS spread; latency '~' = within fio's")
+print("  marks: IOPS '!' = below 1.0 by more than fio's own IOPS spread; CPU/IO '*' = above the goal")
+print(f"  of {GOAL_CPU} (readlab's own threads' CPU per I/O over fio's job thread's); latency '~' = within fio's")
 print("  own spread (at least 1/64, fio's bucket width), '+' = readlab slower beyond it, '-' = faster")
 print("  depth: mean requests in flight per thread (readlab: measured, time-weighted; fio: IOPS x mean")
 print("  latency, Little's law); both should be close to the queue depth asked")
@@ -359,3 +379,50 @@ for t in $TARGETS; do
 done
 [[ "$QUIET" == 1 ]] || echo
 report summary
+
+# ---- t/io_uring on target a (TIO=path to fio's t/io_uring) ----------------------------------------
+if [[ -n "${TIO:-}" && " $TARGETS " == *" a "* ]]; then
+    secs() { local v="${1%s}"; echo "${v%.*}"; }
+    # t/io_uring prints one line per second and none for its last second: one second more.
+    tio_secs=$(($(secs "$RAMP") + $(secs "$RUNTIME") + 1))
+    read -r -a targs <<<"$TIO_ARGS"
+    echo
+    echo "readlab vs t/io_uring on target a, $ROUNDS round(s) interleaved A B"
+    echo "  t/io_uring: $TIO $TIO_ARGS (IOPS: the mean of its per-second lines after the first $(secs "$RAMP"))"
+    echo "  readlab:    $TIO_RL (IOPS of its measured window)"
+    rl_t=() tio_t=()
+    for ((r = 1; r <= ROUNDS; r++)); do
+        read -r -a rla <<<"$TIO_RL"
+        "$READLAB" run "${rla[@]}" --rw randread --bs "$BS" --runtime "$RUNTIME" --ramp "$RAMP" --direct \
+            --seed $((RANDOM * 32768 + RANDOM)) --output json -q "${tpath[a]}" >"$work/a.tio.readlab.$r.json" 2>/dev/null
+        "$TIO" "${targs[@]}" -b "$(numfmt --from=iec "${BS^^}")" -r "$tio_secs" "${tpath[a]}" >"$work/a.tio.$r.txt" 2>&1 || true
+        python3 - "$work" "$r" "$(secs "$RAMP")" <<'PY'
+import json, re, sys
+work, r, ramp = sys.argv[1], sys.argv[2], int(sys.argv[3])
+rl = json.load(open(f"{work}/a.tio.readlab.{r}.json"))["result"]["iops"]
+unit = {"": 1, "K": 1e3, "M": 1e6}
+per_s = [float(m.group(1)) * unit[m.group(2)]
+         for m in re.finditer(r"^IOPS=([0-9.]+)([KM]?),", open(f"{work}/a.tio.{r}.txt").read(), re.M)]
+tio = sum(per_s[ramp:]) / len(per_s[ramp:]) if per_s[ramp:] else float("nan")
+open(f"{work}/a.tio.{r}.iops", "w").write(f"{rl} {tio}\n")
+print(f"  round {r}: readlab {rl:,.0f} IOPS | t/io_uring {tio:,.0f} IOPS | ratio {rl / tio:.3f}")
+PY
+    done
+    python3 - "$work" "$ROUNDS" <<'PY'
+import statistics, sys
+work, rounds = sys.argv[1], int(sys.argv[2])
+pairs = [tuple(map(float, open(f"{work}/a.tio.{r}.iops").read().split())) for r in range(1, rounds + 1)]
+rl, tio = statistics.median(p[0] for p in pairs), statistics.median(p[1] for p in pairs)
+noise = min(p[1] for p in pairs) / max(p[1] for p in pairs)
+print(f"  median: readlab {rl:,.0f} IOPS, t/io_uring {tio:,.0f} IOPS, ratio {rl / tio:.3f} "
+      f"(t/io_uring's own noise, min/max: {noise:.3f})")
+PY
+fi
+
+echo
+echo "where readlab's own CPU per I/O goes (each part of its loop timed alone, weighted by how often"
+echo "a run of the cell's shape does it: cargo bench --bench breakdown -- RUN.json; ns of CPU per I/O)"
+docs=()
+while read -r t w; do docs+=("$work/$t.$w.readlab.1.json"); done <"$work/cells"
+(cd "$root" && cargo bench --quiet --bench breakdown -- --brief "${docs[@]}" 2>/dev/null) ||
+    echo "  (the breakdown did not run: cargo bench --bench breakdown)"

@@ -16,6 +16,7 @@
 //! live and in the document.
 
 mod aggregate;
+pub mod breakdown;
 mod checks;
 mod depth;
 mod observe;

@@ -41,8 +41,21 @@ impl Offsets {
         }
     }
 
+    /// Random offsets over `blocks` blocks of `bs` bytes, as a random-read worker draws them
+    /// (for the cost breakdown).
+    pub(super) fn random(bs: u64, blocks: u64, seed: u64) -> Offsets {
+        Offsets {
+            rw: Rw::Randread,
+            bs,
+            base: 0,
+            blocks,
+            next: 0,
+            rng: Xoshiro256PlusPlus::seed_from_u64(seed),
+        }
+    }
+
     #[inline]
-    fn next(&mut self) -> u64 {
+    pub(super) fn next(&mut self) -> u64 {
         let block = match self.rw {
             Rw::Randread => self.rng.random_range(0..self.blocks),
             Rw::Read => {

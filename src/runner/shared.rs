@@ -125,17 +125,26 @@ impl Shared<'_> {
 
 impl Group<'_> {
     pub(super) fn flush_interval(&self, second: u64, rec: &mut Recorder) {
-        if rec.count == 0 {
-            return;
-        }
-        self.intervals
-            .lock()
-            .unwrap()
-            .entry(second)
-            .or_default()
-            .merge(rec);
-        rec.reset();
+        flush_into(&self.intervals, second, rec);
     }
+}
+
+/// Merge one worker's second `second` into the run's timeline and start the next one afresh.
+pub(super) fn flush_into(
+    intervals: &Mutex<BTreeMap<u64, Recorder>>,
+    second: u64,
+    rec: &mut Recorder,
+) {
+    if rec.count == 0 {
+        return;
+    }
+    intervals
+        .lock()
+        .unwrap()
+        .entry(second)
+        .or_default()
+        .merge(rec);
+    rec.reset();
 }
 
 /// How the measured window ended, for the aggregation.
