@@ -31,11 +31,15 @@ fn shape_of(run: &Value) -> Option<(String, Shape, f64)> {
         res["label"].as_str().unwrap_or("?"),
         shape.iops.round()
     );
-    Some((
-        label,
-        shape,
-        res["cpu_us_per_io"].as_f64().unwrap_or(f64::NAN),
-    ))
+    // readlab's own threads (as vs_fio.sh holds them against fio's job thread), not the kernel's
+    // io-wq or SQPOLL threads working for it.
+    let ios = res["ios"].as_f64().unwrap_or(0.0);
+    let own = res["cpu"]["app"]["total_s"]
+        .as_f64()
+        .filter(|_| ios > 0.0)
+        .map(|s| s * 1e6 / ios);
+    let cpu = own.unwrap_or_else(|| res["cpu_us_per_io"].as_f64().unwrap_or(f64::NAN));
+    Some((label, shape, cpu))
 }
 
 fn print(label: &str, shape: &Shape, cpu_us: f64) {
@@ -52,18 +56,18 @@ fn print(label: &str, shape: &Shape, cpu_us: f64) {
             format!("once every {:.0} I/Os", 1.0 / c.per_io)
         };
         println!(
-            "  {:<26} {:>8.1}   ({:.1} ns, {how_often}){}",
+            "  {:<34} {:>8.1}   ({:.1} ns, {how_often}){}",
             c.name,
             c.ns_per_io,
             c.ns_each,
             if c.counted { "" } else { "  not in this run" }
         );
     }
-    println!("  {:<26} {:>8.1}", "sum of the parts", sum);
+    println!("  {:<34} {:>8.1}", "sum of the parts", sum);
     if cpu_us.is_finite() {
         println!(
-            "  {:<26} {:>8.1}   (the parts are {:.1} % of it; the rest: the loop around them, the system call, the kernel's work)",
-            "the run's CPU per I/O",
+            "  {:<34} {:>8.1}   (the parts are {:.1} % of it; the rest: the loop around them, the system call, the kernel's work)",
+            "the run's CPU per I/O (own threads)",
             cpu_us * 1000.0,
             100.0 * sum / (cpu_us * 1000.0)
         );
@@ -85,7 +89,7 @@ fn brief(name: &str, shape: &Shape, cpu_us: f64) {
         .find(|c| !c.counted)
         .map_or(0.0, |c| c.ns_per_io);
     println!(
-        "  {name}: {} = {sum:.1} of {:.0} ns per I/O ({:.1} %); --verify would add {verify:.0}",
+        "  {name}: {} = {sum:.1} of {:.0} ns per I/O of its own threads ({:.1} %); --verify would add {verify:.0}",
         list.join(" · "),
         cpu_us * 1000.0,
         100.0 * sum / (cpu_us * 1000.0)
