@@ -610,3 +610,32 @@ fn a_run_that_asked_for_polling_and_got_interrupts_says_so() {
     super::checks::trust_polling(&cfg, None, Some(&(snap(0), snap(16))), &mut r);
     assert!(r.completions.is_none() && r.warnings.iter().all(|w| !w.contains("poll")));
 }
+
+/// A queued engine's refill is stamped by the clock read that saw the completions it replaces
+/// (one read per I/O); a synchronous engine reads during submit, so its reads are bracketed by
+/// two — and with verification on, the refill reads the clock afresh after checking the data.
+#[test]
+fn clock_reads_per_io_follow_the_engine_kind() {
+    let f = prepared(256);
+    let script = || Script::new().delay(Duration::from_micros(50));
+    let reads = |depth: usize, verify: bool| {
+        let mut cfg = config(&f, depth);
+        cfg.verify = verify;
+        cfg.runtime = Duration::from_millis(300);
+        let r = run_script(&cfg, script()).unwrap();
+        assert!(r.ios > 100, "{} I/Os", r.ios);
+        r.timer.clock_reads_per_io
+    };
+    let queued = reads(8, false);
+    assert!(
+        (0.99..=1.05).contains(&queued),
+        "QD8: {queued:.3} clock reads per I/O"
+    );
+    let verified = reads(8, true);
+    assert!(
+        (1.95..=2.05).contains(&verified),
+        "QD8 verified: {verified:.3}"
+    );
+    let sync = reads(1, false);
+    assert!((1.95..=2.05).contains(&sync), "sync: {sync:.3}");
+}
