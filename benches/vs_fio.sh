@@ -246,7 +246,8 @@ def readlab(t, w, r):
     if depth is None:
         depth = d.get("requests_per_s", d["iops"]) * lat["mean_ns"] / 1e9 / threads
     return dict(iops=d["iops"], p50=lat["p50_ns"], p99=lat["p99_ns"], mean=lat["mean_ns"],
-                cpu=per_io("app"), wq=per_io("io_worker", "sqpoll"), depth=depth, notes=notes)
+                cpu=per_io("app"), wq=per_io("io_worker", "sqpoll"), depth=depth, notes=notes,
+                usr=((cpu.get("app") or {}).get("user_s", 0.0) * 1e6 / d["ios"]) if cpu and d.get("ios") else None)
 
 def fio(t, w, r):
     job = load(os.path.join(work, f"{t}.{w}.fio.{r}.json"))["jobs"][0]
@@ -261,10 +262,11 @@ def fio(t, w, r):
     ios = rd.get("total_ios", 0)
     rt_s = job.get("job_runtime", rd.get("runtime", 0)) / 1000.0
     cpu = (job["usr_cpu"] + job["sys_cpu"]) / 100.0 * rt_s * 1e6 / ios if ios else float("nan")
+    usr = job["usr_cpu"] / 100.0 * rt_s * 1e6 / ios if ios else float("nan")
     notes = [f"fio error {job['error']}"] if job.get("error") else []
     # fio's achieved depth by Little's law: IOPS × mean total latency, per job.
     depth = rd["iops"] * lat["mean"] / 1e9 / NUMJOBS
-    return dict(iops=rd["iops"], p50=p(50), p99=p(99), mean=lat["mean"], cpu=cpu, depth=depth,
+    return dict(iops=rd["iops"], p50=p(50), p99=p(99), mean=lat["mean"], cpu=cpu, usr=usr, depth=depth,
                 notes=notes)
 
 us = lambda ns: ns / 1000.0
@@ -324,8 +326,11 @@ print()
 print("detail (medians; latencies in us; CPU us per I/O: rl cpu = readlab's own threads, fio cpu =")
 print("fio's job thread (estimated from its usr/sys %), rl io-wq = kernel io-wq/SQPOLL threads working")
 print("for readlab, which fio's rusage (RUSAGE_THREAD) leaves out on its side)")
+print("rl usr / fio usr = the user-space part of each one's CPU per I/O (the tool's own loop and the")
+print("system-call wrappers; the rest is the kernel's work for the read); floor = fio's kernel part")
+print("over its whole CPU per I/O: the CPU/IO ratio a tool spending nothing in user space would get")
 print(f"  {'target':<6} {'workload':<11} {'rl p50':>8} {'fio p50':>8} {'rl p99':>8} {'fio p99':>8} "
-      f"{'rl cpu':>7} {'fio cpu':>7} {'rl io-wq':>8}  {'rl noise: IOPS':>14} {'p50':>6} {'p99':>6}  per-round IOPS ratios")
+      f"{'rl cpu':>7} {'fio cpu':>7} {'rl usr':>7} {'fio usr':>7} {'floor':>6} {'rl io-wq':>8}  {'rl noise: IOPS':>14} {'p50':>6} {'p99':>6}  per-round IOPS ratios")
 def medopt(xs, k):
     v = [x[k] for x in xs if x[k] is not None]
     return f"{statistics.median(v):.3f}" if v else "-"
@@ -333,6 +338,7 @@ for t, w, A, B in rows:
     ratios = " ".join(f"{a['iops'] / b['iops']:.3f}" for a, b in zip(A, B))
     print(f"  {t:<6} {w:<11} {us(med(A, 'p50')):>8.2f} {us(med(B, 'p50')):>8.2f} "
           f"{us(med(A, 'p99')):>8.2f} {us(med(B, 'p99')):>8.2f} {medopt(A, 'cpu'):>7} {med(B, 'cpu'):>7.3f} "
+          f"{medopt(A, 'usr'):>7} {med(B, 'usr'):>7.3f} {1.0 - med(B, 'usr') / med(B, 'cpu'):>6.3f} "
           f"{medopt(A, 'wq'):>8}  "
           f"{spread(A, 'iops'):>14.3f} {spread(A, 'p50'):>6.3f} {spread(A, 'p99'):>6.3f}  {ratios}")
 notes = sorted({f"{t} {w}: {n}" for t, w, A, B in rows for x in A + B for n in x["notes"]})
