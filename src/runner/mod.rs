@@ -10,6 +10,8 @@
 //! - `aggregate`: the workers' outputs merged into one [`RunResult`](crate::result::RunResult).
 //! - `targets`: several targets in one run ([`run_targets`]): one group of workers per target
 //!   behind the same start barrier, results per target and their aggregate.
+//! - `selfcost`: readlab's own cost per I/O in a run's shape, on the null engine ([`null_cost`]),
+//!   which every run of real engines carries.
 //!
 //! Engines come from an [`EngineFactory`]: [`run`] opens the real ones, tests hand [`run_with`] a
 //! scripted fake. An observer that asks for the monitor ([`Observer::monitor`]) gets its samples
@@ -21,6 +23,7 @@ mod depth;
 mod observe;
 mod requests;
 mod schedule;
+mod selfcost;
 mod shared;
 mod targets;
 mod watch;
@@ -34,6 +37,7 @@ mod tests;
 pub(crate) use checks::{OTHER_LOAD, other_load};
 pub use checks::{Prepared, check_prepared_throughout, prepare_run};
 pub use observe::{EngineFactory, Observer, Phase, Silent, StartGate, Tick};
+pub use selfcost::{NullCost, WINDOW as SELF_COST_WINDOW, null_cost};
 use shared::{Counter, Ended, Group, Shared};
 pub use targets::{run_targets, run_targets_with};
 
@@ -51,10 +55,16 @@ use std::sync::atomic::{AtomicBool, AtomicUsize};
 use std::sync::{Barrier, Condvar, Mutex, OnceLock};
 use std::time::Instant;
 
-/// Run one workload with the engine `cfg.engine` names and return its document. Bad input fails
-/// before any I/O.
+/// Run one workload with the engine `cfg.engine` names and return its document, with readlab's
+/// own cost in the same shape measured after it ([`null_cost`]). Bad input fails before any I/O.
 pub fn run(cfg: &RunConfig, observer: &dyn Observer) -> Result<Document> {
-    run_with(cfg, observer, &|_, setup| engine::open(cfg.engine, setup))
+    run_inner(
+        cfg,
+        observer,
+        &|_, setup| engine::open(cfg.engine, setup),
+        None,
+        true,
+    )
 }
 
 /// [`run`], starting when `gate` says: the set-up (target checks, engines) happens first, then
@@ -70,24 +80,28 @@ pub fn run_gated(
         observer,
         &|_, setup| engine::open(cfg.engine, setup),
         Some(gate),
+        true,
     )
 }
 
 /// Run one workload with the engines `open` creates (one per worker thread). Checks, timing,
-/// counting and verification are the same as for [`run`].
+/// counting and verification are the same as for [`run`]; readlab's own cost is not measured
+/// (these engines are not `cfg.engine`'s).
 pub fn run_with(
     cfg: &RunConfig,
     observer: &dyn Observer,
     open: &EngineFactory,
 ) -> Result<Document> {
-    run_inner(cfg, observer, open, None)
+    run_inner(cfg, observer, open, None, false)
 }
 
+/// A run; with `self_cost`, readlab's own cost in its shape measured after it.
 fn run_inner(
     cfg: &RunConfig,
     observer: &dyn Observer,
     open: &EngineFactory,
     gate: Option<&dyn StartGate>,
+    self_cost: bool,
 ) -> Result<Document> {
     let prepared = ReadyTarget::prepare(cfg)?;
     let environment = Environment::capture(prepared.source.as_ref(), prepared.device.clone());
@@ -100,6 +114,9 @@ fn run_inner(
         aggregate::result(cfg, outs, &intervals, done.ended, timer_ns, ready.warnings)?;
     checks::trust(cfg, &ready.range, &mut result);
     checks::trust_polling(cfg, ready.irq.as_ref(), irq.as_ref(), &mut result);
+    if self_cost {
+        selfcost::attach(cfg, ready.source.size(), &mut result);
+    }
     Ok(Document {
         schema: SCHEMA.into(),
         study: None,
