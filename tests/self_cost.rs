@@ -189,3 +189,40 @@ fn the_reports_verdict_says_the_median_over_the_points() {
     );
     assert!(text.contains(&want), "no `{want}` in:\n{text}");
 }
+
+#[test]
+fn the_library_measures_an_asynchronous_shape_once_per_process() {
+    use readlab::config::RunConfig;
+    use readlab::engine::EngineKind;
+    let mut cfg = RunConfig::new("/nowhere");
+    cfg.engine = EngineKind::Uring;
+    (cfg.iodepth, cfg.batch, cfg.complete_min, cfg.threads) = (8, 4, 2, 2);
+    let t = std::time::Instant::now();
+    let first = readlab::runner::null_cost(&cfg, 64 << 20).unwrap();
+    let took = t.elapsed();
+    assert!(
+        first.cpu_us_per_io > 0.0 && first.iops > 10_000.0,
+        "{first:?}"
+    );
+    assert!(
+        took >= readlab::runner::SELF_COST_WINDOW && took < std::time::Duration::from_secs(5),
+        "{took:?}"
+    );
+    // The same shape with another engine: from memory.
+    cfg.engine = EngineKind::Libaio;
+    let t = std::time::Instant::now();
+    let again = readlab::runner::null_cost(&cfg, 64 << 20).unwrap();
+    assert_eq!(again, first);
+    assert!(
+        t.elapsed() < readlab::runner::SELF_COST_WINDOW,
+        "{:?}",
+        t.elapsed()
+    );
+    // A shape no run could have is bad input, measured or not.
+    cfg.bs = 1 << 30;
+    assert!(
+        readlab::runner::null_cost(&cfg, 64 << 20)
+            .unwrap_err()
+            .is_bad_input()
+    );
+}

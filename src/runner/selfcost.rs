@@ -4,7 +4,8 @@
 //! nothing, over a null source of the run's size, with the run's threads, depth, batch,
 //! complete-min, blocks per request, block size, access, rate and sampling, for a short window
 //! ([`WINDOW`]) and no ramp. Each shape is measured once per process: a study's or a tuner's
-//! points that share a shape share the figure.
+//! points that share a shape share the figure. The run itself is handed in ([`NullRun`]: the
+//! runner's own), so that this module and the runner's do not name each other.
 //!
 //! What it leaves out: verification (the null engine's buffers hold no prepared data), the
 //! engine's own options and threads (rings, a thread pool, SQ polling: the engine's cost, not the
@@ -12,9 +13,8 @@
 //! threads), an NBD run on the null engine here (the network and the server are not readlab's
 //! loop). A fleet's ranks each measure their own, with no exchange between them.
 
-use super::{ReadyTarget, Silent, aggregate, execute, open_handles};
 use crate::config::{Range, RunConfig};
-use crate::engine::{self, EngineKind, EngineOptions};
+use crate::engine::{EngineKind, EngineOptions};
 use crate::error::{Error, Result};
 use crate::result::{EndedBy, RunResult, RunnerCost};
 use crate::source::{Source, Target, TargetKind};
@@ -24,6 +24,10 @@ use std::time::Duration;
 /// How long the null engine runs in each shape: hundreds of thousands of I/Os in a closed loop,
 /// and short beside any run it is added to.
 pub const WINDOW: Duration = Duration::from_millis(150);
+
+/// Runs a null engine's configuration on a source over a range, through the runner, quietly:
+/// the run's figures.
+pub(super) type NullRun<'a> = dyn Fn(&RunConfig, Box<dyn Source>, Range) -> Result<RunResult> + 'a;
 
 /// What readlab's loop did on the null engine in one shape.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -71,12 +75,13 @@ impl Shape {
 static MEASURED: Mutex<Vec<(Shape, NullCost)>> = Mutex::new(Vec::new());
 
 /// readlab's CPU per I/O and IOPS on the null engine in the shape of `cfg`, on a source of
-/// `size` bytes (the run's target's): measured for [`WINDOW`] the first time this process asks
-/// for that shape, then remembered. Bad input when `cfg` is not a valid run on such a source.
-pub fn null_cost(cfg: &RunConfig, size: u64) -> Result<NullCost> {
+/// `size` bytes (the run's target's), run by `run`: measured for [`WINDOW`] the first time this
+/// process asks for that shape, then remembered. Bad input when `cfg` is not a valid run on such
+/// a source.
+pub(super) fn null_cost(cfg: &RunConfig, size: u64, run: &NullRun) -> Result<NullCost> {
     let (null_cfg, range) = null_config(cfg, size)?;
     cached(&MEASURED, Shape::of(&null_cfg, range), || {
-        measure(&null_cfg, size, range)
+        measure(&null_cfg, size, range, run)
     })
 }
 
@@ -132,24 +137,9 @@ fn null_config(cfg: &RunConfig, size: u64) -> Result<(RunConfig, Range)> {
     Ok((null, range))
 }
 
-/// One run of the null engine in `cfg`'s shape, through the runner's own code: its workers,
-/// its watch thread, its aggregation; quiet.
-fn measure(cfg: &RunConfig, size: u64, range: Range) -> Result<NullCost> {
-    let source: Box<dyn Source> = Box::new(null_source(size));
-    let handles = open_handles(cfg, source.as_ref(), &range)?;
-    let ready = ReadyTarget {
-        cfg,
-        source,
-        device: Default::default(),
-        range,
-        warnings: Vec::new(),
-        handles,
-        irq: None,
-    };
-    let open = |_: usize, setup| engine::open(EngineKind::Null, setup);
-    let mut done = execute(vec![ready], &Silent, &open, None, None)?;
-    let (outs, intervals, _) = done.groups.pop().expect("one group");
-    let r = aggregate::result(cfg, outs, &intervals, done.ended, 0.0, Vec::new())?;
+/// One run of the null engine in `cfg`'s shape on a null source of `size` bytes.
+fn measure(cfg: &RunConfig, size: u64, range: Range, run: &NullRun) -> Result<NullCost> {
+    let r = run(cfg, Box::new(null_source(size)), range)?;
     if r.ios == 0 {
         return Err(Error::Engine(
             "the null engine completed no I/O in its window".into(),
@@ -161,21 +151,27 @@ fn measure(cfg: &RunConfig, size: u64, range: Range) -> Result<NullCost> {
     })
 }
 
-/// Add readlab's own cost in `cfg`'s shape (on a source of `size` bytes) to `result`, held
-/// against the result's CPU per I/O. Nothing for a run of the null engine (its own figures are
-/// it), an interrupted run (the user asked to stop) or one that completed nothing; nothing
-/// either when it cannot be measured: a run is never failed for its self-measurement.
-pub(super) fn attach(cfg: &RunConfig, size: u64, result: &mut RunResult) {
-    if let Some(c) = for_run(cfg, size, result) {
+/// Add readlab's own cost in `cfg`'s shape (on a source of `size` bytes, run by `run`) to
+/// `result`, held against the result's CPU per I/O. Nothing for a run of the null engine (its
+/// own figures are it), an interrupted run (the user asked to stop) or one that completed
+/// nothing; nothing either when it cannot be measured: a run is never failed for its
+/// self-measurement.
+pub(super) fn attach(cfg: &RunConfig, size: u64, result: &mut RunResult, run: &NullRun) {
+    if let Some(c) = for_run(cfg, size, result, run) {
         result.runner_cost = RunnerCost::new(c.cpu_us_per_io, c.iops, result.cpu_us_per_io);
     }
 }
 
 /// The null engine's figures for a run of `cfg` that produced `result`, when it gets them.
-pub(super) fn for_run(cfg: &RunConfig, size: u64, result: &RunResult) -> Option<NullCost> {
+pub(super) fn for_run(
+    cfg: &RunConfig,
+    size: u64,
+    result: &RunResult,
+    run: &NullRun,
+) -> Option<NullCost> {
     let wanted =
         cfg.engine != EngineKind::Null && result.ended_by != EndedBy::Interrupted && result.ios > 0;
-    wanted.then(|| null_cost(cfg, size).ok()).flatten()
+    wanted.then(|| null_cost(cfg, size, run).ok()).flatten()
 }
 
 #[cfg(test)]
@@ -190,6 +186,22 @@ mod tests {
         null_config(&cfg, 1 << 20)
             .map(|(c, r)| Shape::of(&c, r))
             .unwrap()
+    }
+
+    /// A result as the runner's would be, with `cpu` µs per I/O over `ios`.
+    fn result(cpu: f64, ios: u64) -> RunResult {
+        let line = include_str!("../../tests/fixtures/results-small.jsonl")
+            .lines()
+            .next()
+            .unwrap();
+        let doc: serde_json::Value = serde_json::from_str(line).unwrap();
+        let mut r: RunResult = serde_json::from_value(doc["result"].clone()).unwrap();
+        (r.cpu_us_per_io, r.ios, r.ended_by) = (cpu, ios, EndedBy::Runtime);
+        r
+    }
+
+    fn never(_: &RunConfig, _: Box<dyn Source>, _: Range) -> Result<RunResult> {
+        panic!("not to be run")
     }
 
     #[test]
@@ -238,40 +250,69 @@ mod tests {
     fn a_shape_no_run_could_have_is_refused() {
         let mut cfg = RunConfig::new("/x");
         cfg.bs = 1 << 20;
-        assert!(null_cost(&cfg, 4096).unwrap_err().is_bad_input());
+        assert!(null_cost(&cfg, 4096, &never).unwrap_err().is_bad_input());
     }
 
     #[test]
-    fn the_null_engine_runs_the_asynchronous_shape() {
+    fn the_null_engine_gets_the_runs_shape_and_its_figures_are_held_against_the_run() {
         let mut cfg = RunConfig::new("/x");
         cfg.engine = EngineKind::Libaio;
-        cfg.iodepth = 8;
-        cfg.batch = 4;
-        cfg.threads = 2;
-        let c = null_cost(&cfg, 64 << 20).unwrap();
-        assert!(c.cpu_us_per_io > 0.0 && c.iops > 1000.0, "{c:?}");
+        (cfg.iodepth, cfg.batch, cfg.complete_min, cfg.threads) = (8, 4, 2, 3);
+        (cfg.verify, cfg.ramp) = (true, Duration::from_secs(2));
+        cfg.blocks_per_request = 2;
+        // A shape no other test asks for: the process's cache is shared.
+        cfg.bs = 12288;
+        let seen = Mutex::new(Vec::new());
+        let run = |c: &RunConfig, s: Box<dyn Source>, r: Range| {
+            seen.lock().unwrap().push((c.clone(), s.size(), r));
+            Ok(result(0.25, 1000))
+        };
+        let mut r = result(1.0, 5000);
+        attach(&cfg, 64 << 20, &mut r, &run);
+        let own = r.runner_cost.expect("measured");
+        assert_eq!((own.cpu_us_per_io, own.share_of_cpu), (0.25, 0.25));
+        let seen = seen.into_inner().unwrap();
+        assert_eq!(seen.len(), 1);
+        let (c, size, range) = &seen[0];
+        assert_eq!(
+            (c.engine, c.direct, c.verify),
+            (EngineKind::Null, false, false)
+        );
+        assert_eq!((c.ramp, c.runtime), (Duration::ZERO, WINDOW));
+        let shape = |c: &RunConfig| {
+            let s = (c.threads, c.iodepth, c.batch, c.complete_min);
+            (s, c.blocks_per_request, c.bs, c.rw)
+        };
+        assert_eq!(shape(c), shape(&cfg));
+        assert_eq!((*size, range.len), (64 << 20, (64 << 20) / 12288 * 12288));
+        // The same shape again: from memory, not run again, held against this run's CPU.
+        let mut r2 = result(0.5, 5000);
+        attach(&cfg, 64 << 20, &mut r2, &never);
+        assert_eq!(r2.runner_cost.map(|o| o.share_of_cpu), Some(0.5));
     }
 
     #[test]
-    fn nothing_for_null_runs_interrupted_runs_or_empty_runs() {
+    fn nothing_for_null_runs_interrupted_runs_empty_runs_or_failed_measurements() {
         let cfg = RunConfig::new("/x");
-        let line = include_str!("../../tests/fixtures/results-small.jsonl")
-            .lines()
-            .next()
-            .unwrap();
-        let mut r = serde_json::from_str::<crate::result::Document>(line)
-            .unwrap()
-            .result;
+        let mut r = result(1.0, 1000);
         r.ended_by = EndedBy::Interrupted;
-        assert_eq!(for_run(&cfg, 1 << 20, &r), None);
-        r.ended_by = EndedBy::Runtime;
-        r.ios = 0;
-        assert_eq!(for_run(&cfg, 1 << 20, &r), None);
+        assert_eq!(for_run(&cfg, 1 << 20, &r, &never), None);
+        let mut r = result(1.0, 0);
+        assert_eq!(for_run(&cfg, 1 << 20, &r, &never), None);
         r.ios = 1000;
         let null = RunConfig {
             engine: EngineKind::Null,
             ..cfg.clone()
         };
-        assert_eq!(for_run(&null, 1 << 20, &r), None);
+        assert_eq!(for_run(&null, 1 << 20, &r, &never), None);
+        // A measurement that fails leaves the run without one, and the run as it was.
+        let failing = |_: &RunConfig, _: Box<dyn Source>, _: Range| -> Result<RunResult> {
+            Err(Error::Engine("no".into()))
+        };
+        let mut other = cfg.clone();
+        other.bs = 20480;
+        let before = r.clone();
+        attach(&other, 1 << 20, &mut r, &failing);
+        assert_eq!(r, before);
     }
 }

@@ -141,7 +141,8 @@ fn targets_inner(
             r.cpu_us_per_io = result.cpu_us_per_io;
         }
     }
-    if self_cost && let Some(c) = selfcost::for_run(&cfgs[0], first_size, &result) {
+    let null_run = &super::null_run;
+    if self_cost && let Some(c) = selfcost::for_run(&cfgs[0], first_size, &result, null_run) {
         let of = |r: &RunResult| RunnerCost::new(c.cpu_us_per_io, c.iops, r.cpu_us_per_io);
         result.runner_cost = of(&result);
         for r in runs.iter_mut().filter_map(|t| t.result.as_mut()) {
