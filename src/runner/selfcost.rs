@@ -37,10 +37,10 @@ pub struct NullCost {
     pub iops: f64,
 }
 
-/// What of a configuration readlab's loop costs depend on. The engine is not part of it: the
-/// null engine stands in for every one.
+/// What of a configuration readlab's loop costs depend on, the range read aside. The engine is
+/// not part of it: the null engine stands in for every one.
 #[derive(Debug, Clone, PartialEq)]
-struct Shape {
+struct Loop {
     threads: usize,
     iodepth: usize,
     batch: usize,
@@ -50,12 +50,11 @@ struct Shape {
     rw: crate::config::Rw,
     rate: Option<crate::config::Rate>,
     sample_bytes: Option<u64>,
-    range: Range,
 }
 
-impl Shape {
-    fn of(cfg: &RunConfig, range: Range) -> Shape {
-        Shape {
+impl Loop {
+    fn of(cfg: &RunConfig) -> Loop {
+        Loop {
             threads: cfg.threads,
             iodepth: cfg.iodepth,
             batch: cfg.batch,
@@ -65,9 +64,37 @@ impl Shape {
             rw: cfg.rw,
             rate: cfg.rate,
             sample_bytes: cfg.sample_bytes,
+        }
+    }
+}
+
+/// A shape as measured: the loop and the range it read.
+#[derive(Debug, Clone, PartialEq)]
+struct Shape {
+    of: Loop,
+    range: Range,
+}
+
+impl Shape {
+    fn of(cfg: &RunConfig, range: Range) -> Shape {
+        Shape {
+            of: Loop::of(cfg),
             range,
         }
     }
+}
+
+/// Whether a run of `cfg` is followed by the measurement of readlab's own cost (every engine
+/// but the null engine, whose own figures are it).
+pub fn measures_self(cfg: &RunConfig) -> bool {
+    cfg.engine != EngineKind::Null
+}
+
+/// Whether runs of `a` and `b` measure readlab's own cost in the same shape, so that the later
+/// one of a process takes the earlier's figure without measuring (as far as their
+/// configurations tell: the same target, range and loop).
+pub fn same_shape(a: &RunConfig, b: &RunConfig) -> bool {
+    (&a.target, a.offset, a.size) == (&b.target, b.offset, b.size) && Loop::of(a) == Loop::of(b)
 }
 
 /// The shapes measured in this process. Held while a shape is measured, so two measurements
@@ -169,8 +196,7 @@ pub(super) fn for_run(
     result: &RunResult,
     run: &NullRun,
 ) -> Option<NullCost> {
-    let wanted =
-        cfg.engine != EngineKind::Null && result.ended_by != EndedBy::Interrupted && result.ios > 0;
+    let wanted = measures_self(cfg) && result.ended_by != EndedBy::Interrupted && result.ios > 0;
     wanted.then(|| null_cost(cfg, size, run).ok()).flatten()
 }
 
