@@ -17,6 +17,27 @@ pub fn planned(cfg: &RunConfig) -> Duration {
     cfg.ramp + cfg.runtime
 }
 
+/// What each point of a series (in the order they run) is planned to take: its ramp and runtime,
+/// and for the first of each shape readlab's own cost is measured in, that measurement's window
+/// (the later points of the shape take its figure: `crate::runner::null_cost`). Planning every
+/// point alike would have the estimate scaled by the first points, which measure, and the rest
+/// overestimated.
+pub fn planned_series<'a>(cfgs: impl IntoIterator<Item = &'a RunConfig>) -> Vec<Duration> {
+    use crate::runner::{SELF_COST_WINDOW, measures_self, same_shape};
+    let mut measured: Vec<&RunConfig> = Vec::new();
+    cfgs.into_iter()
+        .map(|c| {
+            let first = measures_self(c) && !measured.iter().any(|m| same_shape(m, c));
+            if first {
+                measured.push(c);
+                planned(c) + SELF_COST_WINDOW
+            } else {
+                planned(c)
+            }
+        })
+        .collect()
+}
+
 /// The estimate of what is left of a series of points.
 #[derive(Debug, Clone)]
 pub struct Eta {
@@ -192,5 +213,27 @@ mod tests {
         assert_eq!(format(secs(45.0)), "45s");
         assert_eq!(format(secs(80.0)), "1m20s");
         assert_eq!(format(secs(3600.0 + 5.0 * 60.0)), "1h05m");
+    }
+
+    #[test]
+    fn the_first_point_of_each_shape_is_planned_with_its_self_measurement() {
+        use crate::engine::EngineKind;
+        use crate::runner::SELF_COST_WINDOW as W;
+        let at = |engine: EngineKind, iodepth: usize| {
+            let mut c = RunConfig::new("/t");
+            (c.engine, c.iodepth, c.runtime) = (engine, iodepth, Duration::from_secs(1));
+            c
+        };
+        let cfgs = [
+            at(EngineKind::Psync, 1),
+            at(EngineKind::Pvsync2, 1),
+            at(EngineKind::Libaio, 8),
+            at(EngineKind::Uring, 8),
+            at(EngineKind::Null, 1),
+            at(EngineKind::Libaio, 16),
+        ];
+        let s = Duration::from_secs(1);
+        // pvsync2 QD1 is psync's shape, uring QD8 libaio's; the null engine measures nothing.
+        assert_eq!(planned_series(&cfgs), [s + W, s, s + W, s, s, s + W]);
     }
 }

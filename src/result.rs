@@ -13,7 +13,9 @@ pub const SCHEMA: &str = "readlab.run/1";
 
 /// A failed read: where, and why (defined beside the errors that carry it).
 pub use crate::error::IoErrorRecord;
-pub use run::{EndedBy, ErrorSummary, OpenLoopSummary, RunResult, TimerInfo, VerifySummary};
+pub use run::{
+    EndedBy, ErrorSummary, OpenLoopSummary, RunResult, RunnerCost, TimerInfo, VerifySummary,
+};
 
 impl OpenLoopSummary {
     /// The rate asked and the rate achieved, as every output says them: `rate 5,000/s, achieved

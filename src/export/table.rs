@@ -264,6 +264,17 @@ pub fn run_report(d: &Document) -> String {
         "  timer    {:.0} ns per clock read, {:.0} ns per I/O",
         r.timer.ns_per_clock_read, r.timer.overhead_ns_per_io
     );
+    if let Some(own) = &r.runner_cost {
+        let _ = writeln!(
+            s,
+            "  readlab  its own loop {:.2} us CPU per I/O ({} IOPS on the null engine, same \
+             shape): {:.0} % of this run's {:.2} us",
+            own.cpu_us_per_io,
+            crate::units::grouped(own.iops.round().max(0.0) as u64),
+            own.share_of_cpu * 100.0,
+            r.cpu_us_per_io
+        );
+    }
     if let Some(v) = &r.verify {
         let _ = writeln!(
             s,
@@ -409,6 +420,27 @@ mod tests {
         assert!(
             table.contains("open loop A48B8T3: rate 5,000/s, achieved 4,998/s\n"),
             "{table}"
+        );
+    }
+
+    #[test]
+    fn the_run_says_what_of_its_cpu_is_readlabs_own_loop() {
+        let text = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/results-small.jsonl"
+        ))
+        .unwrap();
+        let mut d: Document = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+        assert!(!run_report(&d).contains("its own loop"), "not measured");
+        d.result.cpu_us_per_io = 1.4;
+        d.result.runner_cost = crate::result::RunnerCost::new(0.0912, 7_123_456.4, 1.4);
+        let block = run_report(&d);
+        assert!(
+            block.contains(
+                "  readlab  its own loop 0.09 us CPU per I/O (7,123,456 IOPS on the null engine, \
+                 same shape): 7 % of this run's 1.40 us\n"
+            ),
+            "{block}"
         );
     }
 }

@@ -83,6 +83,8 @@ pub fn aggregate(members: &[FleetMember]) -> Result<RunResult> {
             0.0
         },
         timer: first.timer.clone(),
+        // Each rank's own result carries its loop's cost; the fleet's is not one shape's.
+        runner_cost: None,
         service_latency: None,
         handoff_latency: None,
         engine_features: first.engine_features.clone(),

@@ -160,11 +160,7 @@ pub fn run(
         let done = plan.total - plan.todo.len();
         skipped += done;
         obs.study_start(name, plan.total, done);
-        let planned: Vec<_> = plan
-            .todo
-            .iter()
-            .map(|(_, c)| crate::eta::planned(c))
-            .collect();
+        let planned = crate::eta::planned_series(plan.todo.iter().map(|(_, c)| c));
         obs.points_planned(&planned);
         for (i, (tag, cfg)) in plan.todo.into_iter().enumerate() {
             let cancelled =

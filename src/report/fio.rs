@@ -333,6 +333,7 @@ pub fn import(text: &str, origin: &str) -> Result<Imported> {
                 0.0
             },
             timer_ns_per_io: None,
+            runner_cost: None,
             spread: None,
             latency,
             timeline: Vec::new(),

@@ -33,6 +33,43 @@ pub struct TimerInfo {
     pub overhead_ns_per_io: f64,
 }
 
+/// readlab's own loop in a run's shape: the same runner (threads, depth, batch, complete-min,
+/// blocks per request, block size, access, rate, sampling) driving the null engine, which reads
+/// nothing, for a short window ([`crate::runner::null_cost`]). What is left of the run's CPU per
+/// I/O is the engine, the kernel and the device.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct RunnerCost {
+    /// CPU of readlab's threads per I/O on the null engine in this run's shape, µs (computed as
+    /// the run's own `cpu_us_per_io`).
+    pub cpu_us_per_io: f64,
+    /// I/Os per second readlab's loop reached on the null engine in this shape.
+    pub iops: f64,
+    /// `cpu_us_per_io` above ÷ the run's `cpu_us_per_io`: the part of the run's CPU per I/O
+    /// that is readlab's own loop ([`RunnerCost::share`]).
+    pub share_of_cpu: f64,
+}
+
+impl RunnerCost {
+    /// The null engine's figures held against a run whose CPU per I/O is `run_cpu_us_per_io`;
+    /// None when the run has no CPU per I/O to hold them against (nothing completed).
+    pub fn new(cpu_us_per_io: f64, iops: f64, run_cpu_us_per_io: f64) -> Option<RunnerCost> {
+        let share_of_cpu = RunnerCost::share(cpu_us_per_io, run_cpu_us_per_io)?;
+        Some(RunnerCost {
+            cpu_us_per_io,
+            iops,
+            share_of_cpu,
+        })
+    }
+
+    /// The one computation of the share every output shows: readlab's CPU per I/O on the null
+    /// engine ÷ the run's CPU per I/O; None unless both are positive and finite.
+    pub fn share(runner_cpu_us_per_io: f64, run_cpu_us_per_io: f64) -> Option<f64> {
+        let ok = |v: f64| v.is_finite() && v > 0.0;
+        (ok(runner_cpu_us_per_io) && ok(run_cpu_us_per_io))
+            .then(|| runner_cpu_us_per_io / run_cpu_us_per_io)
+    }
+}
+
 /// Every figure of one run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RunResult {
@@ -65,6 +102,12 @@ pub struct RunResult {
     /// CPU of every thread of the process (including kernel helpers) per measured I/O.
     pub cpu_us_per_io: f64,
     pub timer: TimerInfo,
+    /// readlab's own loop in this run's shape, measured on the null engine right after the run.
+    /// Absent for runs of the null engine itself (their own figures are it), for runs where it
+    /// could not be measured (interrupted, nothing completed), for a fleet's aggregate (each
+    /// rank's result carries its own), and in older results.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runner_cost: Option<RunnerCost>,
     /// Time of the read alone (engines that hand reads to other threads report it).
     pub service_latency: Option<LatencySummary>,
     /// Per-I/O hand-off cost: total latency minus the read itself (thread pool).
@@ -170,4 +213,38 @@ pub struct OpenLoopSummary {
     pub max_backlog: f64,
     /// Requests still due but never issued when the window ended.
     pub final_backlog: f64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{RunResult, RunnerCost};
+
+    #[test]
+    fn the_share_is_the_runners_cpu_over_the_runs() {
+        let c = RunnerCost::new(0.1, 7e6, 0.8).unwrap();
+        assert_eq!((c.cpu_us_per_io, c.iops), (0.1, 7e6));
+        assert!((c.share_of_cpu - 0.125).abs() < 1e-15, "{c:?}");
+        assert_eq!(RunnerCost::share(0.1, 0.8), Some(c.share_of_cpu));
+        // Nothing to hold it against, or nothing measured: no share.
+        assert_eq!(RunnerCost::new(0.1, 7e6, 0.0), None);
+        assert_eq!(RunnerCost::share(0.0, 0.8), None);
+        assert_eq!(RunnerCost::share(f64::NAN, 0.8), None);
+        assert_eq!(RunnerCost::share(0.1, f64::INFINITY), None);
+    }
+
+    #[test]
+    fn older_results_without_it_still_read_and_none_is_not_written() {
+        let line = include_str!("../../tests/fixtures/results-small.jsonl")
+            .lines()
+            .next()
+            .unwrap();
+        assert!(!line.contains("runner_cost"));
+        let doc: serde_json::Value = serde_json::from_str(line).unwrap();
+        let mut r: RunResult = serde_json::from_value(doc["result"].clone()).unwrap();
+        assert_eq!(r.runner_cost, None);
+        assert!(!serde_json::to_string(&r).unwrap().contains("runner_cost"));
+        r.runner_cost = RunnerCost::new(0.1, 7e6, 0.8);
+        let back: RunResult = serde_json::from_str(&serde_json::to_string(&r).unwrap()).unwrap();
+        assert_eq!(back.runner_cost, r.runner_cost);
+    }
 }

@@ -175,6 +175,8 @@ pub(super) fn result(
             clock_reads_per_io: reads_per_io,
             overhead_ns_per_io: reads_per_io * timer_ns,
         },
+        // Measured apart, after the run (`selfcost`).
+        runner_cost: None,
         service_latency: (service.count > 0).then(|| service.summary()),
         handoff_latency: (handoff.count > 0).then(|| handoff.summary()),
         engine_features: features,

@@ -10,6 +10,9 @@
 //! - `aggregate`: the workers' outputs merged into one [`RunResult`](crate::result::RunResult).
 //! - `targets`: several targets in one run ([`run_targets`]): one group of workers per target
 //!   behind the same start barrier, results per target and their aggregate.
+//! - `selfcost`: readlab's own cost per I/O in a run's shape ([`null_cost`]): the null engine's
+//!   run in that shape (the runner's own, [`null_run`]), once per shape, after every run of real
+//!   engines.
 //!
 //! Engines come from an [`EngineFactory`]: [`run`] opens the real ones, tests hand [`run_with`] a
 //! scripted fake. An observer that asks for the monitor ([`Observer::monitor`]) gets its samples
@@ -22,6 +25,7 @@ mod depth;
 mod observe;
 mod requests;
 mod schedule;
+mod selfcost;
 mod shared;
 mod targets;
 mod watch;
@@ -35,6 +39,7 @@ mod tests;
 pub(crate) use checks::{OTHER_LOAD, other_load};
 pub use checks::{Prepared, check_prepared_throughout, prepare_run};
 pub use observe::{EngineFactory, Observer, Phase, Silent, StartGate, Tick};
+pub use selfcost::{NullCost, WINDOW as SELF_COST_WINDOW, measures_self, same_shape};
 use shared::{Counter, Ended, Group, Shared};
 pub use targets::{run_targets, run_targets_with};
 
@@ -44,7 +49,7 @@ use crate::engine;
 use crate::env::Environment;
 use crate::error::{Error, Result};
 use crate::monitor::{Monitor, MonitorRecord};
-use crate::result::{Document, SCHEMA};
+use crate::result::{Document, RunResult, SCHEMA};
 use crate::source::{Handle, Source, WorkerOpen};
 use crate::stats;
 use std::collections::BTreeMap;
@@ -52,26 +57,55 @@ use std::sync::atomic::{AtomicBool, AtomicUsize};
 use std::sync::{Barrier, Condvar, Mutex, OnceLock};
 use std::time::Instant;
 
-/// Run one workload with the engine `cfg.engine` names and return its document. Bad input fails
-/// before any I/O.
+/// Run one workload with the engine `cfg.engine` names and return its document, with readlab's
+/// own cost in the same shape measured after it ([`null_cost`]). Bad input fails before any I/O.
 pub fn run(cfg: &RunConfig, observer: &dyn Observer) -> Result<Document> {
-    run_with(cfg, observer, &|_, setup| engine::open(cfg.engine, setup))
+    let open = |_: usize, setup| engine::open(cfg.engine, setup);
+    let (mut doc, size) = run_sized(cfg, observer, &open, None)?;
+    selfcost::attach(cfg, size, &mut doc.result, &null_run);
+    Ok(doc)
 }
 
 /// [`run`], starting when `gate` says: the set-up (target checks, engines) happens first, then
 /// the gate is passed, then the measured run. An error before the gate is returned without
-/// calling it; the caller tells the other members.
+/// calling it; the caller tells the other members. Each member measures its own cost after the
+/// run ([`null_cost`]), on its own.
 pub fn run_gated(
     cfg: &RunConfig,
     observer: &dyn Observer,
     gate: &dyn StartGate,
 ) -> Result<Document> {
-    run_inner(
+    let open = |_: usize, setup| engine::open(cfg.engine, setup);
+    let (mut doc, size) = run_sized(cfg, observer, &open, Some(gate))?;
+    selfcost::attach(cfg, size, &mut doc.result, &null_run);
+    Ok(doc)
+}
+
+/// readlab's CPU per I/O and IOPS on the null engine in the shape of `cfg` (threads, depth,
+/// batch, complete-min, blocks per request, block size, access, rate, sampling), on a source of
+/// `size` bytes: measured for [`SELF_COST_WINDOW`] the first time this process asks for that
+/// shape, then remembered. Bad input when `cfg` is not a valid run on such a source.
+pub fn null_cost(cfg: &RunConfig, size: u64) -> Result<NullCost> {
+    selfcost::null_cost(cfg, size, &null_run)
+}
+
+/// `cfg`, the null engine's run in some run's shape (`selfcost`), run quietly on `source`
+/// through the code every run goes through: its workers, its watch thread, its aggregation.
+fn null_run(cfg: &RunConfig, source: Box<dyn Source>, range: Range) -> Result<RunResult> {
+    let handles = open_handles(cfg, source.as_ref(), &range)?;
+    let ready = ReadyTarget {
         cfg,
-        observer,
-        &|_, setup| engine::open(cfg.engine, setup),
-        Some(gate),
-    )
+        source,
+        device: Default::default(),
+        range,
+        warnings: Vec::new(),
+        handles,
+        irq: None,
+    };
+    let open = |_: usize, setup| engine::open(cfg.engine, setup);
+    let mut done = execute(vec![ready], &Silent, &open, None, None)?;
+    let (outs, intervals, _) = done.groups.pop().expect("one group");
+    aggregate::result(cfg, outs, &intervals, done.ended, 0.0, Vec::new())
 }
 
 /// Run one workload with the engines `open` creates (one per worker thread). Checks, timing,
@@ -90,6 +124,16 @@ fn run_inner(
     open: &EngineFactory,
     gate: Option<&dyn StartGate>,
 ) -> Result<Document> {
+    run_sized(cfg, observer, open, gate).map(|(doc, _)| doc)
+}
+
+/// A run, and the size of the source it read (readlab's own cost is measured on one as large).
+fn run_sized(
+    cfg: &RunConfig,
+    observer: &dyn Observer,
+    open: &EngineFactory,
+    gate: Option<&dyn StartGate>,
+) -> Result<(Document, u64)> {
     let prepared = ReadyTarget::prepare(cfg)?;
     let environment = Environment::capture(prepared.source.as_ref(), prepared.device.clone());
     let monitor = start_monitor(observer, std::slice::from_ref(cfg))?;
@@ -101,7 +145,7 @@ fn run_inner(
         aggregate::result(cfg, outs, &intervals, done.ended, timer_ns, ready.warnings)?;
     checks::trust(cfg, &ready.range, &mut result);
     checks::trust_polling(cfg, ready.irq.as_ref(), irq.as_ref(), &mut result);
-    Ok(Document {
+    let doc = Document {
         schema: SCHEMA.into(),
         study: None,
         config: cfg.clone(),
@@ -110,7 +154,8 @@ fn run_inner(
         targets: Vec::new(),
         monitor: done.monitor,
         fleet: None,
-    })
+    };
+    Ok((doc, ready.source.size()))
 }
 
 /// One target checked and opened, ready for its workers.

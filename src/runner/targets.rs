@@ -7,35 +7,46 @@
 //! whole run's).
 
 use super::{
-    Ended, EngineFactory, Observer, ReadyTarget, aggregate, checks, execute, start_monitor,
+    Ended, EngineFactory, Observer, ReadyTarget, aggregate, checks, execute, selfcost,
+    start_monitor,
 };
 use crate::clock;
 use crate::config::RunConfig;
 use crate::engine;
 use crate::env::Environment;
 use crate::error::Result;
-use crate::result::{Document, SCHEMA, TargetRun};
+use crate::result::{Document, RunResult, RunnerCost, SCHEMA, TargetRun};
 use crate::stats::Recorder;
 use crate::targets::TargetSpec;
 use std::collections::BTreeMap;
 
-/// Run the workload `cfg` (its target aside) on every target at once.
+/// Run the workload `cfg` (its target aside) on every target at once, with readlab's own cost in
+/// one target's shape measured after it (`super::null_cost`) and held against each result.
 pub fn run_targets(
     cfg: &RunConfig,
     targets: &[TargetSpec],
     observer: &dyn Observer,
 ) -> Result<Document> {
-    run_targets_with(cfg, targets, observer, &|_, setup| {
-        engine::open(cfg.engine, setup)
-    })
+    let open = |_: usize, setup| engine::open(cfg.engine, setup);
+    targets_inner(cfg, targets, observer, &open, true)
 }
 
-/// [`run_targets`] with the engines `open` creates.
+/// [`run_targets`] with the engines `open` creates; readlab's own cost is not measured.
 pub fn run_targets_with(
     cfg: &RunConfig,
     targets: &[TargetSpec],
     observer: &dyn Observer,
     open: &EngineFactory,
+) -> Result<Document> {
+    targets_inner(cfg, targets, observer, open, false)
+}
+
+fn targets_inner(
+    cfg: &RunConfig,
+    targets: &[TargetSpec],
+    observer: &dyn Observer,
+    open: &EngineFactory,
+    self_cost: bool,
 ) -> Result<Document> {
     crate::targets::check_distinct(targets)?;
     crate::targets::check_threads(cfg, targets.len())?;
@@ -56,6 +67,8 @@ pub fn run_targets_with(
         .collect();
     let monitor = start_monitor(observer, &cfgs)?;
     let timer_ns = clock::timer_cost_ns();
+    // The shape of one target: the first's threads on the first's size.
+    let first_size = ready[0].source.size();
     let done = execute(ready, observer, open, monitor.as_ref(), None)?;
 
     let mut runs = Vec::new();
@@ -126,6 +139,14 @@ pub fn run_targets_with(
     for t in &mut runs {
         if let Some(r) = &mut t.result {
             r.cpu_us_per_io = result.cpu_us_per_io;
+        }
+    }
+    let null_run = &super::null_run;
+    if self_cost && let Some(c) = selfcost::for_run(&cfgs[0], first_size, &result, null_run) {
+        let of = |r: &RunResult| RunnerCost::new(c.cpu_us_per_io, c.iops, r.cpu_us_per_io);
+        result.runner_cost = of(&result);
+        for r in runs.iter_mut().filter_map(|t| t.result.as_mut()) {
+            r.runner_cost = of(r);
         }
     }
     agg_cfg.threads = cfg.threads;

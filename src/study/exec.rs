@@ -47,10 +47,7 @@ pub fn run_each<T>(
         .collect();
     let skipped = items.len() - todo.len();
     obs.study_start(name, items.len(), skipped);
-    let planned: Vec<_> = todo
-        .iter()
-        .map(|i| crate::eta::planned(&point(i).cfg))
-        .collect();
+    let planned = crate::eta::planned_series(todo.iter().map(|i| &point(i).cfg));
     obs.points_planned(&planned);
     let mut measured = 0;
     for (i, item) in todo.iter().enumerate() {

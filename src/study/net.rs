@@ -265,10 +265,7 @@ pub fn run_net_points(
     let todo: Vec<&NetPoint> = points.iter().filter(|p| !stored(store, &p.point)).collect();
     let skipped = points.len() - todo.len();
     obs.study_start(name, points.len(), skipped);
-    let planned: Vec<_> = todo
-        .iter()
-        .map(|p| crate::eta::planned(&p.point.cfg))
-        .collect();
+    let planned = crate::eta::planned_series(todo.iter().map(|p| &p.point.cfg));
     obs.points_planned(&planned);
     let mut counts = Counts {
         skipped,

@@ -256,6 +256,36 @@ pub struct OwnCost {
     pub null_points: Vec<usize>,
     /// Median cost of readlab's clock reads per I/O, ns, over the runs that recorded it.
     pub timer_ns_per_io: Option<f64>,
+    /// readlab's own loop on the null engine in the points' shapes: medians over the points that
+    /// recorded it.
+    pub runner: Option<RunnerShare>,
+}
+
+/// readlab's own loop over a target's points (each measured on the null engine in its shape).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunnerShare {
+    /// Median CPU per I/O of readlab's loop on the null engine, µs.
+    pub cpu_us_per_io: f64,
+    /// Median share of a point's CPU per I/O that is readlab's loop (0–1).
+    pub share_of_cpu: f64,
+    /// Points it is the median of.
+    pub points: usize,
+}
+
+impl RunnerShare {
+    /// The medians over `points`' recorded runner costs; None when none recorded one.
+    pub fn of<'a>(points: impl Iterator<Item = &'a Point>) -> Option<RunnerShare> {
+        let costs: Vec<&crate::result::RunnerCost> =
+            points.filter_map(|p| p.runner_cost.as_ref()).collect();
+        let median = |f: &dyn Fn(&crate::result::RunnerCost) -> f64| {
+            interval(&costs.iter().map(|c| f(c)).collect::<Vec<_>>()).median
+        };
+        (!costs.is_empty()).then(|| RunnerShare {
+            cpu_us_per_io: median(&|c| c.cpu_us_per_io),
+            share_of_cpu: median(&|c| c.share_of_cpu),
+            points: costs.len(),
+        })
+    }
 }
 
 /// The verdict of one target.
@@ -585,8 +615,9 @@ fn remeasured(search: &Point, c: &crate::tune::Candidate, sp: &crate::tune::Spre
         achieved_depth: None,
     });
     p.timeline.clear();
-    // Counted once, on the search run.
+    // Counted once, on the search run (whose CPU per I/O its runner cost is held against).
     p.timer_ns_per_io = None;
+    p.runner_cost = None;
     p.note = Some(format!(
         "medians of {} interleaved runs (the tuner's re-measured finalist)",
         sp.runs
@@ -652,6 +683,7 @@ pub fn verdict(points: &[Point], label: &dyn Fn(usize) -> String) -> Verdict {
                 own: OwnCost {
                     null_points,
                     timer_ns_per_io: (!timers.is_empty()).then(|| interval(&timers).median),
+                    runner: RunnerShare::of((0..points.len()).filter(mine).map(|i| &points[i])),
                 },
             }
         })

@@ -90,6 +90,16 @@ pub fn own_cost(t: &TargetVerdict, points: &[Point]) -> Option<String> {
             format_ns(ns, Style::Table)
         ));
     }
+    if let Some(r) = &t.own.runner {
+        parts.push(format!(
+            "its own loop {:.2} µs CPU per I/O on the null engine in the same shapes, {:.0} % of \
+             their CPU per I/O (medians of {} point{})",
+            r.cpu_us_per_io,
+            r.share_of_cpu * 100.0,
+            r.points,
+            if r.points == 1 { "" } else { "s" }
+        ));
+    }
     (!parts.is_empty()).then(|| format!("Self-measurement, not ranked: {}.", parts.join("; ")))
 }
 

@@ -448,3 +448,45 @@ fn a_tuners_medians_replace_its_search_runs() {
     assert!(a[0].close, "{}", a[0].text);
     assert_eq!(of_report(&r).extra.len(), 1);
 }
+
+#[test]
+fn the_runner_cost_is_the_median_over_the_targets_points() {
+    let cost = |cpu: f64, run: f64| crate::result::RunnerCost::new(cpu, 5e6, run);
+    let mut a = at("P", "psync", 10_000.0, 200.0, 1.0);
+    a.runner_cost = cost(0.10, 1.0);
+    let mut b = at("U32B1", "uring", 80_000.0, 900.0, 2.0);
+    b.iodepth = 32;
+    b.runner_cost = cost(0.30, 2.0);
+    let mut c = at("A32B1", "libaio", 70_000.0, 900.0, 0.5);
+    c.iodepth = 32;
+    c.runner_cost = cost(0.20, 0.5);
+    // A point that did not measure it (older results, fio) is left out of the medians.
+    let d = at("A16B1", "libaio", 60_000.0, 900.0, 3.0);
+    let pts = vec![a, b, c, d];
+    let v = verdict(&pts, &|i| pts[i].label.clone());
+    let r = v.targets[0].own.runner.clone().expect("runner cost");
+    assert_eq!(r.points, 3);
+    assert!((r.cpu_us_per_io - 0.20).abs() < 1e-12, "{r:?}");
+    // Shares 10 %, 15 %, 40 %: the median share, not the share of the medians.
+    assert!((r.share_of_cpu - 0.15).abs() < 1e-12, "{r:?}");
+    let text = render::text(&v, &pts);
+    assert!(
+        text.contains(
+            "its own loop 0.20 µs CPU per I/O on the null engine in the same shapes, 15 % of \
+             their CPU per I/O (medians of 3 points)"
+        ),
+        "{text}"
+    );
+    // None recorded: nothing said.
+    let old: Vec<Point> = pts
+        .iter()
+        .cloned()
+        .map(|mut p| {
+            p.runner_cost = None;
+            p
+        })
+        .collect();
+    let v = verdict(&old, &|i| old[i].label.clone());
+    assert_eq!(v.targets[0].own.runner, None);
+    assert!(!render::text(&v, &old).contains("its own loop"));
+}

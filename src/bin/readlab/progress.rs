@@ -99,10 +99,10 @@ impl Progress {
     /// Several runs follow, one per configuration, each `repeat` times (nothing is shown for a
     /// single run).
     pub fn series(&self, cfgs: &[RunConfig], repeat: usize) {
-        let planned: Vec<Duration> = cfgs
-            .iter()
-            .flat_map(|c| std::iter::repeat_n(readlab::eta::planned(c), repeat.max(1)))
-            .collect();
+        let planned = readlab::eta::planned_series(
+            cfgs.iter()
+                .flat_map(|c| std::iter::repeat_n(c, repeat.max(1))),
+        );
         if planned.len() > 1 {
             let mut eta = Eta::new(planned);
             eta.begin(Instant::now());

@@ -51,6 +51,7 @@ pub(crate) mod tests {
             open_loop: None,
             cpu_us_per_io: 1.0,
             timer_ns_per_io: Some(40.0),
+            runner_cost: None,
             spread: None,
             latency: LatencySummary {
                 count: 1_000_000,

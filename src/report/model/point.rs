@@ -113,6 +113,10 @@ pub struct Point {
     pub cpu_us_per_io: f64,
     /// readlab's own clock reads per I/O, ns (None for fio).
     pub timer_ns_per_io: Option<f64>,
+    /// readlab's own loop in this point's shape, on the null engine (None for fio, for null-engine
+    /// points and for results written before readlab measured it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runner_cost: Option<crate::result::RunnerCost>,
     /// With repetitions: each headline figure's median and interval over the runs.
     pub spread: Option<RepeatSummary>,
     pub latency: LatencySummary,
@@ -207,6 +211,7 @@ impl Point {
             sqpoll_cpu_pct: r.cpu.sqpoll.pct_of_core,
             cpu_us_per_io: r.cpu_us_per_io,
             timer_ns_per_io: Some(r.timer.overhead_ns_per_io),
+            runner_cost: r.runner_cost.clone(),
             spread: r.repeat.clone(),
             latency: r.latency.clone(),
             timeline: r.timeline.clone(),
