@@ -128,7 +128,7 @@ fn null_engine_runs_carry_none_their_figures_are_it() {
         "{}",
         doc["result"]
     );
-    assert!(!text.contains("its own loop"), "{text}");
+    assert!(!text.contains("own loop"), "{text}");
 }
 
 #[test]
@@ -182,7 +182,7 @@ fn the_reports_verdict_says_the_median_over_the_points() {
     assert!(o.status.success(), "{}", stderr(&o));
     let text = unwrapped(&stdout(&o)).replace('\n', " ");
     let want = format!(
-        "its own loop {:.2} µs CPU per I/O on the null engine in the same shapes, {:.0} % of \
+        "readlab's own loop {:.2} µs CPU per I/O on the null engine in the same shapes, {:.0} % of \
          their CPU per I/O (medians of 3 points)",
         costs[1],
         shares[1] * 100.0

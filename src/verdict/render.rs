@@ -92,7 +92,7 @@ pub fn own_cost(t: &TargetVerdict, points: &[Point]) -> Option<String> {
     }
     if let Some(r) = &t.own.runner {
         parts.push(format!(
-            "its own loop {:.2} µs CPU per I/O on the null engine in the same shapes, {:.0} % of \
+            "readlab's own loop {:.2} µs CPU per I/O on the null engine in the same shapes, {:.0} % of \
              their CPU per I/O (medians of {} point{})",
             r.cpu_us_per_io,
             r.share_of_cpu * 100.0,

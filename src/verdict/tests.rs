@@ -472,7 +472,7 @@ fn the_runner_cost_is_the_median_over_the_targets_points() {
     let text = render::text(&v, &pts);
     assert!(
         text.contains(
-            "its own loop 0.20 µs CPU per I/O on the null engine in the same shapes, 15 % of \
+            "readlab's own loop 0.20 µs CPU per I/O on the null engine in the same shapes, 15 % of \
              their CPU per I/O (medians of 3 points)"
         ),
         "{text}"
@@ -488,5 +488,5 @@ fn the_runner_cost_is_the_median_over_the_targets_points() {
         .collect();
     let v = verdict(&old, &|i| old[i].label.clone());
     assert_eq!(v.targets[0].own.runner, None);
-    assert!(!render::text(&v, &old).contains("its own loop"));
+    assert!(!render::text(&v, &old).contains("own loop"));
 }
