@@ -66,46 +66,41 @@ fn check(what: &str, doc: &serde_json::Value, calls: &BTreeMap<String, u64>) {
     );
 }
 
+/// A verified libaio run at `depth` of `limit` bytes on `target` (`--direct` or `--buffered`).
+fn libaio(
+    dir: &std::path::Path,
+    depth: &str,
+    limit: &str,
+    mode: &str,
+    target: &str,
+) -> (serde_json::Value, BTreeMap<String, u64>) {
+    syscalls(
+        dir,
+        &[
+            "run",
+            "--engine",
+            "libaio",
+            "--iodepth",
+            depth,
+            "--runtime",
+            "10s",
+            "--io-limit",
+            limit,
+            "--verify",
+            mode,
+            target,
+        ],
+    )
+}
+
 #[test]
 fn a_full_queue_reaps_from_the_ring_without_a_system_call() {
     let d = disk_dir();
     let lo = LoopDev::prepared("64M");
-    let (doc, calls) = syscalls(
-        d.path(),
-        &[
-            "run",
-            "--engine",
-            "libaio",
-            "--iodepth",
-            "32",
-            "--runtime",
-            "10s",
-            "--io-limit",
-            "40M",
-            "--verify",
-            "--direct",
-            &lo.dev,
-        ],
-    );
+    let (doc, calls) = libaio(d.path(), "32", "40M", "--direct", &lo.dev);
     check("loop device, O_DIRECT", &doc, &calls);
 
     let f = prepare(d.path(), "f", "16M");
-    let (doc, calls) = syscalls(
-        d.path(),
-        &[
-            "run",
-            "--engine",
-            "libaio",
-            "--iodepth",
-            "8",
-            "--runtime",
-            "10s",
-            "--io-limit",
-            "16M",
-            "--verify",
-            "--buffered",
-            f.to_str().unwrap(),
-        ],
-    );
+    let (doc, calls) = libaio(d.path(), "8", "16M", "--buffered", f.to_str().unwrap());
     check("buffered file", &doc, &calls);
 }

@@ -313,17 +313,17 @@ pub fn run_report(d: &Document) -> String {
 mod tests {
     use super::*;
 
-    #[test]
-    fn the_run_table_reads_as_fixed_width_columns() {
-        let text = std::fs::read_to_string(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/tests/fixtures/results-small.jsonl"
-        ))
-        .unwrap();
-        let docs: Vec<Document> = text
+    /// The documents of the small results fixture, one per line.
+    fn fixture() -> Vec<Document> {
+        include_str!("../../tests/fixtures/results-small.jsonl")
             .lines()
             .map(|l| serde_json::from_str(l).unwrap())
-            .collect();
+            .collect()
+    }
+
+    #[test]
+    fn the_run_table_reads_as_fixed_width_columns() {
+        let docs = fixture();
         // The widths the table has always had, as `format!` would pad them.
         let mut want = format!(
             "{:<8} {:<26} {:>10} {:>9} {:>6} {:>9} {:>9} {:>9} {:>9} {:>7} {:>8}\n",
@@ -389,12 +389,7 @@ mod tests {
     /// under the run table; the table's labels are expanded in words beneath it.
     #[test]
     fn open_loop_runs_say_their_rate_and_labels_their_words() {
-        let text = std::fs::read_to_string(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/tests/fixtures/results-small.jsonl"
-        ))
-        .unwrap();
-        let mut d: Document = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+        let mut d = fixture().remove(0);
         d.config.engine = crate::engine::EngineKind::Libaio;
         (d.config.iodepth, d.config.batch, d.config.threads) = (48, 8, 3);
         d.result.label = d.config.label();
@@ -425,12 +420,7 @@ mod tests {
 
     #[test]
     fn the_run_says_what_of_its_cpu_is_readlabs_own_loop() {
-        let text = std::fs::read_to_string(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/tests/fixtures/results-small.jsonl"
-        ))
-        .unwrap();
-        let mut d: Document = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+        let mut d = fixture().remove(0);
         assert!(!run_report(&d).contains("its own loop"), "not measured");
         d.result.cpu_us_per_io = 1.4;
         d.result.runner_cost = crate::result::RunnerCost::new(0.0912, 7_123_456.4, 1.4);

@@ -60,10 +60,7 @@ use std::time::Instant;
 /// Run one workload with the engine `cfg.engine` names and return its document, with readlab's
 /// own cost in the same shape measured after it ([`null_cost`]). Bad input fails before any I/O.
 pub fn run(cfg: &RunConfig, observer: &dyn Observer) -> Result<Document> {
-    let open = |_: usize, setup| engine::open(cfg.engine, setup);
-    let (mut doc, size) = run_sized(cfg, observer, &open, None)?;
-    selfcost::attach(cfg, size, &mut doc.result, &null_run);
-    Ok(doc)
+    run_measured(cfg, observer, None)
 }
 
 /// [`run`], starting when `gate` says: the set-up (target checks, engines) happens first, then
@@ -75,8 +72,17 @@ pub fn run_gated(
     observer: &dyn Observer,
     gate: &dyn StartGate,
 ) -> Result<Document> {
+    run_measured(cfg, observer, Some(gate))
+}
+
+/// [`run`] and [`run_gated`]: the real engines, then readlab's own cost in the run's shape.
+fn run_measured(
+    cfg: &RunConfig,
+    observer: &dyn Observer,
+    gate: Option<&dyn StartGate>,
+) -> Result<Document> {
     let open = |_: usize, setup| engine::open(cfg.engine, setup);
-    let (mut doc, size) = run_sized(cfg, observer, &open, Some(gate))?;
+    let (mut doc, size) = run_sized(cfg, observer, &open, gate)?;
     selfcost::attach(cfg, size, &mut doc.result, &null_run);
     Ok(doc)
 }

@@ -157,6 +157,8 @@ fn worker_loop(
         interval: Recorder::default(),
         second: 0,
         next_second: ramp_end + std::time::Duration::from_secs(1),
+        pending: Vec::with_capacity(depth),
+        pending_at: t0,
     };
     let mut now = Instant::now();
     let mut stopping = false;
@@ -172,10 +174,6 @@ fn worker_loop(
     // that read's latency, so it records and stamps as before (two clock reads per I/O), and
     // only an asynchronous engine's refill reuses the completion's clock read.
     let reuse = cfg.engine.capabilities().asynchronous;
-    // Latencies of the last completions, recorded once their slots have been refilled and
-    // submitted (the device works while readlab counts).
-    let mut pending: Vec<(u64, u64)> = Vec::with_capacity(depth);
-    let mut pending_at = now;
 
     // Open loop: requests are due on a schedule; their latency counts from the due time.
     let mut schedule = cfg
@@ -223,7 +221,7 @@ fn worker_loop(
                 match s.issue_due(&mut req, engine.as_mut(), ramp_end, cfg.complete_min)? {
                     Some(n) => wait_for = n,
                     None => {
-                        tl.record(&mut pending, pending_at);
+                        tl.record();
                         s.sleep_until_due(end);
                         now = Instant::now();
                         continue;
@@ -232,7 +230,7 @@ fn worker_loop(
             }
         }
         fresh = None;
-        tl.record(&mut pending, pending_at);
+        tl.record();
         if req.inflight == 0 {
             break;
         }
@@ -304,7 +302,7 @@ fn worker_loop(
             if in_window && !req.failed[r] {
                 // Taken now: the refill below reuses the slot and its issue time.
                 let ns = now.duration_since(req.issued[r]).as_nanos() as u64;
-                pending.push((ns, offset));
+                tl.pending.push((ns, offset));
             }
         }
         if finished > 0 {
@@ -315,21 +313,21 @@ fn worker_loop(
         }
         if let Some(every) = cfg.sample_bytes {
             let at = now.duration_since(ramp_end).as_nanos() as u64;
-            for &(_, offset) in &pending {
+            for &(_, offset) in &tl.pending {
                 let k = offset.saturating_sub(g.range.offset) / every;
                 let e = out.samples.entry(k).or_insert((0, 0));
                 e.0 += bs as u64 * bpr as u64;
                 e.1 = e.1.max(at);
             }
         }
-        pending_at = now;
+        tl.pending_at = now;
         if !reuse {
-            tl.record(&mut pending, pending_at);
+            tl.record();
         } else if light && schedule.is_none() {
             fresh = Some(now);
         }
         if let Some(e) = checks::every_read_failed(&out.errors, succeeded, cfg) {
-            tl.record(&mut pending, pending_at);
+            tl.record();
             tl.flush();
             drain(engine.as_mut(), req.inflight, &mut comps);
             return Err(e);
@@ -353,17 +351,21 @@ struct Timeline<'a, 'g> {
     /// The second of the window `interval` holds, and when the next one begins.
     second: u64,
     next_second: Instant,
+    /// Latencies (and offsets) of the last completions, all at `pending_at`: recorded once their
+    /// slots have been refilled and submitted (the device works while readlab counts).
+    pending: Vec<(u64, u64)>,
+    pending_at: Instant,
 }
 
 impl Timeline<'_, '_> {
-    /// Record the latencies of requests that completed at `at` (all in the measured window)
-    /// into the second of the window they belong to, flushing the previous second when a new
-    /// one began.
+    /// Record the pending latencies (all in the measured window) into the second of the window
+    /// they belong to, flushing the previous second when a new one began.
     #[inline]
-    fn record(&mut self, pending: &mut Vec<(u64, u64)>, at: Instant) {
-        if pending.is_empty() {
+    fn record(&mut self) {
+        if self.pending.is_empty() {
             return;
         }
+        let at = self.pending_at;
         if at >= self.next_second {
             let s = at.duration_since(self.ramp_end).as_secs();
             if s != self.second {
@@ -372,10 +374,10 @@ impl Timeline<'_, '_> {
             }
             self.next_second = self.ramp_end + std::time::Duration::from_secs(s + 1);
         }
-        for &(ns, _) in pending.iter() {
+        for &(ns, _) in &self.pending {
             self.interval.record(ns, self.bytes);
         }
-        pending.clear();
+        self.pending.clear();
     }
 
     /// Hand the second being recorded to the run's timeline.
