@@ -12,6 +12,13 @@
 #          over the wall time of the fio run; p50/p99: the median of its jobs'), server CPU per I/O
 #          (utime+stime of the server process from /proc/PID/stat over the run), IOPS per server
 #          core, ratios against nbdkit. Goal: IOPS ≥ 1.5× nbdkit and IOPS per server core ≥ 1.5×.
+#          SPLIT=1 (the default on 2 or more CPUs): the server gets the last CPU and the clients
+#          the others (taskset), as when the clients run on other machines. Without it, on a
+#          small machine 16 clients and the server share the same cores, and the rate measures
+#          the clients' CPU per I/O as much as the server's (readlab's client spends ~8 us per
+#          I/O here, fio's ~19: a co-located client sets the ceiling for every server alike).
+#          The client CPU per I/O is printed (the machine's busy time less the server's) so a
+#          client-bound cell shows as one: fio's client cannot fill nbdkit on one core here.
 #   sweep  1 … 32 clients at QD1 through readlab's client, qemu-nbd too: IOPS, p99, CPU per I/O,
 #          IOPS per core; fio's nbd engine once per server at 16 clients as a cross-check
 #          (goal there: uring ≥ 1.5× nbdkit and ≥ 1.2× qemu-nbd in IOPS per server core).
@@ -36,10 +43,15 @@ CLIENTS=${CLIENTS:-"1 2 4 8 16 32"}
 FILE=${FILE:-/dev/shm/readlab-vs-nbd.dat}
 SIZE=${SIZE:-1G}
 DELAY_ROUNDS=${DELAY_ROUNDS:-3}
-# The uring model's loops (--threads): one loop cannot fill 2 cores at 16 clients (the machine
-# stays ~80% busy); URING_THREADS=2 is the fair configuration there (state it with the figures).
+# The uring model's loops (--threads): one per server CPU. With SPLIT=1 (below) the server has
+# one CPU; with SPLIT=0 on 2 cores one loop cannot fill both at 16 clients (the machine stays
+# ~80% busy) and URING_THREADS=2 is the fair configuration (state it with the figures).
 URING_THREADS=${URING_THREADS:-1}
 PARTS=${PARTS:-"qd1 c16"}
+NCPU=$(nproc)
+SPLIT=${SPLIT:-$([ "$NCPU" -ge 2 ] && echo 1 || echo 0)}
+SERVER_CPUS=$((NCPU - 1))
+CLIENT_CPUS=0-$((NCPU > 1 ? NCPU - 2 : 0))
 [ "${ONLY:-}" = delay ] && PARTS=delay
 [ "$PARTS" = all ] && PARTS="qd1 c16 sweep delay"
 part() { [[ " $PARTS " == *" $1 "* ]]; }
@@ -83,6 +95,10 @@ SERVERS=(rl-thread rl-uring nbdkit qemu-nbd)
 GOAL_SERVERS=(rl-thread rl-uring nbdkit)
 
 cpu_ticks() { awk '{print $14+$15}' "/proc/$1/stat"; }
+# The whole machine's busy ticks (user, nice, system, irq, softirq; not idle, iowait or steal).
+busy_ticks() { awk '/^cpu /{print $2+$3+$4+$7+$8}' /proc/stat; }
+# Pin every thread of the goal servers (threads they start later inherit it).
+pin_servers() { for s in "${GOAL_SERVERS[@]}"; do taskset -a -p -c "$1" "${SPID[$s]}" >/dev/null; done; }
 HZ=$(getconf CLK_TCK)
 RESULTS=$OUT/results.tsv
 : >"$RESULTS"
@@ -110,23 +126,26 @@ GOALS=$OUT/goals.tsv
 # One run: server client(rl|fio) jobs round → a line of goals.tsv: server client jobs round IOPS
 # p50_ns p99_ns server-CPU-us-per-IO.
 goal_run() {
-    local s=$1 cl=$2 n=$3 r=$4 t0 t1 j
+    local s=$1 cl=$2 n=$3 r=$4 t0 t1 b0 b1 j pin=()
     j=$OUT/goal-$s-$cl-$n-$r.json
+    [ "$SPLIT" = 1 ] && [ "$n" -gt 1 ] && pin=(taskset -c "$CLIENT_CPUS")
     t0=$(cpu_ticks "${SPID[$s]}")
+    b0=$(busy_ticks)
     local w0; w0=$(date +%s%N)
     if [ "$cl" = rl ]; then
-        "$R" run --engine nbd --numjobs "$n" --iodepth 1 --bs 4k --rw randread --runtime "${RUNTIME}s" \
+        "${pin[@]}" "$R" run --engine nbd --numjobs "$n" --iodepth 1 --bs 4k --rw randread --runtime "${RUNTIME}s" \
             --output json -q "nbd://127.0.0.1:${PORT[$s]}/" >"$j" 2>/dev/null || true
     else
-        fio --name=x --ioengine=nbd --uri="nbd://127.0.0.1:${PORT[$s]}/" --rw=randread --bs=4k \
+        "${pin[@]}" fio --name=x --ioengine=nbd --uri="nbd://127.0.0.1:${PORT[$s]}/" --rw=randread --bs=4k \
             --numjobs="$n" --iodepth=1 --runtime="$RUNTIME" --time_based \
             --lat_percentiles=1 --output-format=json 2>/dev/null | sed -n '/^{/,$p' >"$j" || true
     fi
     t1=$(cpu_ticks "${SPID[$s]}")
+    b1=$(busy_ticks)
     local wall=$(($(date +%s%N) - w0))
-    python3 - "$j" "$s" "$cl" "$n" "$r" "$((t1 - t0))" "$HZ" "$wall" >>"$GOALS" <<'PY'
+    python3 - "$j" "$s" "$cl" "$n" "$r" "$((t1 - t0))" "$HZ" "$wall" "$((b1 - b0))" >>"$GOALS" <<'PY'
 import json, statistics, sys
-path, s, cl, n, r, ticks, hz, wall = sys.argv[1:]
+path, s, cl, n, r, ticks, hz, wall, busy = sys.argv[1:]
 try:
     d = json.load(open(path))
     if cl == "rl":
@@ -150,7 +169,9 @@ except Exception as e:
     print(f"vs_nbd: {s} {cl} ×{n}: no result ({e})", file=sys.stderr)
     sys.exit(0)
 us = int(ticks) / int(hz) * 1e6 / max(ios, 1)
-print(f"{s}\t{cl}\t{n}\t{r}\t{iops:.0f}\t{p50}\t{p99}\t{us:.2f}")
+# Everything else the machine did per I/O: the client, mostly.
+rest = (int(busy) - int(ticks)) / int(hz) * 1e6 / max(ios, 1)
+print(f"{s}\t{cl}\t{n}\t{r}\t{iops:.0f}\t{p50}\t{p99}\t{us:.2f}\t{rest:.2f}")
 PY
 }
 goal_rounds() { # jobs
@@ -171,15 +192,23 @@ if part qd1; then
 fi
 if part c16; then
     echo "== c16: 16 clients × QD1, 4 KiB, ${ROUNDS} interleaved rounds × ${RUNTIME}s, readlab's client and fio's" >&2
+    if [ "$SPLIT" = 1 ]; then
+        echo "   servers on CPU $SERVER_CPUS, clients on CPU $CLIENT_CPUS (SPLIT=0: all share all)" >&2
+        pin_servers "$SERVER_CPUS"
+    fi
     goal_rounds 16
+    [ "$SPLIT" = 1 ] && pin_servers "0-$((NCPU - 1))"
 fi
 if part qd1 || part c16; then
-python3 - "$GOALS" <<'PY'
+python3 - "$GOALS" "$SPLIT" "$SERVER_CPUS" "$CLIENT_CPUS" <<'PY'
 import statistics, sys
 rows = [l.split("\t") for l in open(sys.argv[1]).read().splitlines() if l]
+split, server_cpus, client_cpus = sys.argv[2:5]
 by = {}
-for s, cl, n, r, iops, p50, p99, us in rows:
-    by.setdefault((s, cl, int(n)), []).append((float(iops), float(p50) / 1e3, float(p99) / 1e3, float(us)))
+rounds = {}
+for s, cl, n, r, iops, p50, p99, us, rest in rows:
+    by.setdefault((s, cl, int(n)), []).append((float(iops), float(p50) / 1e3, float(p99) / 1e3, float(us), float(rest)))
+    rounds[(s, cl, int(n), r)] = float(iops)
 med = lambda v, i: statistics.median(x[i] for x in v) if v else float("nan")
 names = {"rl": "readlab's client", "fio": "fio's nbd engine"}
 judge = lambda ok: "met" if ok else "NOT MET"
@@ -196,19 +225,28 @@ if any(k[2] == 1 for k in by):
               f"{judge(t <= k)}, {judge(u <= k)}); rl-uring / rl-thread {u / t:.2f} "
               f"(goal ≤ 1: {judge(u <= t)})")
 if any(k[2] == 16 for k in by):
-    print("16 clients × QD1, 4 KiB (medians; server CPU per I/O from /proc/PID/stat)")
+    where = (f"servers on CPU {server_cpus}, clients on CPU {client_cpus}" if split == "1"
+             else "servers and clients sharing every CPU")
+    print(f"16 clients × QD1, 4 KiB (medians; {where}; server CPU per I/O from /proc/PID/stat, "
+          "client: the rest of the machine's busy time)")
     for cl in ("rl", "fio"):
         v = {s: by.get((s, cl, 16), []) for s in servers}
         per_core = {s: 1e6 / med(v[s], 3) if med(v[s], 3) > 0 else float("nan") for s in servers}
         print(f"  {names[cl]}:")
         for s in servers:
-            print(f"    {s:9} {med(v[s], 0):8.0f} IOPS  {med(v[s], 3):5.1f} us CPU/IO  "
-                  f"{per_core[s]:8.0f} IOPS per server core  p99 {med(v[s], 2):7.1f} us")
+            print(f"    {s:9} {med(v[s], 0):8.0f} IOPS  server {med(v[s], 3):5.1f} us CPU/IO  "
+                  f"{per_core[s]:8.0f} IOPS per server core  client {med(v[s], 4):5.1f} us CPU/IO  "
+                  f"p99 {med(v[s], 2):7.1f} us")
         k, kc = med(v["nbdkit"], 0), per_core["nbdkit"]
         for s in ("rl-thread", "rl-uring"):
             a, b = med(v[s], 0) / k, per_core[s] / kc
-            print(f"    {s} / nbdkit: IOPS {a:.2f} (goal ≥ 1.5: {judge(a >= 1.5)}), "
-                  f"IOPS per server core {b:.2f} (goal ≥ 1.5: {judge(b >= 1.5)})")
+            # The same round's runs are minutes apart at most: their ratio shows the spread.
+            each = sorted(rounds[(s, cl, 16, r)] / rounds[(t, c, n, r)]
+                          for (t, c, n, r) in rounds if t == "nbdkit" and c == cl and n == 16
+                          and (s, cl, 16, r) in rounds)
+            print(f"    {s} / nbdkit: IOPS {a:.2f} (goal ≥ 1.5: {judge(a >= 1.5)}; rounds "
+                  + " ".join(f"{x:.2f}" for x in each)
+                  + f"), IOPS per server core {b:.2f} (goal ≥ 1.5: {judge(b >= 1.5)})")
 PY
 fi
 
