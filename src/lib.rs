@@ -17,6 +17,8 @@ pub mod eta;
 pub mod export;
 pub mod failures;
 pub mod fiojob;
+#[cfg(test)]
+mod fixture;
 pub mod fleet;
 pub mod fsio;
 pub mod interval;

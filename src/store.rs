@@ -280,10 +280,7 @@ mod tests {
     fn a_last_line_without_its_newline_is_read() {
         let d = tempfile::tempdir().unwrap();
         let path = d.path().join(RESULTS);
-        let lines: Vec<&str> = include_str!("../tests/fixtures/results-small.jsonl")
-            .lines()
-            .take(2)
-            .collect();
+        let lines: Vec<&str> = crate::fixture::RESULTS_SMALL.lines().take(2).collect();
         std::fs::write(&path, lines.join("\n")).unwrap();
         assert_eq!(load(&path).unwrap().len(), 2);
         // Runs one after another with no newline at all.

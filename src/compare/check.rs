@@ -124,15 +124,10 @@ mod tests {
     use super::*;
     use crate::config::RunConfig;
     use crate::interval::Interval;
-    use crate::result::Document;
     use crate::tune::Spread;
 
     fn result(iops: f64, p999_ns: u64) -> RunResult {
-        let line = include_str!("../../tests/fixtures/results-small.jsonl")
-            .lines()
-            .next()
-            .unwrap();
-        let mut r = serde_json::from_str::<Document>(line).unwrap().result;
+        let mut r = crate::fixture::first::<crate::result::Document>().result;
         r.iops = iops;
         r.latency.p999_ns = p999_ns;
         r

@@ -214,12 +214,7 @@ mod tests {
     /// A run of 1 MiB reads at 1,000 a second whose device splits each read into two 512 KiB
     /// requests: `blocks_per_request` readlab blocks per request.
     fn split_run(blocks_per_request: usize) -> Document {
-        let text = std::fs::read_to_string(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/tests/fixtures/results-small.jsonl"
-        ))
-        .unwrap();
-        let mut d: Document = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+        let mut d: Document = crate::fixture::first();
         d.config.bs = 1 << 20;
         d.config.blocks_per_request = blocks_per_request;
         d.result.timeline = (1..=3)

@@ -315,10 +315,7 @@ mod tests {
 
     /// The documents of the small results fixture, one per line.
     fn fixture() -> Vec<Document> {
-        include_str!("../../tests/fixtures/results-small.jsonl")
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect()
+        crate::fixture::documents()
     }
 
     #[test]

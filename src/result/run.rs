@@ -234,10 +234,7 @@ mod tests {
 
     #[test]
     fn older_results_without_it_still_read_and_none_is_not_written() {
-        let line = include_str!("../../tests/fixtures/results-small.jsonl")
-            .lines()
-            .next()
-            .unwrap();
+        let line = crate::fixture::RESULTS_SMALL.lines().next().unwrap();
         assert!(!line.contains("runner_cost"));
         let doc: serde_json::Value = serde_json::from_str(line).unwrap();
         let mut r: RunResult = serde_json::from_value(doc["result"].clone()).unwrap();

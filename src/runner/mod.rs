@@ -81,10 +81,18 @@ fn run_measured(
     observer: &dyn Observer,
     gate: Option<&dyn StartGate>,
 ) -> Result<Document> {
-    let open = |_: usize, setup| engine::open(cfg.engine, setup);
+    let open = registered(cfg.engine);
     let (mut doc, size) = run_sized(cfg, observer, &open, gate)?;
     selfcost::attach(cfg, size, &mut doc.result, &null_run);
     Ok(doc)
+}
+
+/// Every worker's engine: the registry's engine of this kind (what a run opens unless it is
+/// handed engines of its own).
+pub(super) fn registered(
+    kind: engine::EngineKind,
+) -> impl Fn(usize, engine::EngineSetup) -> Result<Box<dyn engine::Engine>> + Sync {
+    move |_, setup| engine::open(kind, setup)
 }
 
 /// readlab's CPU per I/O and IOPS on the null engine in the shape of `cfg` (threads, depth,
@@ -108,7 +116,7 @@ fn null_run(cfg: &RunConfig, source: Box<dyn Source>, range: Range) -> Result<Ru
         handles,
         irq: None,
     };
-    let open = |_: usize, setup| engine::open(cfg.engine, setup);
+    let open = registered(cfg.engine);
     let mut done = execute(vec![ready], &Silent, &open, None, None)?;
     let (outs, intervals, _) = done.groups.pop().expect("one group");
     aggregate::result(cfg, outs, &intervals, done.ended, 0.0, Vec::new())

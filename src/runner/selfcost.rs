@@ -68,16 +68,16 @@ impl Loop {
     }
 }
 
-/// A shape as measured: the loop and the range it read.
+/// A shape as measured (the cache's key): the loop and the range it read.
 #[derive(Debug, Clone, PartialEq)]
-struct Shape {
+struct Measured {
     of: Loop,
     range: Range,
 }
 
-impl Shape {
-    fn of(cfg: &RunConfig, range: Range) -> Shape {
-        Shape {
+impl Measured {
+    fn of(cfg: &RunConfig, range: Range) -> Measured {
+        Measured {
             of: Loop::of(cfg),
             range,
         }
@@ -99,7 +99,7 @@ pub fn same_shape(a: &RunConfig, b: &RunConfig) -> bool {
 
 /// The shapes measured in this process. Held while a shape is measured, so two measurements
 /// never share the CPU.
-static MEASURED: Mutex<Vec<(Shape, NullCost)>> = Mutex::new(Vec::new());
+static MEASURED: Mutex<Vec<(Measured, NullCost)>> = Mutex::new(Vec::new());
 
 /// readlab's CPU per I/O and IOPS on the null engine in the shape of `cfg`, on a source of
 /// `size` bytes (the run's target's), run by `run`: measured for [`WINDOW`] the first time this
@@ -107,15 +107,15 @@ static MEASURED: Mutex<Vec<(Shape, NullCost)>> = Mutex::new(Vec::new());
 /// a source.
 pub(super) fn null_cost(cfg: &RunConfig, size: u64, run: &NullRun) -> Result<NullCost> {
     let (null_cfg, range) = null_config(cfg, size)?;
-    cached(&MEASURED, Shape::of(&null_cfg, range), || {
+    cached(&MEASURED, Measured::of(&null_cfg, range), || {
         measure(&null_cfg, size, range, run)
     })
 }
 
 /// The figure of `shape` from `cache`, or `measure`d and kept (a failed measurement is not).
 fn cached(
-    cache: &Mutex<Vec<(Shape, NullCost)>>,
-    shape: Shape,
+    cache: &Mutex<Vec<(Measured, NullCost)>>,
+    shape: Measured,
     measure: impl FnOnce() -> Result<NullCost>,
 ) -> Result<NullCost> {
     let mut known = cache.lock().unwrap_or_else(|p| p.into_inner());
@@ -205,23 +205,18 @@ mod tests {
     use super::*;
     use std::cell::Cell;
 
-    fn shape(iodepth: usize) -> Shape {
+    fn shape(iodepth: usize) -> Measured {
         let mut cfg = RunConfig::new("/dev/null");
         cfg.engine = EngineKind::Libaio;
         cfg.iodepth = iodepth;
         null_config(&cfg, 1 << 20)
-            .map(|(c, r)| Shape::of(&c, r))
+            .map(|(c, r)| Measured::of(&c, r))
             .unwrap()
     }
 
     /// A result as the runner's would be, with `cpu` µs per I/O over `ios`.
     fn result(cpu: f64, ios: u64) -> RunResult {
-        let line = include_str!("../../tests/fixtures/results-small.jsonl")
-            .lines()
-            .next()
-            .unwrap();
-        let doc: serde_json::Value = serde_json::from_str(line).unwrap();
-        let mut r: RunResult = serde_json::from_value(doc["result"].clone()).unwrap();
+        let mut r = crate::fixture::first::<crate::result::Document>().result;
         (r.cpu_us_per_io, r.ios, r.ended_by) = (cpu, ios, EndedBy::Runtime);
         r
     }
@@ -265,11 +260,11 @@ mod tests {
         let mut psync = cfg.clone();
         psync.engine = EngineKind::Psync;
         let (p, rp) = null_config(&psync, 1 << 20).unwrap();
-        assert_eq!(Shape::of(&n, r), Shape::of(&p, rp));
+        assert_eq!(Measured::of(&n, r), Measured::of(&p, rp));
         let mut bs = psync.clone();
         bs.bs = 8192;
         let (b, rb) = null_config(&bs, 1 << 20).unwrap();
-        assert_ne!(Shape::of(&n, r), Shape::of(&b, rb));
+        assert_ne!(Measured::of(&n, r), Measured::of(&b, rb));
     }
 
     #[test]

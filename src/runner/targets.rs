@@ -12,7 +12,6 @@ use super::{
 };
 use crate::clock;
 use crate::config::RunConfig;
-use crate::engine;
 use crate::env::Environment;
 use crate::error::Result;
 use crate::result::{Document, RunResult, RunnerCost, SCHEMA, TargetRun};
@@ -27,7 +26,7 @@ pub fn run_targets(
     targets: &[TargetSpec],
     observer: &dyn Observer,
 ) -> Result<Document> {
-    let open = |_: usize, setup| engine::open(cfg.engine, setup);
+    let open = super::registered(cfg.engine);
     targets_inner(cfg, targets, observer, &open, true)
 }
 

@@ -466,12 +466,9 @@ mod tests {
     #[test]
     fn stream_summary_and_figure_keep_buffered_and_direct_apart() {
         let docs: Vec<crate::result::Document> =
-            include_str!("../../../tests/fixtures/results-small.jsonl")
-                .lines()
-                .map(|l| serde_json::from_str(l).unwrap())
-                .filter(|d: &crate::result::Document| {
-                    d.study.as_ref().is_some_and(|t| t.study.name() == "stream")
-                })
+            crate::fixture::documents::<crate::result::Document>()
+                .into_iter()
+                .filter(|d| d.study.as_ref().is_some_and(|t| t.study.name() == "stream"))
                 .collect();
         let mut docs = docs;
         let mut buffered = docs

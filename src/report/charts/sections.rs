@@ -111,10 +111,8 @@ mod tests {
     /// as `–` (the threads and multiblock figures drew p99.9 from 1,503 and 7,483 requests).
     #[test]
     fn charts_hide_the_percentiles_tables_hide() {
-        let text = include_str!("../../../tests/fixtures/results-small.jsonl");
         let mut points = Vec::new();
-        for l in text.lines() {
-            let d: crate::result::Document = serde_json::from_str(l).unwrap();
+        for d in crate::fixture::documents::<crate::result::Document>() {
             points.extend(Point::from_run(&d, "study/results.jsonl"));
         }
         let report = Report::from_points(points);

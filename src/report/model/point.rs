@@ -455,8 +455,7 @@ mod tests {
     /// A run's failures and warnings reach the report as its note.
     #[test]
     fn failures_and_warnings_are_noted() {
-        let text = include_str!("../../../tests/fixtures/results-small.jsonl");
-        let mut d: Document = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+        let mut d: Document = crate::fixture::first();
         assert_eq!(Point::from_document(&d, "x").note, None);
         d.result
             .warnings
@@ -529,11 +528,9 @@ mod tests {
     /// A run measured with --repeat carries its intervals into the report.
     #[test]
     fn repetitions_show_their_intervals() {
-        let text = include_str!("../../../tests/fixtures/results-small.jsonl");
-        let docs: Vec<Document> = text
-            .lines()
+        let docs: Vec<Document> = crate::fixture::documents::<Document>()
+            .into_iter()
             .take(3)
-            .map(|l| serde_json::from_str(l).unwrap())
             .collect();
         let d = crate::repeat::combine(docs).unwrap();
         let note = Point::from_document(&d, "x").note.unwrap();
