@@ -14,9 +14,9 @@ mod nbd_common;
 
 #[cfg(feature = "mpi")]
 mod mpi {
-    use super::common::{LoopDev, is_root, stderr, stdout, unwrapped};
+    use super::common::{LoopDev, is_root, stderr, stdout, unwrapped, wait_within};
     use std::path::{Path, PathBuf};
-    use std::process::{Child, Command, Output, Stdio};
+    use std::process::{Command, Output, Stdio};
     use std::sync::Mutex;
     use std::time::{Duration, Instant};
 
@@ -71,25 +71,6 @@ mod mpi {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
         c
-    }
-
-    /// Wait for `child` at most `limit`; killed (and the test failed) past it.
-    fn wait_within(mut child: Child, limit: Duration, what: &str) -> (Output, Duration) {
-        let start = Instant::now();
-        loop {
-            if child.try_wait().unwrap().is_some() {
-                return (child.wait_with_output().unwrap(), start.elapsed());
-            }
-            if start.elapsed() > limit {
-                let _ = child.kill();
-                let o = child.wait_with_output().unwrap();
-                panic!(
-                    "{what}: still running after {limit:?}; stderr: {}",
-                    stderr(&o)
-                );
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
     }
 
     fn run_within(n: usize, args: &[&str], limit: Duration) -> Output {

@@ -109,27 +109,14 @@ impl Running {
 
 /// Run `args`, killed (and the test failed) past `limit`.
 fn output_within(args: &[&str], limit: Duration) -> Output {
-    let mut child = bin()
+    let child = bin()
         .args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .expect("start readlab");
-    let start = Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if start.elapsed() > limit {
-            let _ = child.kill();
-            let o = child.wait_with_output().unwrap();
-            panic!(
-                "readlab {} still running after {limit:?}: {}",
-                args.join(" "),
-                stderr(&o)
-            );
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    child.wait_with_output().unwrap()
+    wait_within(child, limit, &format!("readlab {}", args.join(" "))).0
 }
 
 fn s(p: &Path) -> &str {
@@ -338,16 +325,9 @@ mod mpi {
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-        let mut child = c.spawn().expect("start mpirun (openmpi-bin)");
-        let start = Instant::now();
-        while child.try_wait().unwrap().is_none() {
-            if start.elapsed() > Duration::from_secs(60) {
-                let _ = child.kill();
-                panic!("mpirun readlab {} still running after 60 s", args.join(" "));
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        child.wait_with_output().unwrap()
+        let child = c.spawn().expect("start mpirun (openmpi-bin)");
+        let what = format!("mpirun readlab {}", args.join(" "));
+        wait_within(child, Duration::from_secs(60), &what).0
     }
 
     /// Both cores kept busy while `f` runs.

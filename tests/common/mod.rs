@@ -2,7 +2,8 @@
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Child, Command, Output};
+use std::time::{Duration, Instant};
 
 pub fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_readlab"))
@@ -152,4 +153,24 @@ pub fn tree(dir: &Path) -> std::collections::BTreeMap<PathBuf, String> {
         }
     }
     out
+}
+
+/// Wait for `child` (its output piped) at most `limit`; killed, and the test failed with its
+/// stderr, past it. Its output and how long it ran.
+pub fn wait_within(mut child: Child, limit: Duration, what: &str) -> (Output, Duration) {
+    let start = Instant::now();
+    loop {
+        if child.try_wait().unwrap().is_some() {
+            return (child.wait_with_output().unwrap(), start.elapsed());
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let o = child.wait_with_output().unwrap();
+            panic!(
+                "{what}: still running after {limit:?}; stderr: {}",
+                stderr(&o)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
