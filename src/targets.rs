@@ -53,8 +53,16 @@ pub fn parse(words: &[PathBuf], names: &[String]) -> Result<Vec<TargetSpec>> {
         .collect();
     for opt in names {
         let Some((which, name)) = opt.rsplit_once('=') else {
+            // fio's `--name=JOB` names its one job: with one target, NAME alone names it.
+            if let [only] = specs.as_mut_slice()
+                && only.0.is_none()
+            {
+                only.0 = Some(opt.clone());
+                continue;
+            }
             return Err(Error::invalid(format!(
-                "--name {opt}: write it as TARGET=NAME, e.g. --name /dev/nvme0n1=nvme0"
+                "--name {opt}: say which target it names, as TARGET=NAME, e.g. --name \
+                 /dev/nvme0n1=nvme0 (NAME alone names the only target of a run of one)"
             )));
         };
         let hit = specs
@@ -243,6 +251,13 @@ mod tests {
             .to_string();
         assert!(e.contains("both named 'a'"), "{e}");
         let e = parse(&w, &["nameless".into()]).unwrap_err().to_string();
+        assert!(e.contains("TARGET=NAME"), "{e}");
+        // One target: NAME alone (fio's --name=JOB) names it, once.
+        let one = vec![PathBuf::from("/tmp/x")];
+        assert_eq!(parse(&one, &["job".into()]).unwrap()[0].name, "job");
+        let e = parse(&one, &["job".into(), "again".into()])
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("TARGET=NAME"), "{e}");
     }
 

@@ -3,7 +3,8 @@
 //! options that ask for what readlab always does with a note, and refuses the rest by name with
 //! what to use instead (exit 2, one line, nothing run). Also the run flags that used to mean
 //! something else silently: `--tolerance 10`, `--complete-min` above `--batch`, two `--name`s for
-//! one target, `--profile` or `--job` beside a workload flag, `--offset` on an NBD export.
+//! one target, `--profile` or `--job` beside a workload flag, `--offset` on an NBD export. fio's
+//! `--name=JOB` names a run's one target.
 
 mod common;
 mod nbd_common;
@@ -48,6 +49,36 @@ fn the_fio_command_line_of_the_issue_runs_and_labels_u16b1() {
     // A bare number of seconds, as fio writes runtime.
     let secs = doc["result"]["seconds"].as_f64().unwrap();
     assert!((0.9..1.5).contains(&secs), "ran {secs} s");
+}
+
+/// fio's `--name=JOB` names its one job: readlab names the run's one target with it, in the
+/// terminal and the JSON alike; with two targets it asks which one.
+#[test]
+fn fio_s_job_name_names_the_one_target() {
+    let d = disk_dir();
+    let f = prepare(d.path(), "f", "16M");
+    let g = prepare(d.path(), "g", "16M");
+    let args = [
+        "run",
+        "--name=job",
+        "--engine=null",
+        "--runtime=200ms",
+        s(&f),
+    ];
+    let o = run(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let row = stdout(&o)
+        .lines()
+        .find(|l| l.starts_with("job "))
+        .map(str::to_string);
+    assert!(row.is_some(), "no row named job: {}", stdout(&o));
+    let o = run(&[&args[..], &["--output=json"]].concat());
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(json(&o)["targets"][0]["name"], "job");
+    refused(
+        &["run", "--name=job", "--engine=null", s(&f), s(&g)],
+        "TARGET=NAME",
+    );
 }
 
 #[test]

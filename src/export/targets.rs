@@ -49,11 +49,13 @@ pub fn targets_report(d: &Document, width: usize) -> String {
     }
     t.push(row("all", "", &d.result));
     let mut s = String::new();
-    let _ = writeln!(
-        s,
-        "{} targets at once, the same workload on each, one start barrier:",
-        d.targets.len()
-    );
+    let _ = match d.targets.len() {
+        1 => writeln!(s, "1 target, named:"),
+        n => writeln!(
+            s,
+            "{n} targets at once, the same workload on each, one start barrier:"
+        ),
+    };
     s.push_str(&t.text_within(width));
     for f in failed {
         let _ = writeln!(s, "{f}");

@@ -39,7 +39,8 @@ pub struct RunArgs {
     /// The target, in fio's words (--filename=PATH): the same as TARGET.
     #[arg(long, conflicts_with = "target")]
     pub filename: Option<String>,
-    /// Name a target in every output: TARGET=NAME (repeatable).
+    /// Name a target in every output: TARGET=NAME (repeatable); NAME alone names the only target
+    /// (fio's --name=JOB).
     #[arg(long = "name")]
     pub names: Vec<String>,
     /// Attach the monitor: devices, machine and this run's threads each second, stored in the

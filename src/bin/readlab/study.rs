@@ -23,7 +23,8 @@ pub struct StudyArgs {
     pub target: Option<PathBuf>,
     /// More targets, for the devices study (1, 2 … N of them read at once).
     pub more_targets: Vec<PathBuf>,
-    /// Name a target in every output: TARGET=NAME (repeatable).
+    /// Name a target in every output: TARGET=NAME (repeatable); NAME alone names the only target
+    /// (fio's --name=JOB).
     #[arg(long = "name")]
     pub names: Vec<String>,
     /// Let the study change device settings (the cache study's readahead), restored at the end.
