@@ -16,7 +16,7 @@ const LIMIT: Duration = Duration::from_secs(30);
 /// Run readlab in `cwd` (so default output directories would land there, and be seen), killing
 /// it and failing if it outlives [`LIMIT`].
 fn run_bounded(cwd: &Path, args: &[String]) -> Output {
-    let mut child = bin()
+    let child = bin()
         .args(args)
         .current_dir(cwd)
         .stdin(Stdio::null())
@@ -24,21 +24,7 @@ fn run_bounded(cwd: &Path, args: &[String]) -> Output {
         .stderr(Stdio::piped())
         .spawn()
         .expect("start readlab");
-    let started = Instant::now();
-    loop {
-        if child.try_wait().unwrap().is_some() {
-            return child.wait_with_output().unwrap();
-        }
-        if started.elapsed() > LIMIT {
-            let _ = child.kill();
-            let o = child.wait_with_output().unwrap();
-            panic!(
-                "{args:?} hung: still running after {LIMIT:?}; stderr: {}",
-                stderr(&o)
-            );
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    wait_within(child, LIMIT, &format!("{args:?} hung")).0
 }
 
 struct Case {

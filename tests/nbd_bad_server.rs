@@ -193,28 +193,13 @@ fn serve(
 
 /// Run the binary, killing it past `limit`; its output and how long it took.
 fn run_within(args: &[&str], limit: Duration) -> (Output, Duration) {
-    let t = Instant::now();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_readlab"))
+    let child = Command::new(env!("CARGO_BIN_EXE_readlab"))
         .args(args)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .expect("start readlab");
-    loop {
-        if child.try_wait().unwrap().is_some() {
-            break;
-        }
-        if t.elapsed() > limit {
-            let _ = child.kill();
-            let o = child.wait_with_output().unwrap();
-            panic!(
-                "readlab {args:?} still running after {limit:?}; stderr: {}",
-                common::stderr(&o)
-            );
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    (child.wait_with_output().unwrap(), t.elapsed())
+    common::wait_within(child, limit, &format!("readlab {args:?}"))
 }
 
 fn run_2s(url: &str, extra: &[&str], limit: Duration) -> (Output, Duration) {

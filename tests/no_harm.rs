@@ -29,17 +29,8 @@ fn signal(child: &Child, sig: rustix::process::Signal) {
 }
 
 /// Wait for `child` at most `limit`; kill it (and fail) if it is still running.
-fn wait_at_most(mut child: Child, limit: Duration, what: &str) -> Output {
-    let t = Instant::now();
-    while t.elapsed() < limit {
-        if child.try_wait().unwrap().is_some() {
-            return child.wait_with_output().unwrap();
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let _ = child.kill();
-    let o = child.wait_with_output().unwrap();
-    panic!("{what}: still running after {limit:?}; {}", stderr(&o));
+fn wait_at_most(child: Child, limit: Duration, what: &str) -> Output {
+    wait_within(child, limit, what).0
 }
 
 fn wait_until(limit: Duration, what: &str, mut ok: impl FnMut() -> bool) {
