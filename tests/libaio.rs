@@ -77,11 +77,7 @@ fn check_all_cases(target: &str) {
         }
         assert!(lat(&doc, "min_ns") > 0, "{what}: {}", r["latency"]);
         assert!(
-            r["engine_features"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .any(|f| f == "IOCB_CMD_PREAD"),
+            engine_features(r).contains(&"IOCB_CMD_PREAD"),
             "{what}: {}",
             r["engine_features"]
         );

@@ -45,11 +45,7 @@ fn check(what: &str, doc: &serde_json::Value, calls: &BTreeMap<String, u64>) {
     let ios = r["ios"].as_u64().unwrap();
     assert!(ios >= 2000, "{what}: {ios} I/Os");
     assert!(
-        r["engine_features"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|f| f == "user-space reap"),
+        engine_features(r).contains(&"user-space reap"),
         "{what}: {}",
         r["engine_features"]
     );

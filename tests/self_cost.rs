@@ -78,24 +78,11 @@ fn check_line(text: &str, r: &Value, what: &str) {
         "readlab  its own loop {:.2} us CPU per I/O ({} IOPS on the null engine, same shape): \
          {:.0} % of this run's {:.2} us",
         own["cpu_us_per_io"].as_f64().unwrap(),
-        grouped(own["iops"].as_f64().unwrap().round() as u64),
+        readlab::units::grouped(own["iops"].as_f64().unwrap().round() as u64),
         own["share_of_cpu"].as_f64().unwrap() * 100.0,
         r["cpu_us_per_io"].as_f64().unwrap(),
     );
     assert!(text.contains(&want), "{what}: no `{want}` in:\n{text}");
-}
-
-/// `1234567` as `1,234,567`.
-fn grouped(n: u64) -> String {
-    let d = n.to_string();
-    let mut s = String::new();
-    for (i, c) in d.chars().enumerate() {
-        if i > 0 && (d.len() - i).is_multiple_of(3) {
-            s.push(',');
-        }
-        s.push(c);
-    }
-    s
 }
 
 #[test]

@@ -122,13 +122,7 @@ fn every_feature_reads(target: &str) {
         let r = &doc["result"];
         let what = format!("{:?} on {target}: {r}", case.args);
         assert_eq!(r["label"], case.label, "{what}");
-        let features: Vec<&str> = r["engine_features"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|f| f.as_str().unwrap())
-            .collect();
-        assert_eq!(features, case.features, "{what}");
+        assert_eq!(engine_features(r), case.features, "{what}");
         let ios = r["ios"].as_u64().unwrap();
         assert!(ios > 100, "{what}");
         assert_eq!(r["errors"]["count"], 0, "{what}");

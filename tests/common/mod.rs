@@ -174,3 +174,13 @@ pub fn wait_within(mut child: Child, limit: Duration, what: &str) -> (Output, Du
         std::thread::sleep(Duration::from_millis(20));
     }
 }
+
+/// A result's `engine_features` (the field must be an array of strings).
+pub fn engine_features(r: &serde_json::Value) -> Vec<&str> {
+    r["engine_features"]
+        .as_array()
+        .unwrap_or_else(|| panic!("engine_features is not an array: {r}"))
+        .iter()
+        .map(|f| f.as_str().unwrap())
+        .collect()
+}
