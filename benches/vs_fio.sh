@@ -55,19 +55,21 @@
 #             come from BS and RAMP + RUNTIME)
 #   TIO_RL    readlab's matching settings (default "--engine uring --iodepth 128 --batch 32
 #             --complete-min 32 --fixed-files --fixed-bufs")
+#   PIN       a CPU list (taskset -c syntax): both tools run pinned to it, every thread; takes the
+#             scheduler's choice of CPU per wake-up out of the comparison (default: not pinned)
 #   KEEP=1    keep the raw JSON of every run (directory printed at the end)
 #   QUIET=1   do not print the per-round lines and commands, only the final tables
 #
 # Output: while running, one line per round (both tools' IOPS, p50, p99 and the ratio); at the end
 #   1. the parity table, one row per (target, workload):
 #        readlab IOPS, fio IOPS (medians over rounds), IOPS ratio readlab/fio, CPU per I/O ratio
-#        readlab/fio (readlab's own threads against fio's job thread), p50 and p99 ratios
+#        readlab/fio (every thread of each tool's processes, see below), p50 and p99 ratios
 #        readlab/fio (of the median percentiles), and the noise of fio's own rounds as min/max
 #        for IOPS, p50, p99 (1.000 = identical rounds) — the floor every ratio is read against;
 #      and each tool's achieved queue depth (readlab's measured mean in-flight count per thread, fio's
 #      by Little's law: IOPS × mean latency ÷ jobs), to hold against QD;
-#   2. a detail table: absolute latencies in µs, CPU µs per I/O of each tool, readlab's own noise,
-#      and the per-round IOPS ratios;
+#   2. a detail table: absolute latencies in µs, CPU µs per I/O of each tool (measured alike, and as
+#      each tool reports it), readlab's own noise, and the per-round IOPS and CPU/IO ratios;
 #   3. the breakdown of readlab's own CPU per I/O for each cell (benches/breakdown.rs: each part
 #      of its loop — clock reads, latency histogram, per-second timeline, depth accounting, random
 #      offsets, engine calls, completion counter, observer ticks — timed alone on the library's
@@ -79,10 +81,16 @@
 #   readlab is higher (slower) beyond that, "-" when lower. An IOPS ratio is marked "!" when it is
 #   below 1.0 by more than fio's own IOPS spread.
 # Latency is total latency on both sides (readlab's only latency; fio's `lat`, with
-# --lat_percentiles=1), not fio's `clat`. fio's CPU per I/O is an estimate from its usr/sys
-# percentages × job runtime ÷ I/Os and covers only fio's job thread (fio uses RUSAGE_THREAD); readlab's
-# is split into its own threads and the kernel io-wq / SQPOLL threads working for it (buffered
-# io_uring reads on tmpfs are punted to io-wq, so that part is large on target c).
+# --lat_percentiles=1), not fio's `clat`.
+# CPU per I/O, the ratio's figure, is measured the same way for both tools, by neither tool:
+# benches/tree_cpu.py runs the tool and reads /proc for every thread of its process tree over one
+# window (from ramp + 0.3 s to 0.2 s before ramp + runtime ends, when both are reading): fio's
+# main process, its helper threads and job process; readlab's main and worker threads; and on both
+# sides io_uring's io-wq / SQPOLL kernel threads, which belong to the process (buffered io_uring
+# reads on tmpfs are punted to io-wq, so that part is large on target c). I/Os in the window =
+# the tool's IOPS × the window. The detail table also shows each tool's own report: fio's job
+# thread from its usr/sys percentages × job runtime (RUSAGE_THREAD, which leaves out its other
+# threads and io-wq), readlab's own threads and its io-wq / SQPOLL share apart.
 #
 # REPORT=DIR re-prints the final tables from a directory kept with KEEP=1 (runs nothing; ROUNDS
 # must match the kept run).
@@ -112,6 +120,10 @@ TIO_RL="${TIO_RL:---engine uring --iodepth 128 --batch 32 --complete-min 32 --fi
 die() { echo "vs_fio.sh: $*" >&2; exit 2; }
 [[ "$ROUNDS" =~ ^[1-9][0-9]*$ ]] || die "ROUNDS must be a positive integer"
 [[ "$QD" =~ ^[1-9][0-9]*$ ]] || die "QD must be a positive integer"
+[[ "$RUNTIME" =~ ^[0-9]+(\.[0-9]+)?s?$ && "$RAMP" =~ ^[0-9]+(\.[0-9]+)?s?$ ]] ||
+    die "RUNTIME and RAMP are seconds here (5s, 1s), for the CPU window"
+python3 -c "import sys; sys.exit(0 if float('${RUNTIME%s}') > 0.6 else 1)" ||
+    die "RUNTIME must be more than 0.6s: the CPU window leaves 0.5s of it out"
 for t in $TARGETS; do [[ "$t" =~ ^[abc]$ ]] || die "unknown target '$t' (a, b, c)"; done
 for w in $WORKLOADS; do
     case "$w" in psync | libaio | uring | uring-fixed) ;; *) die "unknown workload '$w' (psync libaio uring uring-fixed)" ;; esac
@@ -228,6 +240,16 @@ def load(path):
     text = open(path).read()
     return json.loads(text[text.index("{"):])  # tolerate anything printed before the JSON
 
+def tree(path, iops):
+    """CPU µs per I/O of a tool's whole process tree in the measuring window (benches/tree_cpu.py)."""
+    try:
+        c = json.load(open(path))
+    except (OSError, ValueError):
+        return None  # a directory kept before the instrument existed
+    if not c.get("cpu_s") or not c.get("window_s") or not iops:
+        return None
+    return c["cpu_s"] * 1e6 / (iops * c["window_s"])
+
 def readlab(t, w, r):
     doc = load(os.path.join(work, f"{t}.{w}.readlab.{r}.json"))
     d = doc["result"]
@@ -247,6 +269,7 @@ def readlab(t, w, r):
         depth = d.get("requests_per_s", d["iops"]) * lat["mean_ns"] / 1e9 / threads
     return dict(iops=d["iops"], p50=lat["p50_ns"], p99=lat["p99_ns"], mean=lat["mean_ns"],
                 cpu=per_io("app"), wq=per_io("io_worker", "sqpoll"), depth=depth, notes=notes,
+                all=tree(os.path.join(work, f"{t}.{w}.readlab.{r}.cpu"), d["iops"]),
                 usr=((cpu.get("app") or {}).get("user_s", 0.0) * 1e6 / d["ios"]) if cpu and d.get("ios") else None)
 
 def fio(t, w, r):
@@ -267,7 +290,7 @@ def fio(t, w, r):
     # fio's achieved depth by Little's law: IOPS × mean total latency, per job.
     depth = rd["iops"] * lat["mean"] / 1e9 / NUMJOBS
     return dict(iops=rd["iops"], p50=p(50), p99=p(99), mean=lat["mean"], cpu=cpu, usr=usr, depth=depth,
-                notes=notes)
+                notes=notes, all=tree(os.path.join(work, f"{t}.{w}.fio.{r}.cpu"), rd["iops"]))
 
 us = lambda ns: ns / 1000.0
 
@@ -285,6 +308,16 @@ if what == "round":
 cells = [line.split() for line in open(os.path.join(work, "cells")) if line.strip()]
 med = lambda xs, k: statistics.median(x[k] for x in xs)
 spread = lambda xs, k: min(x[k] for x in xs) / max(x[k] for x in xs)
+
+def cpu_key(A, B):
+    """Which CPU figure the ratio uses: every thread of each tool's process tree, measured alike from
+    outside (benches/tree_cpu.py); each tool's own report only for a directory kept before that."""
+    return "all" if all(x["all"] is not None for x in A + B) else "cpu"
+
+def cpu_ratio(A, B):
+    k = cpu_key(A, B)
+    ca = [x[k] for x in A if x[k] is not None]
+    return statistics.median(ca) / med(B, k) if ca else float("nan")
 
 rows = []
 for t, w in cells:
@@ -306,9 +339,7 @@ print(f"  {'target':<6} {'workload':<11} {'readlab IOPS':>12} {'fio IOPS':>12} {
 for t, w, A, B in rows:
     ra, fb = med(A, "iops"), med(B, "iops")
     ir = ra / fb
-    # CPU per I/O: readlab's own threads against fio's job thread (the detail table's two columns).
-    ca = [x["cpu"] for x in A if x["cpu"] is not None]
-    cr = statistics.median(ca) / med(B, "cpu") if ca else float("nan")
+    cr = cpu_ratio(A, B)
     p50r = med(A, "p50") / med(B, "p50")
     p99r = med(A, "p99") / med(B, "p99")
     si, s50, s99 = spread(B, "iops"), spread(B, "p50"), spread(B, "p99")
@@ -318,29 +349,38 @@ for t, w, A, B in rows:
           f"{p50r:>6.3f}{lat_mark(p50r, s50)} {p99r:>6.3f}{lat_mark(p99r, s99)}   "
           f"{si:>15.3f} {s50:>6.3f} {s99:>6.3f}   {med(A, 'depth'):>8.2f} {med(B, 'depth'):>9.2f}")
 print("  marks: IOPS '!' = below 1.0 by more than fio's own IOPS spread; CPU/IO '*' = above the goal")
-print(f"  of {GOAL_CPU} (readlab's own threads' CPU per I/O over fio's job thread's); latency '~' = within fio's")
+print(f"  of {GOAL_CPU} (CPU per I/O of every thread of readlab's process over every thread of fio's processes,")
+print("  both measured from /proc in the same window: the detail table's rl all / fio all); latency '~' = within fio's")
 print("  own spread (at least 1/64, fio's bucket width), '+' = readlab slower beyond it, '-' = faster")
 print("  depth: mean requests in flight per thread (readlab: measured, time-weighted; fio: IOPS x mean")
 print("  latency, Little's law); both should be close to the queue depth asked")
 print()
-print("detail (medians; latencies in us; CPU us per I/O: rl cpu = readlab's own threads, fio cpu =")
-print("fio's job thread (estimated from its usr/sys %), rl io-wq = kernel io-wq/SQPOLL threads working")
-print("for readlab, which fio's rusage (RUSAGE_THREAD) leaves out on its side)")
+print("detail (medians; latencies in us; CPU us per I/O: rl all / fio all = every thread of the tool's")
+print("processes, io-wq and SQPOLL included, from /proc over the same window (the parity table's ratio);")
+print("rl own = readlab's own threads as it reports them, fio job = fio's job thread as fio reports it")
+print("(its usr/sys % over the job's runtime, RUSAGE_THREAD); rl io-wq = the kernel io-wq/SQPOLL threads")
+print("working for readlab, as readlab reports them; CPU ratios = readlab all / fio all per round;")
+print("CPU / fio CPU noise = each tool's own CPU per I/O over its rounds, min/max)")
 print("rl usr / fio usr = the user-space part of each one's CPU per I/O (the tool's own loop and the")
 print("system-call wrappers; the rest is the kernel's work for the read); floor = fio's kernel part")
 print("over its whole CPU per I/O: the CPU/IO ratio a tool spending nothing in user space would get")
 print(f"  {'target':<6} {'workload':<11} {'rl p50':>8} {'fio p50':>8} {'rl p99':>8} {'fio p99':>8} "
-      f"{'rl cpu':>7} {'fio cpu':>7} {'rl usr':>7} {'fio usr':>7} {'floor':>6} {'rl io-wq':>8}  {'rl noise: IOPS':>14} {'p50':>6} {'p99':>6}  per-round IOPS ratios")
+      f"{'rl all':>7} {'fio all':>7} {'rl own':>7} {'fio job':>7} {'rl usr':>7} {'fio usr':>7} {'floor':>6} {'rl io-wq':>8}  "
+      f"{'rl noise: IOPS':>14} {'p50':>6} {'p99':>6} {'CPU':>6} {'fio CPU':>7}  per-round IOPS ratios; CPU ratios")
 def medopt(xs, k):
     v = [x[k] for x in xs if x[k] is not None]
     return f"{statistics.median(v):.3f}" if v else "-"
 for t, w, A, B in rows:
     ratios = " ".join(f"{a['iops'] / b['iops']:.3f}" for a, b in zip(A, B))
+    k = cpu_key(A, B)
+    cratios = " ".join(f"{a[k] / b[k]:.3f}" if a[k] is not None else "-" for a, b in zip(A, B))
     print(f"  {t:<6} {w:<11} {us(med(A, 'p50')):>8.2f} {us(med(B, 'p50')):>8.2f} "
-          f"{us(med(A, 'p99')):>8.2f} {us(med(B, 'p99')):>8.2f} {medopt(A, 'cpu'):>7} {med(B, 'cpu'):>7.3f} "
+          f"{us(med(A, 'p99')):>8.2f} {us(med(B, 'p99')):>8.2f} {medopt(A, 'all'):>7} {medopt(B, 'all'):>7} "
+          f"{medopt(A, 'cpu'):>7} {med(B, 'cpu'):>7.3f} "
           f"{medopt(A, 'usr'):>7} {med(B, 'usr'):>7.3f} {1.0 - med(B, 'usr') / med(B, 'cpu'):>6.3f} "
           f"{medopt(A, 'wq'):>8}  "
-          f"{spread(A, 'iops'):>14.3f} {spread(A, 'p50'):>6.3f} {spread(A, 'p99'):>6.3f}  {ratios}")
+          f"{spread(A, 'iops'):>14.3f} {spread(A, 'p50'):>6.3f} {spread(A, 'p99'):>6.3f} {spread(A, k):>6.3f} "
+          f"{spread(B, k):>7.3f}  {ratios}; {cratios}")
 notes = sorted({f"{t} {w}: {n}" for t, w, A, B in rows for x in A + B for n in x["notes"]})
 if notes:
     print()
@@ -351,6 +391,18 @@ PY
 }
 
 # ---- run ---------------------------------------------------------------------------------------
+# Both tools' CPU from one instrument: every thread of the tool's process tree (benches/tree_cpu.py),
+# from WINDOW_FROM after the start (past both tools' start-up, ~0.25 s for fio, and into the ramp)
+# to WINDOW_END before the ramp + runtime is over (both tools still reading).
+secs_f() { local v="${1%s}"; echo "$v"; }
+WINDOW_FROM=$(python3 -c "print($(secs_f "$RAMP") + 0.3)")
+WINDOW_TO=$(python3 -c "print($(secs_f "$RAMP") + $(secs_f "$RUNTIME") - 0.2)")
+pin=()
+[[ -z "${PIN:-}" ]] || pin=(taskset -c "$PIN")
+tree_cpu() { # out command... -> runs the command, the CPU of its process tree in the window to out
+    local out="$1"; shift
+    python3 "$here/tree_cpu.py" "$WINDOW_FROM" "$WINDOW_TO" "$out" -- "${pin[@]}" "$@"
+}
 if [[ -n "${REPORT:-}" ]]; then
     rm -rf -- "$work"; work="$REPORT"; KEEP=1
     report summary
@@ -359,6 +411,7 @@ fi
 for t in $TARGETS; do setup_target "$t"; done
 
 echo "readlab vs fio: randread bs=$BS numjobs=$NUMJOBS qd=$QD runtime=$RUNTIME ramp=$RAMP rounds=$ROUNDS"
+[[ -z "${PIN:-}" ]] || echo "both tools pinned: taskset -c $PIN"
 echo "$(uname -sr); $(nproc) CPUs; $("$FIO" --version); readlab $("$READLAB" --version 2>/dev/null | awk '{print $NF}')"
 for t in $TARGETS; do echo "target $t: ${tdesc[$t]}"; done
 echo
@@ -376,9 +429,10 @@ for t in $TARGETS; do
         fi
         for ((r = 1; r <= ROUNDS; r++)); do
             seed=$((RANDOM * 32768 + RANDOM))
-            "${RL[@]}" --seed "$seed" --output json -q "${tpath[$t]}" >"$work/$t.$w.readlab.$r.json"
+            tree_cpu "$work/$t.$w.readlab.$r.cpu" "${RL[@]}" --seed "$seed" --output json -q "${tpath[$t]}" \
+                >"$work/$t.$w.readlab.$r.json"
             fio_cmd "$t" "$w" "$work/$t.$w.fio.$r.json"
-            "${FIOC[@]}" >/dev/null
+            tree_cpu "$work/$t.$w.fio.$r.cpu" "${FIOC[@]}" >/dev/null
             [[ "$QUIET" == 1 ]] || report round "$t" "$w" "$r"
         done
     done
