@@ -42,27 +42,12 @@ die() { echo "user_share.sh: $*" >&2; exit 2; }
 [[ "$RUNTIME" =~ ^[1-9][0-9]*$ && "$RAMP" =~ ^[0-9]+$ ]] || die "RUNTIME and RAMP are whole seconds"
 ((RUNTIME >= 2)) || die "RUNTIME must be at least 2 (the profile leaves 0.5 s out)"
 [[ "$MODE" == direct || "$MODE" == buffered ]] || die "MODE is direct or buffered"
+source "$here/workloads.sh"
+for w in $WORKLOADS; do is_workload "$w" || die "unknown workload '$w' ($WORKLOAD_NAMES)"; done
 command -v perf >/dev/null || die "perf is needed (apt install linux-perf)"
 command -v "$FIO" >/dev/null || die "fio not found: FIO=path"
 [[ -x "$READLAB" ]] || (cd "$root" && cargo build --release --quiet)
 
-rl_engine() {
-    case "$1" in
-        psync) echo "--engine psync --iodepth 1" ;;
-        libaio) echo "--engine libaio --iodepth $QD" ;;
-        uring) echo "--engine uring --iodepth $QD" ;;
-        uring-fixed) echo "--engine uring --iodepth $QD --fixed-files --fixed-bufs" ;;
-        *) die "unknown workload '$1' (psync libaio uring uring-fixed)" ;;
-    esac
-}
-fio_engine() {
-    case "$1" in
-        psync) echo "--ioengine=psync --iodepth=1" ;;
-        libaio) echo "--ioengine=libaio --iodepth=$QD" ;;
-        uring) echo "--ioengine=io_uring --iodepth=$QD" ;;
-        uring-fixed) echo "--ioengine=io_uring --iodepth=$QD --registerfiles=1 --fixedbufs=1" ;;
-    esac
-}
 if [[ "$MODE" == direct ]]; then rl_mode=(--direct) fio_mode=(--direct=1); else rl_mode=(--buffered) fio_mode=(--direct=0 --invalidate=0); fi
 
 work="$(mktemp -d)"

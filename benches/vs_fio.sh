@@ -125,9 +125,8 @@ die() { echo "vs_fio.sh: $*" >&2; exit 2; }
 python3 -c "import sys; sys.exit(0 if float('${RUNTIME%s}') > 0.6 else 1)" ||
     die "RUNTIME must be more than 0.6s: the CPU window leaves 0.5s of it out"
 for t in $TARGETS; do [[ "$t" =~ ^[abc]$ ]] || die "unknown target '$t' (a, b, c)"; done
-for w in $WORKLOADS; do
-    case "$w" in psync | libaio | uring | uring-fixed) ;; *) die "unknown workload '$w' (psync libaio uring uring-fixed)" ;; esac
-done
+source "$here/workloads.sh"
+for w in $WORKLOADS; do is_workload "$w" || die "unknown workload '$w' ($WORKLOAD_NAMES)"; done
 [[ -n "${TARGETS// /}" && -n "${WORKLOADS// /}" ]] || die "nothing selected"
 command -v python3 >/dev/null || die "python3 is needed to read the JSON"
 command -v "$FIO" >/dev/null || die "fio not found (apt-get install -y fio)"
@@ -191,24 +190,6 @@ setup_target() { # a|b|c
 }
 rl_mode() { [[ "$1" == c ]] && echo --buffered || echo --direct; }
 fio_mode() { [[ "$1" == c ]] && echo "--direct=0 --invalidate=0" || echo "--direct=1"; }
-
-# ---- workloads: each tool's engine arguments --------------------------------------------------
-rl_engine() {
-    case "$1" in
-        psync) echo "--engine psync --iodepth 1" ;;
-        libaio) echo "--engine libaio --iodepth $QD" ;;
-        uring) echo "--engine uring --iodepth $QD" ;;
-        uring-fixed) echo "--engine uring --iodepth $QD --fixed-files --fixed-bufs" ;;
-    esac
-}
-fio_engine() {
-    case "$1" in
-        psync) echo "--ioengine=psync --iodepth=1" ;;
-        libaio) echo "--ioengine=libaio --iodepth=$QD" ;;
-        uring) echo "--ioengine=io_uring --iodepth=$QD" ;;
-        uring-fixed) echo "--ioengine=io_uring --iodepth=$QD --registerfiles=1 --fixedbufs=1" ;;
-    esac
-}
 
 # Build each tool's command line into an array (no word splitting of paths).
 rl_cmd() { # target workload -> array RL (seed, output and target appended by the caller)
