@@ -34,31 +34,28 @@ def stat(pid):
 
 
 def tree(root):
-    """The root and every process descending from it."""
-    parent = {}
+    """{pid: utime+stime in seconds} of the root and every process descending from it."""
+    stats = {}
     for name in os.listdir("/proc"):
         if name.isdigit():
             s = stat(int(name))
             if s:
-                parent[int(name)] = s[0]
+                stats[int(name)] = s
     found, frontier = {root}, [root]
     while frontier:
         p = frontier.pop()
-        for child, pp in parent.items():
-            if pp == p and child not in found:
+        for child, (ppid, _) in stats.items():
+            if ppid == p and child not in found:
                 found.add(child)
                 frontier.append(child)
-    return found
+    return {pid: stats[pid][1] for pid in found if pid in stats}
 
 
 def sample(root):
     """{(pid, tid): run ns} for every live thread, and the tree's utime+stime in seconds."""
-    threads, ticks = {}, 0.0
-    for pid in tree(root):
-        s = stat(pid)
-        if s is None:
-            continue
-        ticks += s[1]
+    threads = {}
+    procs = tree(root)
+    for pid in procs:
         try:
             tids = os.listdir(f"/proc/{pid}/task")
         except OSError:
@@ -68,7 +65,7 @@ def sample(root):
                 threads[(pid, int(tid))] = int(open(f"/proc/{pid}/task/{tid}/schedstat").read().split()[0])
             except (OSError, ValueError, IndexError):
                 pass
-    return threads, ticks
+    return threads, sum(procs.values())
 
 
 def main():

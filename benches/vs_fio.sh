@@ -118,11 +118,12 @@ TIO_ARGS="${TIO_ARGS:--d 128 -s 32 -c 32 -p 0 -B 1 -F 1 -n 1}"
 TIO_RL="${TIO_RL:---engine uring --iodepth 128 --batch 32 --complete-min 32 --fixed-files --fixed-bufs}"
 
 die() { echo "vs_fio.sh: $*" >&2; exit 2; }
+secs_f() { local v="${1%s}"; echo "$v"; }  # fio's "5s" (or "5", "2.5s") as seconds
 [[ "$ROUNDS" =~ ^[1-9][0-9]*$ ]] || die "ROUNDS must be a positive integer"
 [[ "$QD" =~ ^[1-9][0-9]*$ ]] || die "QD must be a positive integer"
 [[ "$RUNTIME" =~ ^[0-9]+(\.[0-9]+)?s?$ && "$RAMP" =~ ^[0-9]+(\.[0-9]+)?s?$ ]] ||
     die "RUNTIME and RAMP are seconds here (5s, 1s), for the CPU window"
-python3 -c "import sys; sys.exit(0 if float('${RUNTIME%s}') > 0.6 else 1)" ||
+python3 -c "import sys; sys.exit(0 if float('$(secs_f "$RUNTIME")') > 0.6 else 1)" ||
     die "RUNTIME must be more than 0.6s: the CPU window leaves 0.5s of it out"
 for t in $TARGETS; do [[ "$t" =~ ^[abc]$ ]] || die "unknown target '$t' (a, b, c)"; done
 source "$here/workloads.sh"
@@ -375,7 +376,6 @@ PY
 # Both tools' CPU from one instrument: every thread of the tool's process tree (benches/tree_cpu.py),
 # from WINDOW_FROM after the start (past both tools' start-up, ~0.25 s for fio, and into the ramp)
 # to WINDOW_END before the ramp + runtime is over (both tools still reading).
-secs_f() { local v="${1%s}"; echo "$v"; }
 WINDOW_FROM=$(python3 -c "print($(secs_f "$RAMP") + 0.3)")
 WINDOW_TO=$(python3 -c "print($(secs_f "$RAMP") + $(secs_f "$RUNTIME") - 0.2)")
 pin=()
@@ -423,7 +423,7 @@ report summary
 
 # ---- t/io_uring on target a (TIO=path to fio's t/io_uring) ----------------------------------------
 if [[ -n "${TIO:-}" && " $TARGETS " == *" a "* ]]; then
-    secs() { local v="${1%s}"; echo "${v%.*}"; }
+    secs() { local v; v="$(secs_f "$1")"; echo "${v%.*}"; }  # whole seconds
     # t/io_uring prints one line per second and none for its last second: one second more.
     tio_secs=$(($(secs "$RAMP") + $(secs "$RUNTIME") + 1))
     read -r -a targs <<<"$TIO_ARGS"

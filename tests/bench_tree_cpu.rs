@@ -55,10 +55,9 @@ fn a_busy_grandchild_counts_a_sleeper_does_not_and_the_status_passes_through() {
 
 #[test]
 fn it_agrees_with_readlabs_own_cpu_on_the_null_engine() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = common::disk_dir();
     let json = dir.path().join("run.json");
-    let target = dir.path().join("t.dat");
-    std::fs::write(&target, vec![0u8; 1 << 20]).unwrap();
+    let target = common::prepare(dir.path(), "t.dat", "1M");
     let (code, doc) = tree_cpu(
         0.5,
         1.8,
