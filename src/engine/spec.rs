@@ -48,6 +48,23 @@ pub trait Engine {
     /// on top). The rest stay with the kernel for the next call, so a caller that refills after each
     /// small reap keeps its queue full, as fio's `iodepth_batch_complete_max` does.
     fn reap_at_most(&mut self, min: usize, max: usize, out: &mut Vec<Completion>) -> Result<usize>;
+    /// Whether [`submit_and_reap`](Engine::submit_and_reap) submits and waits in one system call
+    /// (io_uring_enter does both): then the runner leaves a refill's last batch for it to submit.
+    fn combines_submit_and_reap(&self) -> bool {
+        false
+    }
+    /// Submit what is queued, then reap as [`reap_at_most`](Engine::reap_at_most) does, in one
+    /// system call where the interface has one for both: a loop that refills and then waits would
+    /// otherwise make two whenever nothing has completed yet. The default submits, then reaps.
+    fn submit_and_reap(
+        &mut self,
+        min: usize,
+        max: usize,
+        out: &mut Vec<Completion>,
+    ) -> Result<usize> {
+        self.submit()?;
+        self.reap_at_most(min, max, out)
+    }
     /// Wait until at least `min` I/Os have completed and append every available completion to `out`.
     fn reap(&mut self, min: usize, out: &mut Vec<Completion>) -> Result<usize> {
         self.reap_at_most(min, usize::MAX, out)

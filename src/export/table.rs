@@ -261,8 +261,13 @@ pub fn run_report(d: &Document) -> String {
     );
     let _ = writeln!(
         s,
-        "  timer    {:.0} ns per clock read, {:.0} ns per I/O",
-        r.timer.ns_per_clock_read, r.timer.overhead_ns_per_io
+        "  timer    {:.0} ns per clock read{}, {:.0} ns per I/O",
+        r.timer.ns_per_clock_read,
+        match r.timer.clock.as_str() {
+            "" => String::new(),
+            c => format!(" ({c})"),
+        },
+        r.timer.overhead_ns_per_io
     );
     if let Some(own) = &r.runner_cost {
         let _ = writeln!(

@@ -28,6 +28,11 @@ pub struct VerifySummary {
 /// How readlab's own clock weighs on each I/O.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct TimerInfo {
+    /// The clock every I/O is timed with: `tsc` (the CPU's time-stamp counter, read directly
+    /// where the kernel keeps time with it) or `monotonic` (CLOCK_MONOTONIC). Empty in results
+    /// written before it was recorded.
+    #[serde(default)]
+    pub clock: String,
     pub ns_per_clock_read: f64,
     pub clock_reads_per_io: f64,
     pub overhead_ns_per_io: f64,

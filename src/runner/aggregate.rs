@@ -171,6 +171,7 @@ pub(super) fn result(
         },
         cpu,
         timer: TimerInfo {
+            clock: crate::clock::Tick::clock_name().into(),
             ns_per_clock_read: timer_ns,
             clock_reads_per_io: reads_per_io,
             overhead_ns_per_io: reads_per_io * timer_ns,

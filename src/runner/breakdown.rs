@@ -8,6 +8,7 @@ use super::depth::DepthMeter;
 use super::requests::Offsets;
 use super::shared::flush_into;
 use crate::buffer::BufferPool;
+use crate::clock::Tick;
 use crate::engine::{Completion, EngineKind, EngineSetup, Io};
 use crate::source::Handle;
 use crate::stats::Recorder;
@@ -16,7 +17,7 @@ use std::collections::BTreeMap;
 use std::hint::black_box;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// What a run does per I/O, as far as its own cost goes.
 #[derive(Debug, Clone, Copy)]
@@ -83,7 +84,7 @@ pub fn measure(shape: &Shape, n: u64) -> Vec<Component> {
     };
 
     let clock = each(n, |_| {
-        black_box(Instant::now());
+        black_box(Tick::now());
     });
     push("clock reads", clock, shape.clock_reads_per_io, true);
 
@@ -111,14 +112,14 @@ pub fn measure(shape: &Shape, n: u64) -> Vec<Component> {
         true,
     );
 
-    let t0 = Instant::now();
-    let mut meter = DepthMeter::new(t0, t0, t0 + Duration::from_secs(3600));
+    let t0 = Tick::now();
+    let mut meter = DepthMeter::new(t0, t0, t0.plus(Duration::from_secs(3600)));
     let depth = each(n, |i| {
-        let t = t0 + Duration::from_nanos(i * 100);
+        let t = t0.plus_ns(i * 100);
         meter.started(t, 1);
         meter.finished(t, 1);
     });
-    black_box(meter.area(t0 + Duration::from_secs(1)));
+    black_box(meter.area(t0.plus(Duration::from_secs(1))));
     push(
         "depth accounting",
         depth,

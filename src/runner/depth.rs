@@ -2,14 +2,14 @@
 //! that issues them, so a result says how deep the queue really was, not only how deep it was asked
 //! to be (by Little's law the same figure fio's IOPS × mean latency gives).
 
-use std::time::Instant;
+use crate::clock::Tick;
 
 /// Time-weighted count of one worker's requests in flight inside the measured window.
 #[derive(Debug)]
 pub(super) struct DepthMeter {
-    start: Instant,
-    end: Instant,
-    last: Instant,
+    start: Tick,
+    end: Tick,
+    last: Tick,
     count: usize,
     /// Requests × nanoseconds in flight inside the window, in integers: the hot path never
     /// converts a 128-bit count to floating point (that conversion is a library call).
@@ -18,7 +18,7 @@ pub(super) struct DepthMeter {
 
 impl DepthMeter {
     /// A meter for the window `[start, end)`, with nothing in flight at `t0`.
-    pub(super) fn new(t0: Instant, start: Instant, end: Instant) -> DepthMeter {
+    pub(super) fn new(t0: Tick, start: Tick, end: Tick) -> DepthMeter {
         DepthMeter {
             start,
             end,
@@ -29,29 +29,29 @@ impl DepthMeter {
     }
 
     /// Account the time since the last change at the old count.
-    fn advance(&mut self, t: Instant) {
+    fn advance(&mut self, t: Tick) {
         let a = self.last.max(self.start);
         let b = t.min(self.end);
         if b > a && self.count > 0 {
-            self.area += self.count as u128 * b.duration_since(a).as_nanos();
+            self.area += self.count as u128 * b.ns_since(a) as u128;
         }
         self.last = self.last.max(t);
     }
 
     /// `n` more requests in flight from `t`.
-    pub(super) fn started(&mut self, t: Instant, n: usize) {
+    pub(super) fn started(&mut self, t: Tick, n: usize) {
         self.advance(t);
         self.count += n;
     }
 
     /// `n` requests finished at `t`.
-    pub(super) fn finished(&mut self, t: Instant, n: usize) {
+    pub(super) fn finished(&mut self, t: Tick, n: usize) {
         self.advance(t);
         self.count = self.count.saturating_sub(n);
     }
 
     /// Requests × nanoseconds in flight inside the window.
-    pub(super) fn area(mut self, t: Instant) -> f64 {
+    pub(super) fn area(mut self, t: Tick) -> f64 {
         self.advance(t);
         self.area as f64
     }
@@ -62,13 +62,13 @@ mod tests {
     use super::*;
     use std::time::Duration;
 
-    fn at(t0: Instant, us: u64) -> Instant {
-        t0 + Duration::from_micros(us)
+    fn at(t0: Tick, us: u64) -> Tick {
+        t0.plus(Duration::from_micros(us))
     }
 
     #[test]
     fn counts_only_the_window_weighted_by_time() {
-        let t0 = Instant::now();
+        let t0 = Tick::now();
         let mut m = DepthMeter::new(t0, at(t0, 100), at(t0, 1100));
         m.started(t0, 4); // 4 in flight from 0, the window opens at 100
         m.finished(at(t0, 600), 2); // 4 for 500 µs inside the window

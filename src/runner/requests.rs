@@ -2,12 +2,12 @@
 //! the open-loop schedule (`schedule`), so neither has to import the other.
 
 use super::depth::DepthMeter;
+use crate::clock::Tick;
 use crate::config::{Range, RunConfig, Rw};
 use crate::engine::{Engine, Io};
 use crate::error::Result;
 use rand::rngs::Xoshiro256PlusPlus;
 use rand::{RngExt, SeedableRng};
-use std::time::Instant;
 
 /// Random or sequential offsets for one worker.
 pub(super) struct Offsets {
@@ -80,7 +80,7 @@ pub(super) struct Requests {
     pub(super) inflight: usize,
     /// Requests this worker may still start under `--io-limit`.
     pub(super) budget: Option<u64>,
-    pub(super) issued: Vec<Instant>,
+    pub(super) issued: Vec<Tick>,
     pub(super) remaining: Vec<usize>,
     pub(super) failed: Vec<bool>,
     pub(super) at: Vec<u64>,
@@ -94,8 +94,8 @@ impl Requests {
         cfg: &RunConfig,
         range: &Range,
         worker: usize,
-        t0: Instant,
-        window: (Instant, Instant),
+        t0: Tick,
+        window: (Tick, Tick),
     ) -> Requests {
         let (depth, bpr) = (cfg.iodepth, cfg.blocks_per_request);
         let request_bytes = cfg.bs * bpr as u64;
@@ -116,12 +116,7 @@ impl Requests {
 
     /// Queue one logical request (all its blocks) into free request slot `r`; its latency counts
     /// from `at_time`.
-    pub(super) fn start(
-        &mut self,
-        r: usize,
-        at_time: Instant,
-        engine: &mut dyn Engine,
-    ) -> Result<()> {
+    pub(super) fn start(&mut self, r: usize, at_time: Tick, engine: &mut dyn Engine) -> Result<()> {
         self.issued[r] = at_time;
         self.remaining[r] = self.bpr;
         self.failed[r] = false;

@@ -3,17 +3,18 @@
 //! of coordinated omission). It also keeps how late requests went out and how far behind it fell.
 
 use super::requests::Requests;
+use crate::clock::Tick;
 use crate::config::{Arrivals, Rate};
 use crate::engine::Engine;
 use crate::error::Result;
 use crate::stats::Recorder;
 use rand::rngs::Xoshiro256PlusPlus;
 use rand::{RngExt, SeedableRng};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// The open-loop arrival schedule of one worker.
 pub(super) struct Schedule {
-    next: Instant,
+    next: Tick,
     mean: f64,
     poisson: bool,
     rng: Xoshiro256PlusPlus,
@@ -33,7 +34,7 @@ pub(super) struct OpenLoopStats {
 }
 
 impl Schedule {
-    pub(super) fn new(rate: Rate, threads: usize, seed: u64, t0: Instant) -> Schedule {
+    pub(super) fn new(rate: Rate, threads: usize, seed: u64, t0: Tick) -> Schedule {
         let per_thread = rate.iops / threads as f64;
         Schedule {
             next: t0,
@@ -54,10 +55,10 @@ impl Schedule {
         &mut self,
         req: &mut Requests,
         engine: &mut dyn Engine,
-        ramp_end: Instant,
+        ramp_end: Tick,
         complete_min: usize,
     ) -> Result<Option<usize>> {
-        let ts = Instant::now();
+        let ts = Tick::now();
         let mut queued = 0;
         while !req.free.is_empty() && self.next <= ts && req.budget != Some(0) {
             if let Some(b) = &mut req.budget {
@@ -66,7 +67,7 @@ impl Schedule {
             let r = req.free.pop().expect("free request checked") as usize;
             req.start(r, self.next, engine)?;
             if self.next >= ramp_end {
-                self.issued(ts.duration_since(self.next));
+                self.issued(ts.ns_since(self.next));
             }
             self.advance();
             queued += 1;
@@ -77,7 +78,7 @@ impl Schedule {
             req.depth.started(ts, queued);
         }
         if self.next <= ts && ts >= ramp_end {
-            self.lagging(ts.duration_since(self.next)); // due but no free slot: backlog
+            self.lagging(ts.ns_since(self.next)); // due but no free slot: backlog
         }
         Ok(if req.free.is_empty() {
             Some(complete_min.min(req.inflight))
@@ -97,38 +98,37 @@ impl Schedule {
         } else {
             self.mean
         };
-        self.next += Duration::from_nanos(gap as u64);
+        self.next = self.next.plus_ns(gap as u64);
     }
 
-    fn issued(&mut self, delay: Duration) {
-        let ns = delay.as_nanos() as u64;
+    fn issued(&mut self, ns: u64) {
         self.stats.delay.record(ns, 0);
         if ns as f64 > self.mean {
             self.stats.late += 1;
         }
     }
 
-    fn lagging(&mut self, lag: Duration) {
-        self.stats.max_lag = self.stats.max_lag.max(lag);
+    fn lagging(&mut self, lag_ns: u64) {
+        self.stats.max_lag = self.stats.max_lag.max(Duration::from_nanos(lag_ns));
     }
 
     /// Nothing in flight: wait for the next due time (sleep most of it, spin the last 100 µs so
     /// the request goes out on time).
-    pub(super) fn sleep_until_due(&self, end: Instant) {
+    pub(super) fn sleep_until_due(&self, end: Tick) {
         let due = self.next.min(end);
-        let now = Instant::now();
-        let spin = Duration::from_micros(100);
-        if due > now + spin {
-            std::thread::sleep(due - now - spin);
+        let spin_ns = 100_000;
+        let left = due.ns_since(Tick::now());
+        if left > spin_ns {
+            std::thread::sleep(Duration::from_nanos(left - spin_ns));
         }
-        while Instant::now() < due {
+        while Tick::now() < due {
             std::hint::spin_loop();
         }
     }
 
-    pub(super) fn finish(mut self, end: Instant) -> OpenLoopStats {
+    pub(super) fn finish(mut self, end: Tick) -> OpenLoopStats {
         if self.next < end {
-            self.stats.final_backlog = end.duration_since(self.next).as_nanos() as f64 / self.mean;
+            self.stats.final_backlog = end.ns_since(self.next) as f64 / self.mean;
         }
         self.stats
     }

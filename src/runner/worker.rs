@@ -7,6 +7,7 @@ use super::requests::Requests;
 use super::schedule::{OpenLoopStats, Schedule};
 use super::{EngineFactory, Group, Shared};
 use crate::buffer::BufferPool;
+use crate::clock::Tick;
 use crate::data;
 use crate::engine::{Completion, Engine, EngineSetup};
 use crate::error::Result;
@@ -126,12 +127,13 @@ fn worker_loop(
     sh.start.wait();
     *stage = Stage::Started;
     let mut engine = engine?;
-    let t0 = *sh
-        .t0
-        .get()
-        .expect("t0 set before the start barrier is released");
-    let ramp_end = t0 + cfg.ramp;
-    let end = ramp_end + cfg.runtime;
+    let t0 = Tick::from_instant(
+        *sh.t0
+            .get()
+            .expect("t0 set before the start barrier is released"),
+    );
+    let ramp_end = t0.plus(cfg.ramp);
+    let end = ramp_end.plus(cfg.runtime);
 
     let mut out = WorkerOut {
         features: engine.features(),
@@ -156,11 +158,11 @@ fn worker_loop(
         bytes: bs as u64 * bpr as u64,
         interval: Recorder::default(),
         second: 0,
-        next_second: ramp_end + std::time::Duration::from_secs(1),
+        next_second: ramp_end.plus_ns(NS_PER_S),
         pending: Vec::with_capacity(depth),
         pending_at: t0,
     };
-    let mut now = Instant::now();
+    let mut now = Tick::now();
     let mut stopping = false;
     let mut succeeded = false;
     let counter = &g.done[idx].0;
@@ -169,11 +171,18 @@ fn worker_loop(
     // slots ran since: it stamps the refill that follows at once (one clock read per I/O, not
     // two). Verification reads the buffer before its slot is reused, so with it on (or after
     // an error's message was formatted) the refill reads the clock afresh.
-    let mut fresh: Option<Instant> = None;
+    let mut fresh: Option<Tick> = None;
     // A synchronous engine reads during `submit`: what runs between two of its clock reads is
     // that read's latency, so it records and stamps as before (two clock reads per I/O), and
     // only an asynchronous engine's refill reuses the completion's clock read.
     let reuse = cfg.engine.capabilities().asynchronous;
+    // Requests queued and not yet submitted: the refill's last batch, which the reap that follows
+    // submits when the engine does both in one system call (io_uring). The pending latencies are
+    // then recorded before that call rather than between two: like the rest of the bookkeeping
+    // after the completion's clock read, that time counts in the refill's latency (~20 ns).
+    let combine = reuse && engine.combines_submit_and_reap();
+    let mut unsubmitted = false;
+    let mut last_done: Option<Tick> = None;
 
     // Open loop: requests are due on a schedule; their latency counts from the due time.
     let mut schedule = cfg
@@ -194,11 +203,15 @@ fn worker_loop(
                 // Refill every free slot, up to `batch` requests per submit call; a request is
                 // never held back to fill a batch (its latency would count the wait).
                 while !req.free.is_empty() && req.budget != Some(0) {
+                    if unsubmitted {
+                        engine.submit()?;
+                        unsubmitted = false;
+                    }
                     let ts = match fresh.take() {
                         Some(t) => t,
                         None => {
                             out.clock_reads += 1;
-                            Instant::now()
+                            Tick::now()
                         }
                     };
                     let mut n = 0;
@@ -210,7 +223,11 @@ fn worker_loop(
                         req.start(r as usize, ts, engine.as_mut())?;
                         n += 1;
                     }
-                    engine.submit()?;
+                    if combine {
+                        unsubmitted = true;
+                    } else {
+                        engine.submit()?;
+                    }
                     req.inflight += n * bpr;
                     req.depth.started(ts, n);
                 }
@@ -223,7 +240,7 @@ fn worker_loop(
                     None => {
                         tl.record();
                         s.sleep_until_due(end);
-                        now = Instant::now();
+                        now = Tick::now();
                         continue;
                     }
                 }
@@ -235,17 +252,22 @@ fn worker_loop(
             break;
         }
         comps.clear();
-        if let Err(e) = engine.reap_at_most(wait_for, reap_max, &mut comps) {
+        let reaped = if std::mem::take(&mut unsubmitted) {
+            engine.submit_and_reap(wait_for, reap_max, &mut comps)
+        } else {
+            engine.reap_at_most(wait_for, reap_max, &mut comps)
+        };
+        if let Err(e) = reaped {
             if !sh.aborted.load(Ordering::SeqCst) {
                 return Err(e);
             }
             // The runner gave up waiting (past the grace period after the end, or interrupted):
             // the reads still in flight failed with its reason.
-            now = Instant::now();
+            now = Tick::now();
             abandon(&mut req, &mut out.errors, bs as u64, &e.to_string(), now);
             break;
         }
-        now = Instant::now();
+        now = Tick::now();
         if comps.is_empty() {
             continue;
         }
@@ -287,7 +309,7 @@ fn worker_loop(
                 }
                 if in_window && c.service_ns > 0 {
                     light = false;
-                    let total = now.duration_since(req.issued[r]).as_nanos() as u64;
+                    let total = now.ns_since(req.issued[r]);
                     out.service.record(c.service_ns, 0);
                     if bpr == 1 {
                         out.handoff.record(total.saturating_sub(c.service_ns), 0);
@@ -301,18 +323,18 @@ fn worker_loop(
             finished += 1;
             if in_window && !req.failed[r] {
                 // Taken now: the refill below reuses the slot and its issue time.
-                let ns = now.duration_since(req.issued[r]).as_nanos() as u64;
+                let ns = now.ns_since(req.issued[r]);
                 tl.pending.push((ns, offset));
             }
         }
         if finished > 0 {
             req.depth.finished(now, finished);
             if in_window {
-                out.last_done = Some(now);
+                last_done = Some(now);
             }
         }
         if let Some(every) = cfg.sample_bytes {
-            let at = now.duration_since(ramp_end).as_nanos() as u64;
+            let at = now.ns_since(ramp_end);
             for &(_, offset) in &tl.pending {
                 let k = offset.saturating_sub(g.range.offset) / every;
                 let e = out.samples.entry(k).or_insert((0, 0));
@@ -335,26 +357,29 @@ fn worker_loop(
     }
     tl.flush();
     out.depth_area = req.depth.area(now);
+    out.last_done = last_done.map(Tick::to_instant);
     if let Some(s) = schedule {
         out.open_loop = Some(s.finish(end));
     }
     Ok(out)
 }
 
+const NS_PER_S: u64 = 1_000_000_000;
+
 /// Where a worker's latencies go: the per-second recorder of the measured window.
 struct Timeline<'a, 'g> {
     g: &'a Group<'g>,
-    ramp_end: Instant,
+    ramp_end: Tick,
     /// Bytes of one request.
     bytes: u64,
     interval: Recorder,
     /// The second of the window `interval` holds, and when the next one begins.
     second: u64,
-    next_second: Instant,
+    next_second: Tick,
     /// Latencies (and offsets) of the last completions, all at `pending_at`: recorded once their
     /// slots have been refilled and submitted (the device works while readlab counts).
     pending: Vec<(u64, u64)>,
-    pending_at: Instant,
+    pending_at: Tick,
 }
 
 impl Timeline<'_, '_> {
@@ -367,12 +392,12 @@ impl Timeline<'_, '_> {
         }
         let at = self.pending_at;
         if at >= self.next_second {
-            let s = at.duration_since(self.ramp_end).as_secs();
+            let s = at.ns_since(self.ramp_end) / NS_PER_S;
             if s != self.second {
                 self.flush();
                 self.second = s;
             }
-            self.next_second = self.ramp_end + std::time::Duration::from_secs(s + 1);
+            self.next_second = self.ramp_end.plus_ns((s + 1) * NS_PER_S);
         }
         for &(ns, _) in &self.pending {
             self.interval.record(ns, self.bytes);
@@ -388,7 +413,7 @@ impl Timeline<'_, '_> {
 
 /// Count every read still in flight as failed with `why` (the runner closed the source under
 /// them); the requests are over.
-fn abandon(req: &mut Requests, errors: &mut ErrorSummary, bs: u64, why: &str, now: Instant) {
+fn abandon(req: &mut Requests, errors: &mut ErrorSummary, bs: u64, why: &str, now: Tick) {
     for r in 0..req.remaining.len() {
         let n = std::mem::take(&mut req.remaining[r]);
         for b in 0..n {

@@ -279,6 +279,8 @@ pub struct Uring {
     /// Slots per registered buffer (READ_FIXED's buf_index is token / this).
     slots_per_buf: u32,
     ring_fd_registered: bool,
+    /// A kernel SQ poll thread takes the SQEs (submitting needs no system call while it is awake).
+    sqpoll: bool,
     /// DEFER_TASKRUN: completions are only posted by an enter with GETEVENTS, so submits ask for
     /// them too (with min_complete 0, like fio): the next reap then usually finds them without a
     /// system call of its own or a sleep.
@@ -327,6 +329,7 @@ impl Uring {
             fixed_bufs: false,
             slots_per_buf: slots as u32,
             ring_fd_registered: false,
+            sqpoll: o.sqpoll,
             getevents_on_submit: flags.contains(&SetupFlag::DeferTaskrun),
             queued: 0,
             inflight: 0,
@@ -587,6 +590,40 @@ impl Engine for Uring {
             got += self.drain(max - got, |c| out.push(c));
         }
         Ok(got)
+    }
+
+    fn combines_submit_and_reap(&self) -> bool {
+        !self.sqpoll
+    }
+
+    /// One io_uring_enter submits what is queued and waits for what is missing of `min` (none
+    /// when enough completions are already posted); fio makes two (its commit, then its wait)
+    /// whenever nothing has completed yet. Under SQPOLL the poll thread takes the SQEs: submit,
+    /// then reap, as usual.
+    #[inline]
+    fn submit_and_reap(
+        &mut self,
+        min: usize,
+        max: usize,
+        out: &mut Vec<Completion>,
+    ) -> Result<usize> {
+        if self.queued == 0 || self.sqpoll {
+            self.submit()?;
+            return self.reap_at_most(min, max, out);
+        }
+        let max = max.max(min);
+        let got = self.drain(max, |c| out.push(c));
+        let want = min.saturating_sub(got).min(self.inflight);
+        loop {
+            match self.enter(want) {
+                Ok(_) => break,
+                Err(e) if errno_is(&e, &[libc::EINTR]) => {}
+                // Left in the SQ ring (or the wait was cut short): the reap below enters again.
+                Err(e) if transient(&e) => break,
+                Err(e) => return Err(enter_error("submit", e)),
+            }
+        }
+        Ok(got + self.reap_at_most(min.saturating_sub(got), max - got, out)?)
     }
 
     fn buffer(&self, token: u32, len: usize) -> &[u8] {

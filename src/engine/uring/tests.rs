@@ -491,3 +491,64 @@ fn reads_land_in_the_slot_of_their_token() {
         assert_ne!(u.buffer(1, BS), &expect[..]);
     });
 }
+
+/// The runner's closed loop at batch 1 through `submit_and_reap`: one read out, one in, every
+/// byte checked. Every refill reaches the kernel in the same call (nothing is left in the SQ ring)
+/// and the queue stays full; with SQPOLL the poll thread takes the SQEs, so it submits and reaps
+/// as before.
+#[test]
+fn submit_and_reap_submits_each_refill_and_keeps_the_queue_full() {
+    let dir = tempfile::tempdir_in(std::env::temp_dir()).unwrap();
+    let path = prepared(dir.path(), 128);
+    let sqpoll = UringOptions {
+        sqpoll: true,
+        sqpoll_idle_ms: 10,
+        ..UringOptions::default()
+    };
+    let plain = UringOptions {
+        plain_setup: true,
+        ..UringOptions::default()
+    };
+    for (o, combined) in [
+        (UringOptions::default(), true),
+        (plain, true),
+        (sqpoll, false),
+    ] {
+        for direct in [true, false] {
+            let (p, o2) = (path.clone(), o.clone());
+            within(20, move || {
+                const SLOTS: usize = 8;
+                let mut u = open(&p, direct, SLOTS, o2.clone()).unwrap();
+                assert_eq!(u.combines_submit_and_reap(), combined, "{o2:?}");
+                let mut at = [0u64; SLOTS];
+                let mut out = Vec::new();
+                let mut free: Vec<u32> = (0..SLOTS as u32).collect();
+                for i in 0..2_000u64 {
+                    for t in free.drain(..) {
+                        at[t as usize] = (i * 7919 + t as u64 * 31) % 128 * BS as u64;
+                        u.queue(Io {
+                            token: t,
+                            offset: at[t as usize],
+                            len: BS as u32,
+                        })
+                        .unwrap();
+                    }
+                    out.clear();
+                    let n = u.submit_and_reap(1, 1, &mut out).unwrap();
+                    assert_eq!((n, out.len()), (1, 1), "round {i}");
+                    if combined {
+                        assert_eq!(u.queued, 0, "round {i}: a refill was left unsubmitted");
+                        u.sq.sync();
+                        assert_eq!(u.sq.len(), 0, "round {i}: the kernel did not take the SQE");
+                    }
+                    assert_eq!(u.inflight, SLOTS - 1, "round {i}");
+                    let c = out[0];
+                    assert_eq!(c.res, BS as i64);
+                    let m = data::verify(ID, at[c.token as usize], u.buffer(c.token, BS));
+                    assert!(m.is_none(), "{m:?}");
+                    free.push(c.token);
+                }
+            });
+        }
+    }
+}
