@@ -6,8 +6,8 @@ use std::hint::black_box;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-/// A point in time, in nanoseconds on the process's clock (see [`BEFORE`]): what the runner's hot path
-/// stamps I/Os with. On x86-64, when the kernel's clocksource is the TSC (so the counter is
+/// A point in time, in nanoseconds on the process's clock: what the runner's hot path stamps I/Os
+/// with. On x86-64, when the kernel's clocksource is the TSC (so the counter is
 /// invariant and synchronised across CPUs), a read is one `rdtsc` scaled to nanoseconds, against
 /// CLOCK_MONOTONIC's vDSO read (which reads the same counter, then its parameters from shared
 /// memory); the arithmetic on it is on integers. Elsewhere it reads `Instant`.
@@ -53,7 +53,7 @@ impl Tick {
         }
     }
 
-    /// The tick of `t` (tick 0 for an `Instant` more than [`BEFORE`] before the anchor).
+    /// The tick of `t` (tick 0 for an `Instant` more than 18 minutes before the clock's first use).
     pub fn from_instant(t: Instant) -> Tick {
         let at = anchor().at;
         match t.checked_duration_since(at) {
@@ -123,7 +123,8 @@ mod tsc {
 
     #[inline]
     pub(super) fn to_ns(c: u64, c0: u64, mult: u64) -> u64 {
-        ((c.wrapping_sub(c0) as u128 * mult as u128) >> 32) as u64
+        // A read on another CPU just after calibration may be a few counts behind `c0`.
+        ((c.saturating_sub(c0) as u128 * mult as u128) >> 32) as u64
     }
 
     /// A counter reading and the `Instant` it was taken at: the pair of the closest of a few
