@@ -479,6 +479,20 @@ impl Uring {
         r
     }
 
+    /// Submit what is queued and wait for `want` completions (`enter`), again if interrupted.
+    /// False when a transient error left the SQEs in the ring: the next enter submits them.
+    #[inline]
+    fn submit_waiting(&mut self, want: usize) -> Result<bool> {
+        loop {
+            match self.enter(want) {
+                Ok(_) => return Ok(true),
+                Err(e) if errno_is(&e, &[libc::EINTR]) => {}
+                Err(e) if transient(&e) => return Ok(false),
+                Err(e) => return Err(enter_error("submit", e)),
+            }
+        }
+    }
+
     /// Wait for every I/O still in flight. False if the kernel stopped answering.
     fn wait_all(&mut self) -> bool {
         while self.inflight > 0 {
@@ -564,15 +578,7 @@ impl Engine for Uring {
         if n == 0 {
             return Ok(0);
         }
-        loop {
-            match self.enter(0) {
-                Ok(_) => return Ok(n),
-                Err(e) if errno_is(&e, &[libc::EINTR]) => {}
-                // Left in the SQ ring; the next reap enters the kernel again and submits them.
-                Err(e) if transient(&e) => return Ok(0),
-                Err(e) => return Err(enter_error("submit", e)),
-            }
-        }
+        Ok(if self.submit_waiting(0)? { n } else { 0 })
     }
 
     #[inline]
@@ -614,15 +620,8 @@ impl Engine for Uring {
         let max = max.max(min);
         let got = self.drain(max, |c| out.push(c));
         let want = min.saturating_sub(got).min(self.inflight);
-        loop {
-            match self.enter(want) {
-                Ok(_) => break,
-                Err(e) if errno_is(&e, &[libc::EINTR]) => {}
-                // Left in the SQ ring (or the wait was cut short): the reap below enters again.
-                Err(e) if transient(&e) => break,
-                Err(e) => return Err(enter_error("submit", e)),
-            }
-        }
+        // Left in the SQ ring (or the wait cut short) on a transient error: the reap enters again.
+        self.submit_waiting(want)?;
         Ok(got + self.reap_at_most(min.saturating_sub(got), max - got, out)?)
     }
 
