@@ -24,8 +24,9 @@ set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/.." && pwd)"
+source "$here/workloads.sh"
 TARGET="${TARGET:-}"
-WORKLOADS="${WORKLOADS:-psync libaio uring uring-fixed}"
+WORKLOADS="${WORKLOADS:-$WORKLOAD_NAMES}"
 ROUNDS="${ROUNDS:-3}"
 RUNTIME="${RUNTIME:-4}"
 RAMP="${RAMP:-1}"
@@ -42,7 +43,6 @@ die() { echo "user_share.sh: $*" >&2; exit 2; }
 [[ "$RUNTIME" =~ ^[1-9][0-9]*$ && "$RAMP" =~ ^[0-9]+$ ]] || die "RUNTIME and RAMP are whole seconds"
 ((RUNTIME >= 2)) || die "RUNTIME must be at least 2 (the profile leaves 0.5 s out)"
 [[ "$MODE" == direct || "$MODE" == buffered ]] || die "MODE is direct or buffered"
-source "$here/workloads.sh"
 for w in $WORKLOADS; do is_workload "$w" || die "unknown workload '$w' ($WORKLOAD_NAMES)"; done
 command -v perf >/dev/null || die "perf is needed (apt install linux-perf)"
 command -v "$FIO" >/dev/null || die "fio not found: FIO=path"

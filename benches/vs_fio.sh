@@ -98,9 +98,10 @@ set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/.." && pwd)"
+source "$here/workloads.sh"
 
 TARGETS="${TARGETS:-a b c}"
-WORKLOADS="${WORKLOADS:-psync libaio uring uring-fixed}"
+WORKLOADS="${WORKLOADS:-$WORKLOAD_NAMES}"
 ROUNDS="${ROUNDS:-3}"
 RUNTIME="${RUNTIME:-5s}"
 RAMP="${RAMP:-1s}"
@@ -126,7 +127,6 @@ secs_f() { local v="${1%s}"; echo "$v"; }  # fio's "5s" (or "5", "2.5s") as seco
 python3 -c "import sys; sys.exit(0 if float('$(secs_f "$RUNTIME")') > 0.6 else 1)" ||
     die "RUNTIME must be more than 0.6s: the CPU window leaves 0.5s of it out"
 for t in $TARGETS; do [[ "$t" =~ ^[abc]$ ]] || die "unknown target '$t' (a, b, c)"; done
-source "$here/workloads.sh"
 for w in $WORKLOADS; do is_workload "$w" || die "unknown workload '$w' ($WORKLOAD_NAMES)"; done
 [[ -n "${TARGETS// /}" && -n "${WORKLOADS// /}" ]] || die "nothing selected"
 command -v python3 >/dev/null || die "python3 is needed to read the JSON"
