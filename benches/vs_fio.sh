@@ -50,7 +50,8 @@
 #   DISK_DIR  where target b's file goes               (default ${TMPDIR:-/tmp})
 #   READLAB   readlab binary (default target/release/readlab, built with cargo if missing)
 #   FIO       fio binary                               (default fio)
-#   TIO       fio's t/io_uring binary: with target a, also readlab against t/io_uring, interleaved
+#   TIO       fio's t/io_uring binary: adds the bare loop to every cell (below) and, with target a,
+#             readlab against t/io_uring at its best settings, interleaved
 #   TIO_ARGS  t/io_uring's settings  (default "-d 128 -s 32 -c 32 -p 0 -B 1 -F 1 -n 1"; -b and -r
 #             come from BS and RAMP + RUNTIME)
 #   TIO_RL    readlab's matching settings (default "--engine uring --iodepth 128 --batch 32
@@ -92,6 +93,17 @@
 # thread from its usr/sys percentages × job runtime (RUSAGE_THREAD, which leaves out its other
 # threads and io-wq), readlab's own threads and its io-wq / SQPOLL share apart.
 #
+# The bare loop (with TIO): a third run in every round (A B C), fio's t/io_uring doing the cell's
+# reads and nothing else — no clock reads, no histograms, one thread: -S 1 (preadv2) for psync,
+# -a 1 (libaio) for libaio, io_uring with -B 0 -F 0 or -B 1 -F 1 for the uring workloads, at the
+# cell's depth with submit and complete batches of 1 (fio's defaults), -O 0 on target c (see
+# tio_engine in benches/workloads.sh). Its CPU per I/O is measured like the other two (tree_cpu.py,
+# the same window; its I/Os = the mean of its per-second IOPS lines after the ramp × the window).
+# It is the floor a tool can reach reading this way on this machine: where the bare loop itself
+# spends more than 0.9 of fio's CPU per I/O, no tool can meet the goal there, and the table says
+# "cannot"; where it spends less, the distance from readlab to it is what is left to cut.
+# RAMP and RUNTIME must then be whole seconds (t/io_uring's -r).
+#
 # REPORT=DIR re-prints the final tables from a directory kept with KEEP=1 (runs nothing; ROUNDS
 # must match the kept run).
 set -euo pipefail
@@ -126,6 +138,11 @@ secs_f() { local v="${1%s}"; echo "$v"; }  # fio's "5s" (or "5", "2.5s") as seco
     die "RUNTIME and RAMP are seconds here (5s, 1s), for the CPU window"
 python3 -c "import sys; sys.exit(0 if float('$(secs_f "$RUNTIME")') > 0.6 else 1)" ||
     die "RUNTIME must be more than 0.6s: the CPU window leaves 0.5s of it out"
+if [[ -n "${TIO:-}" ]]; then
+    [[ -x "$TIO" ]] || die "TIO=$TIO is not an executable (fio's t/io_uring: make t/io_uring in fio's source)"
+    [[ "$RUNTIME" =~ ^[0-9]+s?$ && "$RAMP" =~ ^[0-9]+s?$ ]] ||
+        die "with TIO, RUNTIME and RAMP must be whole seconds (t/io_uring's -r)"
+fi
 for t in $TARGETS; do [[ "$t" =~ ^[abc]$ ]] || die "unknown target '$t' (a, b, c)"; done
 for w in $WORKLOADS; do is_workload "$w" || die "unknown workload '$w' ($WORKLOAD_NAMES)"; done
 [[ -n "${TARGETS// /}" && -n "${WORKLOADS// /}" ]] || die "nothing selected"
@@ -205,13 +222,21 @@ fio_cmd() { # target workload out -> array FIOC
         --lat_percentiles=1 --group_reporting --filename="${tpath[$1]}" --output-format=json
         --output="$3")
 }
+# t/io_uring prints one IOPS line per second and none for its last second: it runs one second more
+# than ramp + runtime, and the lines after the first RAMP seconds are the measured ones.
+tio_secs() { local a b; a="$(secs_f "$RAMP")"; b="$(secs_f "$RUNTIME")"; echo $((${a%.*} + ${b%.*} + 1)); }
+tio_cmd() { # target workload -> array TIOC: the cell's reads by t/io_uring, nothing else (the bare loop)
+    local eng; read -r -a eng <<<"$(tio_engine "$2")"
+    TIOC=("$TIO" "${eng[@]}" -p 0 -R 1 -n "$NUMJOBS" -b "$(numfmt --from=iec "${BS^^}")"
+        -O "$([[ "$1" == c ]] && echo 0 || echo 1)" -r "$(tio_secs)" "${tpath[$1]}")
+}
 
 # ---- report ----------------------------------------------------------------------------------
 # report round T W R   -> one line for that round
 # report summary       -> the final tables (cells listed in $work/cells, in run order)
 report() {
-    NUMJOBS="$NUMJOBS" python3 - "$work" "$ROUNDS" "$@" <<'PY'
-import json, os, statistics, sys
+    NUMJOBS="$NUMJOBS" RAMP_S="$(secs_f "$RAMP")" python3 - "$work" "$ROUNDS" "$@" <<'PY'
+import json, os, re, statistics, sys
 
 work, rounds, what = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 FIO_RES = 1.0 / 64  # fio's latency histogram: 64 buckets per power of two
@@ -274,6 +299,19 @@ def fio(t, w, r):
     return dict(iops=rd["iops"], p50=p(50), p99=p(99), mean=lat["mean"], cpu=cpu, usr=usr, depth=depth,
                 notes=notes, all=tree(os.path.join(work, f"{t}.{w}.fio.{r}.cpu"), rd["iops"]))
 
+def bare(t, w, r):
+    """The bare loop's round (t/io_uring doing the cell's reads), or None when it was not run."""
+    try:
+        text = open(os.path.join(work, f"{t}.{w}.bare.{r}.txt")).read()
+    except OSError:
+        return None
+    unit = {"": 1, "K": 1e3, "M": 1e6}
+    per_s = [float(m.group(1)) * unit[m.group(2)]
+             for m in re.finditer(r"^IOPS=([0-9.]+)([KM]?),", text, re.M)]
+    ramp = int(float(os.environ.get("RAMP_S", "1")))
+    iops = statistics.mean(per_s[ramp:]) if per_s[ramp:] else None
+    return dict(iops=iops, all=tree(os.path.join(work, f"{t}.{w}.bare.{r}.cpu"), iops) if iops else None)
+
 us = lambda ns: ns / 1000.0
 
 if what == "round":
@@ -305,7 +343,8 @@ rows = []
 for t, w in cells:
     A = [readlab(t, w, r) for r in range(1, rounds + 1)]
     B = [fio(t, w, r) for r in range(1, rounds + 1)]
-    rows.append((t, w, A, B))
+    C = [bare(t, w, r) for r in range(1, rounds + 1)]
+    rows.append((t, w, A, B, [c for c in C if c and c["all"] is not None]))
 
 def lat_mark(ratio, fio_spread):
     band = max(1.0 / fio_spread - 1.0, FIO_RES)  # fio's own max/min - 1, at least one bucket
@@ -318,7 +357,7 @@ def lat_mark(ratio, fio_spread):
 print(f"parity (medians of {rounds} round(s); ratios are readlab/fio; noise = fio's own rounds, min/max)")
 print(f"  {'target':<6} {'workload':<11} {'readlab IOPS':>12} {'fio IOPS':>12} {'IOPS':>7}  {'CPU/IO':>7}  "
       f"{'p50':>7}  {'p99':>7}   {'fio noise: IOPS':>15} {'p50':>6} {'p99':>6}   {'rl depth':>8} {'fio depth':>9}")
-for t, w, A, B in rows:
+for t, w, A, B, _ in rows:
     ra, fb = med(A, "iops"), med(B, "iops")
     ir = ra / fb
     cr = cpu_ratio(A, B)
@@ -352,7 +391,7 @@ print(f"  {'target':<6} {'workload':<11} {'rl p50':>8} {'fio p50':>8} {'rl p99':
 def medopt(xs, k):
     v = [x[k] for x in xs if x[k] is not None]
     return f"{statistics.median(v):.3f}" if v else "-"
-for t, w, A, B in rows:
+for t, w, A, B, _ in rows:
     ratios = " ".join(f"{a['iops'] / b['iops']:.3f}" for a, b in zip(A, B))
     k = cpu_key(A, B)
     cratios = " ".join(f"{a[k] / b[k]:.3f}" if a[k] is not None else "-" for a, b in zip(A, B))
@@ -363,7 +402,28 @@ for t, w, A, B in rows:
           f"{medopt(A, 'wq'):>8}  "
           f"{spread(A, 'iops'):>14.3f} {spread(A, 'p50'):>6.3f} {spread(A, 'p99'):>6.3f} {spread(A, k):>6.3f} "
           f"{spread(B, k):>7.3f}  {ratios}; {cratios}")
-notes = sorted({f"{t} {w}: {n}" for t, w, A, B in rows for x in A + B for n in x["notes"]})
+if any(C for *_, C in rows):
+    print()
+    print("the bare loop: fio's t/io_uring doing each cell's reads and nothing else (-S preadv2, -a libaio,")
+    print("else io_uring; TIO), CPU per I/O of its process from /proc in the same window as the others;")
+    print("/fio = its median over fio's, rl/bare = readlab's median over its; noise = its rounds, min/max")
+    print(f"  {'target':<6} {'workload':<11} {'bare IOPS':>10} {'IOPS/fio':>8} {'CPU/fio':>7} {'rl/bare':>7} "
+          f"{'noise':>6}  verdict")
+    for t, w, A, B, C in rows:
+        if not C or cpu_key(A, B) != "all":
+            print(f"  {t:<6} {w:<11} {'-':>10}  (no bare loop or no /proc CPU for this cell)")
+            continue
+        bf, rf = med(C, "all") / med(B, "all"), cpu_ratio(A, B)
+        rb = statistics.median(x["all"] for x in A) / med(C, "all")
+        if rf <= GOAL_CPU:
+            verdict = "met"
+        elif bf > GOAL_CPU:
+            verdict = f"cannot: the bare loop itself is above {GOAL_CPU}"
+        else:
+            verdict = f"open: readlab is {rb:.3f}x the bare loop"
+        print(f"  {t:<6} {w:<11} {med(C, 'iops'):>10,.0f} {med(C, 'iops') / med(B, 'iops'):>8.3f} "
+              f"{bf:>7.3f} {rb:>7.3f} {spread(C, 'all'):>6.3f}  {verdict}")
+notes = sorted({f"{t} {w}: {n}" for t, w, A, B, _ in rows for x in A + B for n in x["notes"]})
 if notes:
     print()
     print("notes from the runs:")
@@ -407,6 +467,7 @@ for t in $TARGETS; do
             echo "cell $t/$w"
             echo "  # ${RL[*]} --seed <random> --output json -q ${tpath[$t]}"
             echo "  # ${FIOC[*]}"
+            if [[ -n "${TIO:-}" ]]; then tio_cmd "$t" "$w"; echo "  # ${TIOC[*]}"; fi
         fi
         for ((r = 1; r <= ROUNDS; r++)); do
             seed=$((RANDOM * 32768 + RANDOM))
@@ -414,6 +475,11 @@ for t in $TARGETS; do
                 >"$work/$t.$w.readlab.$r.json"
             fio_cmd "$t" "$w" "$work/$t.$w.fio.$r.json"
             tree_cpu "$work/$t.$w.fio.$r.cpu" "${FIOC[@]}" >/dev/null
+            if [[ -n "${TIO:-}" ]]; then
+                tio_cmd "$t" "$w"
+                tree_cpu "$work/$t.$w.bare.$r.cpu" "${TIOC[@]}" >"$work/$t.$w.bare.$r.txt" 2>&1 ||
+                    echo "note: the bare loop failed on $t/$w: ${TIOC[*]} (see $work/$t.$w.bare.$r.txt)" >&2
+            fi
             [[ "$QUIET" == 1 ]] || report round "$t" "$w" "$r"
         done
     done
@@ -424,8 +490,6 @@ report summary
 # ---- t/io_uring on target a (TIO=path to fio's t/io_uring) ----------------------------------------
 if [[ -n "${TIO:-}" && " $TARGETS " == *" a "* ]]; then
     secs() { local v; v="$(secs_f "$1")"; echo "${v%.*}"; }  # whole seconds
-    # t/io_uring prints one line per second and none for its last second: one second more.
-    tio_secs=$(($(secs "$RAMP") + $(secs "$RUNTIME") + 1))
     read -r -a targs <<<"$TIO_ARGS"
     echo
     echo "readlab vs t/io_uring on target a, $ROUNDS round(s) interleaved A B"
@@ -436,7 +500,7 @@ if [[ -n "${TIO:-}" && " $TARGETS " == *" a "* ]]; then
         read -r -a rla <<<"$TIO_RL"
         "$READLAB" run "${rla[@]}" --rw randread --bs "$BS" --runtime "$RUNTIME" --ramp "$RAMP" --direct \
             --seed $((RANDOM * 32768 + RANDOM)) --output json -q "${tpath[a]}" >"$work/a.tio.readlab.$r.json" 2>/dev/null
-        "$TIO" "${targs[@]}" -b "$(numfmt --from=iec "${BS^^}")" -r "$tio_secs" "${tpath[a]}" >"$work/a.tio.$r.txt" 2>&1 || true
+        "$TIO" "${targs[@]}" -b "$(numfmt --from=iec "${BS^^}")" -r "$(tio_secs)" "${tpath[a]}" >"$work/a.tio.$r.txt" 2>&1 || true
         python3 - "$work" "$r" "$(secs "$RAMP")" <<'PY'
 import json, re, sys
 work, r, ramp = sys.argv[1], sys.argv[2], int(sys.argv[3])
