@@ -132,6 +132,7 @@ TIO_RL="${TIO_RL:---engine uring --iodepth 128 --batch 32 --complete-min 32 --fi
 
 die() { echo "vs_fio.sh: $*" >&2; exit 2; }
 secs_f() { local v="${1%s}"; echo "$v"; }  # fio's "5s" (or "5", "2.5s") as seconds
+secs() { local v; v="$(secs_f "$1")"; echo "${v%.*}"; }  # whole seconds
 [[ "$ROUNDS" =~ ^[1-9][0-9]*$ ]] || die "ROUNDS must be a positive integer"
 [[ "$QD" =~ ^[1-9][0-9]*$ ]] || die "QD must be a positive integer"
 [[ "$RUNTIME" =~ ^[0-9]+(\.[0-9]+)?s?$ && "$RAMP" =~ ^[0-9]+(\.[0-9]+)?s?$ ]] ||
@@ -224,7 +225,7 @@ fio_cmd() { # target workload out -> array FIOC
 }
 # t/io_uring prints one IOPS line per second and none for its last second: it runs one second more
 # than ramp + runtime, and the lines after the first RAMP seconds are the measured ones.
-tio_secs() { local a b; a="$(secs_f "$RAMP")"; b="$(secs_f "$RUNTIME")"; echo $((${a%.*} + ${b%.*} + 1)); }
+tio_secs() { echo $(($(secs "$RAMP") + $(secs "$RUNTIME") + 1)); }
 tio_cmd() { # target workload -> array TIOC: the cell's reads by t/io_uring, nothing else (the bare loop)
     local eng; read -r -a eng <<<"$(tio_engine "$2")"
     TIOC=("$TIO" "${eng[@]}" -p 0 -R 1 -n "$NUMJOBS" -b "$(numfmt --from=iec "${BS^^}")"
@@ -234,8 +235,10 @@ tio_cmd() { # target workload -> array TIOC: the cell's reads by t/io_uring, not
 # ---- report ----------------------------------------------------------------------------------
 # report round T W R   -> one line for that round
 # report summary       -> the final tables (cells listed in $work/cells, in run order)
+# report tio-round R   -> one line of readlab against t/io_uring on target a
+# report tio-summary   -> their medians
 report() {
-    NUMJOBS="$NUMJOBS" RAMP_S="$(secs_f "$RAMP")" python3 - "$work" "$ROUNDS" "$@" <<'PY'
+    NUMJOBS="$NUMJOBS" RAMP_S="$(secs "$RAMP")" python3 - "$work" "$ROUNDS" "$@" <<'PY'
 import json, os, re, statistics, sys
 
 work, rounds, what = sys.argv[1], int(sys.argv[2]), sys.argv[3]
@@ -299,17 +302,21 @@ def fio(t, w, r):
     return dict(iops=rd["iops"], p50=p(50), p99=p(99), mean=lat["mean"], cpu=cpu, usr=usr, depth=depth,
                 notes=notes, all=tree(os.path.join(work, f"{t}.{w}.fio.{r}.cpu"), rd["iops"]))
 
+def tio_iops(path):
+    """t/io_uring's IOPS: the mean of its per-second lines after the first RAMP_S (the ramp), None
+    without any. Raises OSError when it did not run."""
+    unit = {"": 1, "K": 1e3, "M": 1e6}
+    per_s = [float(m.group(1)) * unit[m.group(2)]
+             for m in re.finditer(r"^IOPS=([0-9.]+)([KM]?),", open(path).read(), re.M)]
+    ramp = int(os.environ.get("RAMP_S", "1"))
+    return statistics.mean(per_s[ramp:]) if per_s[ramp:] else None
+
 def bare(t, w, r):
     """The bare loop's round (t/io_uring doing the cell's reads), or None when it was not run."""
     try:
-        text = open(os.path.join(work, f"{t}.{w}.bare.{r}.txt")).read()
+        iops = tio_iops(os.path.join(work, f"{t}.{w}.bare.{r}.txt"))
     except OSError:
         return None
-    unit = {"": 1, "K": 1e3, "M": 1e6}
-    per_s = [float(m.group(1)) * unit[m.group(2)]
-             for m in re.finditer(r"^IOPS=([0-9.]+)([KM]?),", text, re.M)]
-    ramp = int(float(os.environ.get("RAMP_S", "1")))
-    iops = statistics.mean(per_s[ramp:]) if per_s[ramp:] else None
     return dict(iops=iops, all=tree(os.path.join(work, f"{t}.{w}.bare.{r}.cpu"), iops) if iops else None)
 
 us = lambda ns: ns / 1000.0
@@ -323,6 +330,23 @@ if what == "round":
           f"{a['depth']:.2f} fio {b['depth']:.2f}", flush=True)
     for n in a["notes"] + b["notes"]:
         print(f"    note: {n}")
+    sys.exit(0)
+
+if what == "tio-round":
+    r = sys.argv[4]
+    rl = load(os.path.join(work, f"a.tio.readlab.{r}.json"))["result"]["iops"]
+    tio = tio_iops(os.path.join(work, f"a.tio.{r}.txt")) or float("nan")
+    open(os.path.join(work, f"a.tio.{r}.iops"), "w").write(f"{rl} {tio}\n")
+    print(f"  round {r}: readlab {rl:,.0f} IOPS | t/io_uring {tio:,.0f} IOPS | ratio {rl / tio:.3f}")
+    sys.exit(0)
+
+if what == "tio-summary":
+    pairs = [tuple(map(float, open(os.path.join(work, f"a.tio.{r}.iops")).read().split()))
+             for r in range(1, rounds + 1)]
+    rl, tio = statistics.median(p[0] for p in pairs), statistics.median(p[1] for p in pairs)
+    noise = min(p[1] for p in pairs) / max(p[1] for p in pairs)
+    print(f"  median: readlab {rl:,.0f} IOPS, t/io_uring {tio:,.0f} IOPS, ratio {rl / tio:.3f} "
+          f"(t/io_uring's own noise, min/max: {noise:.3f})")
     sys.exit(0)
 
 cells = [line.split() for line in open(os.path.join(work, "cells")) if line.strip()]
@@ -464,12 +488,13 @@ for t in $TARGETS; do
     for w in $WORKLOADS; do
         echo "$t $w" >>"$work/cells"
         rl_cmd "$t" "$w"
+        [[ -z "${TIO:-}" ]] || tio_cmd "$t" "$w"
         if [[ "$QUIET" != 1 ]]; then
             fio_cmd "$t" "$w" "$work/$t.$w.fio.R.json"
             echo "cell $t/$w"
             echo "  # ${RL[*]} --seed <random> --output json -q ${tpath[$t]}"
             echo "  # ${FIOC[*]}"
-            if [[ -n "${TIO:-}" ]]; then tio_cmd "$t" "$w"; echo "  # ${TIOC[*]}"; fi
+            [[ -z "${TIO:-}" ]] || echo "  # ${TIOC[*]}"
         fi
         for ((r = 1; r <= ROUNDS; r++)); do
             seed=$((RANDOM * 32768 + RANDOM))
@@ -478,7 +503,6 @@ for t in $TARGETS; do
             fio_cmd "$t" "$w" "$work/$t.$w.fio.$r.json"
             tree_cpu "$work/$t.$w.fio.$r.cpu" "${FIOC[@]}" >/dev/null
             if [[ -n "${TIO:-}" ]]; then
-                tio_cmd "$t" "$w"
                 tree_cpu "$work/$t.$w.bare.$r.cpu" "${TIOC[@]}" >"$work/$t.$w.bare.$r.txt" 2>&1 ||
                     echo "note: the bare loop failed on $t/$w: ${TIOC[*]} (see $work/$t.$w.bare.$r.txt)" >&2
             fi
@@ -491,39 +515,19 @@ report summary
 
 # ---- t/io_uring on target a (TIO=path to fio's t/io_uring) ----------------------------------------
 if [[ -n "${TIO:-}" && " $TARGETS " == *" a "* ]]; then
-    secs() { local v; v="$(secs_f "$1")"; echo "${v%.*}"; }  # whole seconds
     read -r -a targs <<<"$TIO_ARGS"
     echo
     echo "readlab vs t/io_uring on target a, $ROUNDS round(s) interleaved A B"
     echo "  t/io_uring: $TIO $TIO_ARGS (IOPS: the mean of its per-second lines after the first $(secs "$RAMP"))"
     echo "  readlab:    $TIO_RL (IOPS of its measured window)"
-    rl_t=() tio_t=()
     for ((r = 1; r <= ROUNDS; r++)); do
         read -r -a rla <<<"$TIO_RL"
         "$READLAB" run "${rla[@]}" --rw randread --bs "$BS" --runtime "$RUNTIME" --ramp "$RAMP" --direct \
             --seed $((RANDOM * 32768 + RANDOM)) --output json -q "${tpath[a]}" >"$work/a.tio.readlab.$r.json" 2>/dev/null
         "$TIO" "${targs[@]}" -b "$(numfmt --from=iec "${BS^^}")" -r "$(tio_secs)" "${tpath[a]}" >"$work/a.tio.$r.txt" 2>&1 || true
-        python3 - "$work" "$r" "$(secs "$RAMP")" <<'PY'
-import json, re, sys
-work, r, ramp = sys.argv[1], sys.argv[2], int(sys.argv[3])
-rl = json.load(open(f"{work}/a.tio.readlab.{r}.json"))["result"]["iops"]
-unit = {"": 1, "K": 1e3, "M": 1e6}
-per_s = [float(m.group(1)) * unit[m.group(2)]
-         for m in re.finditer(r"^IOPS=([0-9.]+)([KM]?),", open(f"{work}/a.tio.{r}.txt").read(), re.M)]
-tio = sum(per_s[ramp:]) / len(per_s[ramp:]) if per_s[ramp:] else float("nan")
-open(f"{work}/a.tio.{r}.iops", "w").write(f"{rl} {tio}\n")
-print(f"  round {r}: readlab {rl:,.0f} IOPS | t/io_uring {tio:,.0f} IOPS | ratio {rl / tio:.3f}")
-PY
+        report tio-round "$r"
     done
-    python3 - "$work" "$ROUNDS" <<'PY'
-import statistics, sys
-work, rounds = sys.argv[1], int(sys.argv[2])
-pairs = [tuple(map(float, open(f"{work}/a.tio.{r}.iops").read().split())) for r in range(1, rounds + 1)]
-rl, tio = statistics.median(p[0] for p in pairs), statistics.median(p[1] for p in pairs)
-noise = min(p[1] for p in pairs) / max(p[1] for p in pairs)
-print(f"  median: readlab {rl:,.0f} IOPS, t/io_uring {tio:,.0f} IOPS, ratio {rl / tio:.3f} "
-      f"(t/io_uring's own noise, min/max: {noise:.3f})")
-PY
+    report tio-summary
 fi
 
 echo
