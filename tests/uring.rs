@@ -6,18 +6,25 @@ mod common;
 use common::*;
 use std::time::{Duration, Instant};
 
-const FULL: [&str; 4] = [
+const FULL: [&str; 5] = [
     "COOP_TASKRUN",
     "SINGLE_ISSUER",
     "DEFER_TASKRUN",
+    "NO_SQARRAY",
     "REGISTERED_RING_FD",
 ];
-const SQPOLL: [&str; 3] = ["SQPOLL", "SINGLE_ISSUER", "REGISTERED_RING_FD"];
-const SQPOLL_FIXED: [&str; 5] = [
+const SQPOLL: [&str; 4] = [
+    "SQPOLL",
+    "SINGLE_ISSUER",
+    "NO_SQARRAY",
+    "REGISTERED_RING_FD",
+];
+const SQPOLL_FIXED: [&str; 6] = [
     "SQPOLL",
     "FIXED_FILES",
     "FIXED_BUFFERS",
     "SINGLE_ISSUER",
+    "NO_SQARRAY",
     "REGISTERED_RING_FD",
 ];
 

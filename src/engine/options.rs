@@ -45,7 +45,7 @@ pub struct UringOptions {
     pub sqpoll_idle_ms: u32,
     /// Busy-poll for completions (IORING_SETUP_IOPOLL; needs device poll queues).
     pub iopoll: bool,
-    /// Do not try COOP_TASKRUN / SINGLE_ISSUER / DEFER_TASKRUN / a registered ring fd.
+    /// Do not try COOP_TASKRUN / SINGLE_ISSUER / DEFER_TASKRUN / NO_SQARRAY / a registered ring fd.
     pub plain_setup: bool,
 }
 

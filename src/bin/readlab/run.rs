@@ -189,7 +189,7 @@ pub struct RunArgs {
     /// uring: polled completions (IORING_SETUP_IOPOLL; needs device poll queues).
     #[arg(long)]
     pub iopoll: bool,
-    /// uring: skip COOP_TASKRUN / SINGLE_ISSUER / DEFER_TASKRUN / registered ring fd.
+    /// uring: skip COOP_TASKRUN / SINGLE_ISSUER / DEFER_TASKRUN / NO_SQARRAY / registered ring fd.
     #[arg(long)]
     pub plain_setup: bool,
     /// pool: reader threads behind the submitting thread (default: iodepth).

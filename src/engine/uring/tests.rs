@@ -105,12 +105,15 @@ fn within<T: Send + 'static>(secs: u64, f: impl FnOnce() -> T + Send + 'static) 
 #[test]
 fn all_flags_are_wanted_but_never_defer_taskrun_with_sqpoll() {
     let o = UringOptions::default();
-    assert_eq!(wanted_flags(&o), [CoopTaskrun, SingleIssuer, DeferTaskrun]);
+    assert_eq!(
+        wanted_flags(&o),
+        [CoopTaskrun, SingleIssuer, DeferTaskrun, NoSqarray]
+    );
     let sq = UringOptions {
         sqpoll: true,
         ..UringOptions::default()
     };
-    assert_eq!(wanted_flags(&sq), [CoopTaskrun, SingleIssuer]);
+    assert_eq!(wanted_flags(&sq), [CoopTaskrun, SingleIssuer, NoSqarray]);
     let plain = UringOptions {
         plain_setup: true,
         ..UringOptions::default()
@@ -201,10 +204,16 @@ fn every_option_reads_the_right_bytes_with_the_features_it_reports() {
         "COOP_TASKRUN",
         "SINGLE_ISSUER",
         "DEFER_TASKRUN",
+        "NO_SQARRAY",
         "REGISTERED_RING_FD",
     ];
     // 6.18 refuses COOP_TASKRUN with SQPOLL, and readlab never asks for DEFER_TASKRUN there.
-    let sqpoll = ["SQPOLL", "SINGLE_ISSUER", "REGISTERED_RING_FD"];
+    let sqpoll = [
+        "SQPOLL",
+        "SINGLE_ISSUER",
+        "NO_SQARRAY",
+        "REGISTERED_RING_FD",
+    ];
     let o = |f: fn(&mut UringOptions)| {
         let mut o = UringOptions {
             sqpoll_idle_ms: 100,
@@ -245,6 +254,7 @@ fn every_option_reads_the_right_bytes_with_the_features_it_reports() {
                 "FIXED_FILES",
                 "FIXED_BUFFERS",
                 "SINGLE_ISSUER",
+                "NO_SQARRAY",
                 "REGISTERED_RING_FD",
             ],
         ),
