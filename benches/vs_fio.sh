@@ -99,10 +99,14 @@
 # cell's depth with submit and complete batches of 1 (fio's defaults), -O 0 on target c (see
 # tio_engine in benches/workloads.sh). Its CPU per I/O is measured like the other two (tree_cpu.py,
 # the same window; its I/Os = the mean of its per-second IOPS lines after the ramp × the window).
-# It is the floor a tool can reach reading this way on this machine: where the bare loop itself
-# spends more than 0.9 of fio's CPU per I/O, no tool can meet the goal there, and the table says
-# "cannot"; where it spends less, the distance from readlab to it is what is left to cut.
-# RAMP and RUNTIME must then be whole seconds (t/io_uring's -r).
+# A fourth run (D) is the same loop timing each read (-t 1): a clock read when a read is issued and
+# one when its completion is reaped, the difference into a log-linear histogram (fio's own, 64
+# buckets per power of two), which is the least a tool that measures every read's latency does
+# (fio and readlab both do, and the goal keeps every measurement readlab makes).
+# They are the floor a tool can reach reading this way on this machine: where the timed loop
+# spends more than 0.9 of fio's CPU per I/O, no tool that times each read can meet the goal there,
+# and the table says "cannot"; where it spends less, the distance from readlab to it is what is
+# left to cut. RAMP and RUNTIME must then be whole seconds (t/io_uring's -r).
 #
 # REPORT=DIR re-prints the final tables from a directory kept with KEEP=1 (runs nothing; ROUNDS
 # must match the kept run).
@@ -226,10 +230,13 @@ fio_cmd() { # target workload out -> array FIOC
 # t/io_uring prints one IOPS line per second and none for its last second: it runs one second more
 # than ramp + runtime, and the lines after the first RAMP seconds are the measured ones.
 tio_secs() { echo $(($(secs "$RAMP") + $(secs "$RUNTIME") + 1)); }
-tio_cmd() { # target workload -> array TIOC: the cell's reads by t/io_uring, nothing else (the bare loop)
+tio_cmd() { # target workload -> arrays TIOC: the cell's reads by t/io_uring, nothing else (the bare
+    # loop), and TIOT: the same timing each read (-t 1)
     local eng; read -r -a eng <<<"$(tio_engine "$2")"
     TIOC=("$TIO" "${eng[@]}" -p 0 -R 1 -n "$NUMJOBS" -b "$(numfmt --from=iec "${BS^^}")"
-        -O "$([[ "$1" == c ]] && echo 0 || echo 1)" -r "$(tio_secs)" "${tpath[$1]}")
+        -O "$([[ "$1" == c ]] && echo 0 || echo 1)" -r "$(tio_secs)")
+    TIOT=("${TIOC[@]}" -t 1 "${tpath[$1]}")
+    TIOC+=("${tpath[$1]}")
 }
 
 # ---- report ----------------------------------------------------------------------------------
@@ -311,13 +318,14 @@ def tio_iops(path):
     ramp = int(os.environ.get("RAMP_S", "1"))
     return statistics.mean(per_s[ramp:]) if per_s[ramp:] else None
 
-def bare(t, w, r):
-    """The bare loop's round (t/io_uring doing the cell's reads), or None when it was not run."""
+def bare(t, w, r, kind="bare"):
+    """The bare loop's round (t/io_uring doing the cell's reads; kind "tbare": timing each one), or
+    None when it was not run."""
     try:
-        iops = tio_iops(os.path.join(work, f"{t}.{w}.bare.{r}.txt"))
+        iops = tio_iops(os.path.join(work, f"{t}.{w}.{kind}.{r}.txt"))
     except OSError:
         return None
-    return dict(iops=iops, all=tree(os.path.join(work, f"{t}.{w}.bare.{r}.cpu"), iops) if iops else None)
+    return dict(iops=iops, all=tree(os.path.join(work, f"{t}.{w}.{kind}.{r}.cpu"), iops) if iops else None)
 
 us = lambda ns: ns / 1000.0
 
@@ -368,7 +376,9 @@ for t, w in cells:
     A = [readlab(t, w, r) for r in range(1, rounds + 1)]
     B = [fio(t, w, r) for r in range(1, rounds + 1)]
     C = [bare(t, w, r) for r in range(1, rounds + 1)]
-    rows.append((t, w, A, B, [c for c in C if c and c["all"] is not None]))
+    D = [bare(t, w, r, "tbare") for r in range(1, rounds + 1)]
+    rows.append((t, w, A, B, [c for c in C if c and c["all"] is not None],
+                 [d for d in D if d and d["all"] is not None]))
 
 def lat_mark(ratio, fio_spread):
     band = max(1.0 / fio_spread - 1.0, FIO_RES)  # fio's own max/min - 1, at least one bucket
@@ -381,7 +391,7 @@ def lat_mark(ratio, fio_spread):
 print(f"parity (medians of {rounds} round(s); ratios are readlab/fio; noise = fio's own rounds, min/max)")
 print(f"  {'target':<6} {'workload':<11} {'readlab IOPS':>12} {'fio IOPS':>12} {'IOPS':>7}  {'CPU/IO':>7}  "
       f"{'p50':>7}  {'p99':>7}   {'fio noise: IOPS':>15} {'p50':>6} {'p99':>6}   {'rl depth':>8} {'fio depth':>9}")
-for t, w, A, B, _ in rows:
+for t, w, A, B, *_ in rows:
     ra, fb = med(A, "iops"), med(B, "iops")
     ir = ra / fb
     cr = cpu_ratio(A, B)
@@ -415,7 +425,7 @@ print(f"  {'target':<6} {'workload':<11} {'rl p50':>8} {'fio p50':>8} {'rl p99':
 def medopt(xs, k):
     v = [x[k] for x in xs if x[k] is not None]
     return f"{statistics.median(v):.3f}" if v else "-"
-for t, w, A, B, _ in rows:
+for t, w, A, B, *_ in rows:
     ratios = " ".join(f"{a['iops'] / b['iops']:.3f}" for a, b in zip(A, B))
     k = cpu_key(A, B)
     cratios = " ".join(f"{a[k] / b[k]:.3f}" if a[k] is not None else "-" for a, b in zip(A, B))
@@ -426,30 +436,37 @@ for t, w, A, B, _ in rows:
           f"{medopt(A, 'wq'):>8}  "
           f"{spread(A, 'iops'):>14.3f} {spread(A, 'p50'):>6.3f} {spread(A, 'p99'):>6.3f} {spread(A, k):>6.3f} "
           f"{spread(B, k):>7.3f}  {ratios}; {cratios}")
-if any(C for *_, C in rows):
+if any(C for *_, C, _ in rows):
     print()
     print("the bare loop: fio's t/io_uring doing each cell's reads and nothing else (-S preadv2, -a libaio,")
-    print("else io_uring; TIO), CPU per I/O of its process from /proc in the same window as the others;")
-    print("/fio = its median over fio's, rl/bare = readlab's median over its; noise = its rounds, min/max;")
-    print(f"cannot = the bare loop itself spends more than {GOAL_CPU} of fio's CPU per I/O; open = it does not,")
-    print("and readlab (rl/bare of it) is still above the goal")
-    print(f"  {'target':<6} {'workload':<11} {'bare IOPS':>10} {'IOPS/fio':>8} {'CPU/fio':>7} {'rl/bare':>7} "
-          f"{'noise':>6}  verdict")
-    for t, w, A, B, C in rows:
+    print("else io_uring; TIO); timed: the same loop timing each read (-t 1: a clock read at issue and at")
+    print("reap, a histogram record), the least a tool that measures every read does. CPU per I/O of its")
+    print("process from /proc in the same window as the others; /fio = its median over fio's; rl/timed =")
+    print("readlab's median over the timed loop's; noise = the timed loop's rounds, min/max")
+    print(f"cannot = the timed loop itself spends more than {GOAL_CPU} of fio's CPU per I/O; open = it does")
+    print("not, and readlab (rl/timed of it) is still above the goal")
+    print(f"  {'target':<6} {'workload':<11} {'bare IOPS':>10} {'IOPS/fio':>8} {'CPU/fio':>7} {'timed':>6} "
+          f"{'rl/timed':>8} {'noise':>6}  verdict")
+    for t, w, A, B, C, D in rows:
         if not C or cpu_key(A, B) != "all":
             print(f"  {t:<6} {w:<11} {'-':>10}  (no bare loop or no /proc CPU for this cell)")
             continue
         bf, rf = med(C, "all") / med(B, "all"), cpu_ratio(A, B)
-        rb = statistics.median(x["all"] for x in A) / med(C, "all")
+        floor = D or C  # a directory kept before the timed loop existed: the bare loop alone
+        tf = med(floor, "all") / med(B, "all")
+        rb = statistics.median(x["all"] for x in A) / med(floor, "all")
         if rf <= GOAL_CPU:
             verdict = "met"
         elif bf > GOAL_CPU:
             verdict = f"cannot: bare loop > {GOAL_CPU}"
+        elif tf > GOAL_CPU:
+            verdict = f"cannot: timed loop > {GOAL_CPU}"
         else:
-            verdict = f"open: readlab {rb:.3f}x bare"
+            verdict = f"open: readlab {rb:.3f}x timed"
+        timed = f"{tf:>6.3f}" if D else f"{'-':>6}"
         print(f"  {t:<6} {w:<11} {med(C, 'iops'):>10,.0f} {med(C, 'iops') / med(B, 'iops'):>8.3f} "
-              f"{bf:>7.3f} {rb:>7.3f} {spread(C, 'all'):>6.3f}  {verdict}")
-notes = sorted({f"{t} {w}: {n}" for t, w, A, B, _ in rows for x in A + B for n in x["notes"]})
+              f"{bf:>7.3f} {timed} {rb:>8.3f} {spread(floor, 'all'):>6.3f}  {verdict}")
+notes = sorted({f"{t} {w}: {n}" for t, w, A, B, *_ in rows for x in A + B for n in x["notes"]})
 if notes:
     print()
     print("notes from the runs:")
@@ -494,7 +511,7 @@ for t in $TARGETS; do
             echo "cell $t/$w"
             echo "  # ${RL[*]} --seed <random> --output json -q ${tpath[$t]}"
             echo "  # ${FIOC[*]}"
-            [[ -z "${TIO:-}" ]] || echo "  # ${TIOC[*]}"
+            [[ -z "${TIO:-}" ]] || echo "  # ${TIOC[*]}"$'\n'"  # ${TIOT[*]}"
         fi
         for ((r = 1; r <= ROUNDS; r++)); do
             seed=$((RANDOM * 32768 + RANDOM))
@@ -505,6 +522,8 @@ for t in $TARGETS; do
             if [[ -n "${TIO:-}" ]]; then
                 tree_cpu "$work/$t.$w.bare.$r.cpu" "${TIOC[@]}" >"$work/$t.$w.bare.$r.txt" 2>&1 ||
                     echo "note: the bare loop failed on $t/$w: ${TIOC[*]} (see $work/$t.$w.bare.$r.txt)" >&2
+                tree_cpu "$work/$t.$w.tbare.$r.cpu" "${TIOT[@]}" >"$work/$t.$w.tbare.$r.txt" 2>&1 ||
+                    echo "note: the timed loop failed on $t/$w: ${TIOT[*]} (see $work/$t.$w.tbare.$r.txt)" >&2
             fi
             [[ "$QUIET" == 1 ]] || report round "$t" "$w" "$r"
         done
