@@ -442,7 +442,8 @@ if any(C for *_, C, _ in rows):
     print("else io_uring; TIO); timed: the same loop timing each read (-t 1: a clock read at issue and at")
     print("reap, a histogram record), the least a tool that measures every read does. CPU per I/O of its")
     print("process from /proc in the same window as the others; /fio = its median over fio's; rl/timed =")
-    print("readlab's median over the timed loop's; noise = the timed loop's rounds, min/max")
+    print("readlab's median over the timed loop's; noise = the timed loop's rounds, min/max (both the bare")
+    print("loop's in a directory kept before the timed loop existed, where timed is -)")
     print(f"cannot = the timed loop itself spends more than {GOAL_CPU} of fio's CPU per I/O; open = it does")
     print("not, and readlab (rl/timed of it) is still above the goal")
     print(f"  {'target':<6} {'workload':<11} {'bare IOPS':>10} {'IOPS/fio':>8} {'CPU/fio':>7} {'timed':>6} "
@@ -452,7 +453,7 @@ if any(C for *_, C, _ in rows):
             print(f"  {t:<6} {w:<11} {'-':>10}  (no bare loop or no /proc CPU for this cell)")
             continue
         bf, rf = med(C, "all") / med(B, "all"), cpu_ratio(A, B)
-        floor = D or C  # a directory kept before the timed loop existed: the bare loop alone
+        floor, fl = (D, "timed") if D else (C, "bare")  # a directory kept before the timed loop
         tf = med(floor, "all") / med(B, "all")
         rb = statistics.median(x["all"] for x in A) / med(floor, "all")
         if rf <= GOAL_CPU:
@@ -462,7 +463,7 @@ if any(C for *_, C, _ in rows):
         elif tf > GOAL_CPU:
             verdict = f"cannot: timed loop > {GOAL_CPU}"
         else:
-            verdict = f"open: readlab {rb:.3f}x timed"
+            verdict = f"open: readlab {rb:.3f}x {fl}"
         timed = f"{tf:>6.3f}" if D else f"{'-':>6}"
         print(f"  {t:<6} {w:<11} {med(C, 'iops'):>10,.0f} {med(C, 'iops') / med(B, 'iops'):>8.3f} "
               f"{bf:>7.3f} {timed} {rb:>8.3f} {spread(floor, 'all'):>6.3f}  {verdict}")
