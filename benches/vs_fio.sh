@@ -318,7 +318,7 @@ def tio_iops(path):
     ramp = int(os.environ.get("RAMP_S", "1"))
     return statistics.mean(per_s[ramp:]) if per_s[ramp:] else None
 
-def bare(t, w, r, kind="bare"):
+def bare(t, w, r, kind):
     """The bare loop's round (t/io_uring doing the cell's reads; kind "tbare": timing each one), or
     None when it was not run."""
     try:
@@ -326,6 +326,11 @@ def bare(t, w, r, kind="bare"):
     except OSError:
         return None
     return dict(iops=iops, all=tree(os.path.join(work, f"{t}.{w}.{kind}.{r}.cpu"), iops) if iops else None)
+
+def bare_rounds(t, w, kind):
+    """The rounds of one kind of bare loop that ran and have their CPU measured."""
+    rs = (bare(t, w, r, kind) for r in range(1, rounds + 1))
+    return [x for x in rs if x and x["all"] is not None]
 
 us = lambda ns: ns / 1000.0
 
@@ -375,10 +380,7 @@ rows = []
 for t, w in cells:
     A = [readlab(t, w, r) for r in range(1, rounds + 1)]
     B = [fio(t, w, r) for r in range(1, rounds + 1)]
-    C = [bare(t, w, r) for r in range(1, rounds + 1)]
-    D = [bare(t, w, r, "tbare") for r in range(1, rounds + 1)]
-    rows.append((t, w, A, B, [c for c in C if c and c["all"] is not None],
-                 [d for d in D if d and d["all"] is not None]))
+    rows.append((t, w, A, B, bare_rounds(t, w, "bare"), bare_rounds(t, w, "tbare")))
 
 def lat_mark(ratio, fio_spread):
     band = max(1.0 / fio_spread - 1.0, FIO_RES)  # fio's own max/min - 1, at least one bucket

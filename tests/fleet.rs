@@ -14,14 +14,12 @@ mod nbd_common;
 
 #[cfg(feature = "mpi")]
 mod mpi {
-    use super::common::{LoopDev, is_root, stderr, stdout, unwrapped, wait_within};
+    use super::common::{LoopDev, is_root, one_at_a_time, stderr, stdout, unwrapped, wait_within};
     use std::path::{Path, PathBuf};
     use std::process::{Command, Output, Stdio};
-    use std::sync::Mutex;
     use std::time::{Duration, Instant};
 
-    /// The MPI tests run one at a time: three ranks already crowd two cores.
-    static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+    // The MPI tests run one at a time (`one_at_a_time`): three ranks already crowd two cores.
 
     /// Three loop devices and a directory where `dev{rank}` names rank N's.
     struct Devices {
@@ -112,7 +110,7 @@ mod mpi {
 
     #[test]
     fn three_ranks_on_three_loop_devices_measure_as_one() {
-        let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+        let _one = one_at_a_time();
         let d = Devices::three();
         let out = d.path("fleet.json");
         let o = run_within(
@@ -197,7 +195,7 @@ mod mpi {
     /// document's clients on separate hosts, measured as one.
     #[test]
     fn three_ranks_read_one_readlab_serve_as_one_fleet() {
-        let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+        let _one = one_at_a_time();
         let dir = super::common::disk_dir();
         let f = super::common::prepare(dir.path(), "served.dat", "32M");
         let server = super::nbd_common::readlab_serve(&[f.to_str().unwrap(), "--buffered"]);
@@ -238,7 +236,7 @@ mod mpi {
     /// report draws the IOPS-against-clients curve.
     #[test]
     fn the_clients_study_spreads_clients_over_ranks_against_one_server() {
-        let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+        let _one = one_at_a_time();
         let dir = super::common::disk_dir();
         let f = super::common::prepare(dir.path(), "served.dat", "32M");
         let server = super::nbd_common::readlab_serve(&[f.to_str().unwrap(), "--buffered"]);
@@ -357,7 +355,7 @@ mod mpi {
 
     #[test]
     fn a_rank_with_a_missing_target_fails_the_job_with_its_message() {
-        let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+        let _one = one_at_a_time();
         let d = Devices::three();
         std::fs::remove_file(d.path("dev2")).unwrap();
         let start = Instant::now();
@@ -385,7 +383,7 @@ mod mpi {
 
     #[test]
     fn a_rank_killed_mid_run_ends_the_job_within_seconds() {
-        let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+        let _one = one_at_a_time();
         let d = Devices::three();
         let child = mpirun(3, &["run", "--runtime", "60s", "-q", &d.template()])
             .spawn()
@@ -428,7 +426,7 @@ mod mpi {
 
     #[test]
     fn a_study_under_mpirun_keeps_one_store_on_rank_0_and_resumes() {
-        let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+        let _one = one_at_a_time();
         let d = Devices::three();
         let out = d.path("study");
         let args = [

@@ -1,17 +1,11 @@
 //! End-to-end: open-loop mode (`--rate`) and stop-on-stability on real files.
+//!
+//! The runs whose timing is asserted go one at a time (`one_at_a_time`): the stability test keeps
+//! a core busy with the null engine for seconds, and on two cores the open-loop latency comparison
+//! is the assertion seen failing when the machine was loaded.
 
 mod common;
 use common::*;
-use std::sync::{Mutex, MutexGuard};
-
-/// The runs whose timing is asserted go one at a time: the stability test keeps a core busy with
-/// the null engine for seconds, and on two cores the open-loop latency comparison is the assertion
-/// seen failing when the machine was loaded.
-static TIMED: Mutex<()> = Mutex::new(());
-
-fn timed() -> MutexGuard<'static, ()> {
-    TIMED.lock().unwrap_or_else(|e| e.into_inner())
-}
 
 fn result(args: &[&str]) -> serde_json::Value {
     let o = run(args);
@@ -21,7 +15,7 @@ fn result(args: &[&str]) -> serde_json::Value {
 
 #[test]
 fn open_loop_below_capacity_matches_closed_loop_qd1_and_above_capacity_shows_the_backlog() {
-    let _one = timed();
+    let _one = one_at_a_time();
     let d = disk_dir();
     let f = prepare(d.path(), "f", "128M");
     let f = f.to_str().unwrap();
@@ -88,7 +82,7 @@ fn open_loop_below_capacity_matches_closed_loop_qd1_and_above_capacity_shows_the
 
 #[test]
 fn a_stable_run_stops_early_and_says_why() {
-    let _one = timed();
+    let _one = one_at_a_time();
     let d = disk_dir();
     let f = prepare(d.path(), "f", "16M");
     let r = result(&[
@@ -164,7 +158,7 @@ fn bad_open_loop_and_stability_options_are_bad_input() {
 /// in the report's rows.
 #[test]
 fn an_open_loop_run_says_its_rate_and_what_it_achieved() {
-    let _one = timed();
+    let _one = one_at_a_time();
     let d = disk_dir();
     let f = prepare(d.path(), "f", "64M");
     let out = d.path().join("ol.json");

@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output};
+use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 pub fn bin() -> Command {
@@ -11,6 +12,13 @@ pub fn bin() -> Command {
 
 pub fn run(args: &[&str]) -> Output {
     bin().args(args).output().expect("start readlab")
+}
+
+/// Held by the tests of one test binary that must not share the machine with each other (each
+/// binary has its own lock); a test that failed while holding it does not block the rest.
+pub fn one_at_a_time() -> MutexGuard<'static, ()> {
+    static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+    ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// Text as one line per message: the continuation lines a terminal's width broke off (indented
