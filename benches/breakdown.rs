@@ -74,8 +74,8 @@ fn print(label: &str, shape: &Shape, cpu_us: f64) {
     }
 }
 
-/// One line per run (`benches/vs_fio.sh`): `NAME: clock 45.1 · histogram 6.8 · … = 76.6 of
-/// 1039 ns per I/O (7.4 %); --verify would add 342`.
+/// A few lines per run (`benches/vs_fio.sh`), none wider than 100 columns: `NAME: 76.6 of 1039 ns
+/// per I/O … (7.4 %); --verify would add 342`, then the parts, four to a line.
 fn brief(name: &str, shape: &Shape, cpu_us: f64) {
     let parts = measure(shape, 300_000);
     let counted: Vec<_> = parts.iter().filter(|c| c.counted).collect();
@@ -89,14 +89,16 @@ fn brief(name: &str, shape: &Shape, cpu_us: f64) {
         .find(|c| !c.counted)
         .map_or(0.0, |c| c.ns_per_io);
     println!(
-        "  {name}: {} = {sum:.1} of {:.0} ns per I/O of its own threads ({:.1} %); --verify would add {verify:.0}",
-        list.join(" · "),
+        "  {name}: {sum:.1} of {:.0} ns per I/O of its own threads ({:.1} %); --verify would add {verify:.0}",
         cpu_us * 1000.0,
         100.0 * sum / (cpu_us * 1000.0)
     );
+    for line in list.chunks(4) {
+        println!("    {}", line.join(" · "));
+    }
 }
 
-/// A part's name in one word, for the one-line form.
+/// A part's name in one word, for the brief form.
 fn short(name: &str) -> &str {
     match name {
         "clock reads" => "clock",

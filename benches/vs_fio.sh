@@ -61,7 +61,8 @@
 #   KEEP=1    keep the raw JSON of every run (directory printed at the end)
 #   QUIET=1   do not print the per-round lines and commands, only the final tables
 #
-# Output: while running, one line per round (both tools' IOPS, p50, p99 and the ratio); at the end
+# Output (every line at most 100 columns wide, the echoed commands aside): while running, two
+# lines per round (both tools' IOPS, p50, p99, depths and the IOPS ratio); at the end
 #   1. the parity table, one row per (target, workload):
 #        readlab IOPS, fio IOPS (medians over rounds), IOPS ratio readlab/fio, CPU per I/O ratio
 #        readlab/fio (every thread of each tool's processes, see below), p50 and p99 ratios
@@ -69,8 +70,9 @@
 #        for IOPS, p50, p99 (1.000 = identical rounds) — the floor every ratio is read against;
 #      and each tool's achieved queue depth (readlab's measured mean in-flight count per thread, fio's
 #      by Little's law: IOPS × mean latency ÷ jobs), to hold against QD;
-#   2. a detail table: absolute latencies in µs, CPU µs per I/O of each tool (measured alike, and as
-#      each tool reports it), readlab's own noise, and the per-round IOPS and CPU/IO ratios;
+#   2. the details, in three tables: absolute latencies in µs with readlab's own noise; CPU µs per
+#      I/O of each tool (measured alike, and as each tool reports it); the per-round IOPS and CPU/IO
+#      ratios;
 #   3. the breakdown of readlab's own CPU per I/O for each cell (benches/breakdown.rs: each part
 #      of its loop — clock reads, latency histogram, per-second timeline, depth accounting, random
 #      offsets, engine calls, completion counter, observer ticks — timed alone on the library's
@@ -246,7 +248,7 @@ tio_cmd() { # target workload -> arrays TIOC: the cell's reads by t/io_uring, no
 # report tio-summary   -> their medians
 report() {
     NUMJOBS="$NUMJOBS" RAMP_S="$(secs "$RAMP")" python3 - "$work" "$ROUNDS" "$@" <<'PY'
-import json, os, re, statistics, sys
+import json, os, re, statistics, sys, textwrap
 
 work, rounds, what = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 FIO_RES = 1.0 / 64  # fio's latency histogram: 64 buckets per power of two
@@ -337,12 +339,13 @@ us = lambda ns: ns / 1000.0
 if what == "round":
     t, w, r = sys.argv[4], sys.argv[5], int(sys.argv[6])
     a, b = readlab(t, w, r), fio(t, w, r)
-    print(f"  {t} {w:<11} round {r}/{rounds}: readlab {a['iops']:>10,.0f} IOPS p50 {us(a['p50']):7.2f} "
-          f"p99 {us(a['p99']):8.2f} us | fio {b['iops']:>10,.0f} IOPS p50 {us(b['p50']):7.2f} "
-          f"p99 {us(b['p99']):8.2f} us | IOPS ratio {a['iops'] / b['iops']:.3f} | depth readlab "
-          f"{a['depth']:.2f} fio {b['depth']:.2f}", flush=True)
+    # Two lines of at most 100 columns: readlab, then fio under it and the IOPS ratio.
+    print(f"  {t} {w:<11} round {r}/{rounds}: readlab {a['iops']:>9,.0f} IOPS p50 {us(a['p50']):7.2f} "
+          f"p99 {us(a['p99']):7.2f} us depth {a['depth']:5.2f}")
+    print(f"  {'':<25}fio     {b['iops']:>9,.0f} IOPS p50 {us(b['p50']):7.2f} p99 {us(b['p99']):7.2f} us "
+          f"depth {b['depth']:5.2f} ratio {a['iops'] / b['iops']:.3f}", flush=True)
     for n in a["notes"] + b["notes"]:
-        print(f"    note: {n}")
+        print(textwrap.fill(f"note: {n}", 100, initial_indent="    ", subsequent_indent="      "))
     sys.exit(0)
 
 if what == "tio-round":
@@ -359,7 +362,7 @@ if what == "tio-summary":
     rl, tio = statistics.median(p[0] for p in pairs), statistics.median(p[1] for p in pairs)
     noise = min(p[1] for p in pairs) / max(p[1] for p in pairs)
     print(f"  median: readlab {rl:,.0f} IOPS, t/io_uring {tio:,.0f} IOPS, ratio {rl / tio:.3f} "
-          f"(t/io_uring's own noise, min/max: {noise:.3f})")
+          f"(its noise, min/max: {noise:.3f})")
     sys.exit(0)
 
 cells = [line.split() for line in open(os.path.join(work, "cells")) if line.strip()]
@@ -391,8 +394,9 @@ def lat_mark(ratio, fio_spread):
     return "~"
 
 print(f"parity (medians of {rounds} round(s); ratios are readlab/fio; noise = fio's own rounds, min/max)")
-print(f"  {'target':<6} {'workload':<11} {'readlab IOPS':>12} {'fio IOPS':>12} {'IOPS':>7}  {'CPU/IO':>7}  "
-      f"{'p50':>7}  {'p99':>7}   {'fio noise: IOPS':>15} {'p50':>6} {'p99':>6}   {'rl depth':>8} {'fio depth':>9}")
+print(f"  {'':<13} {'IOPS':^19}  {'ratios readlab/fio':^31}  {'fio noise':^17}  {'depth':^11}".rstrip())
+print(f"  {'t':<1} {'workload':<11} {'readlab':>9} {'fio':>9}  {'IOPS':>7} {'CPU/IO':>7} {'p50':>7} {'p99':>7}  "
+      f"{'IOPS':>5} {'p50':>5} {'p99':>5}  {'rl':>5} {'fio':>5}")
 for t, w, A, B, *_ in rows:
     ra, fb = med(A, "iops"), med(B, "iops")
     ir = ra / fb
@@ -402,42 +406,57 @@ for t, w, A, B, *_ in rows:
     si, s50, s99 = spread(B, "iops"), spread(B, "p50"), spread(B, "p99")
     imark = "!" if ir < si else " "
     cmark = "*" if cr > GOAL_CPU else " "
-    print(f"  {t:<6} {w:<11} {ra:>12,.0f} {fb:>12,.0f} {ir:>6.3f}{imark} {cr:>6.3f}{cmark} "
-          f"{p50r:>6.3f}{lat_mark(p50r, s50)} {p99r:>6.3f}{lat_mark(p99r, s99)}   "
-          f"{si:>15.3f} {s50:>6.3f} {s99:>6.3f}   {med(A, 'depth'):>8.2f} {med(B, 'depth'):>9.2f}")
+    print(f"  {t:<1} {w:<11} {ra:>9,.0f} {fb:>9,.0f}  {ir:>6.3f}{imark} {cr:>6.3f}{cmark} "
+          f"{p50r:>6.3f}{lat_mark(p50r, s50)} {p99r:>6.3f}{lat_mark(p99r, s99)}  "
+          f"{si:>5.3f} {s50:>5.3f} {s99:>5.3f}  {med(A, 'depth'):>5.2f} {med(B, 'depth'):>5.2f}")
 print("  marks: IOPS '!' = below 1.0 by more than fio's own IOPS spread; CPU/IO '*' = above the goal")
-print(f"  of {GOAL_CPU} (CPU per I/O of every thread of readlab's process over every thread of fio's processes,")
-print("  both measured from /proc in the same window: the detail table's rl all / fio all); latency '~' = within fio's")
-print("  own spread (at least 1/64, fio's bucket width), '+' = readlab slower beyond it, '-' = faster")
+print(f"  of {GOAL_CPU} (CPU per I/O of every thread of readlab's process over every thread of fio's")
+print("  processes, both measured from /proc in the same window: rl all / fio all below); latency")
+print("  '~' = within fio's own spread (at least 1/64, fio's bucket width), '+' = readlab slower")
+print("  beyond it, '-' = faster")
 print("  depth: mean requests in flight per thread (readlab: measured, time-weighted; fio: IOPS x mean")
 print("  latency, Little's law); both should be close to the queue depth asked")
 print()
-print("detail (medians; latencies in us; CPU us per I/O: rl all / fio all = every thread of the tool's")
-print("processes, io-wq and SQPOLL included, from /proc over the same window (the parity table's ratio);")
-print("rl own = readlab's own threads as it reports them, fio job = fio's job thread as fio reports it")
-print("(its usr/sys % over the job's runtime, RUSAGE_THREAD); rl io-wq = the kernel io-wq/SQPOLL threads")
-print("working for readlab, as readlab reports them; CPU ratios = readlab all / fio all per round;")
-print("CPU / fio CPU noise = each tool's own CPU per I/O over its rounds, min/max)")
-print("rl usr / fio usr = the user-space part of each one's CPU per I/O (the tool's own loop and the")
-print("system-call wrappers; the rest is the kernel's work for the read); floor = fio's kernel part")
-print("over its whole CPU per I/O: the CPU/IO ratio a tool spending nothing in user space would get")
-print(f"  {'target':<6} {'workload':<11} {'rl p50':>8} {'fio p50':>8} {'rl p99':>8} {'fio p99':>8} "
-      f"{'rl all':>7} {'fio all':>7} {'rl own':>7} {'fio job':>7} {'rl usr':>7} {'fio usr':>7} {'floor':>6} {'rl io-wq':>8}  "
-      f"{'rl noise: IOPS':>14} {'p50':>6} {'p99':>6} {'CPU':>6} {'fio CPU':>7}  per-round IOPS ratios; CPU ratios")
 def medopt(xs, k):
     v = [x[k] for x in xs if x[k] is not None]
     return f"{statistics.median(v):.3f}" if v else "-"
+print("latency (medians, us) and readlab's own noise (its rounds, min/max: IOPS, p50, p99, CPU per")
+print("I/O; fio CPU = fio's CPU per I/O over its rounds, min/max)")
+print(f"  {'t':<1} {'workload':<11} {'rl p50':>8} {'fio p50':>8} {'rl p99':>8} {'fio p99':>8}  "
+      f"{'IOPS':>6} {'p50':>6} {'p99':>6} {'CPU':>6} {'fio CPU':>7}")
 for t, w, A, B, *_ in rows:
-    ratios = " ".join(f"{a['iops'] / b['iops']:.3f}" for a, b in zip(A, B))
     k = cpu_key(A, B)
-    cratios = " ".join(f"{a[k] / b[k]:.3f}" if a[k] is not None else "-" for a, b in zip(A, B))
-    print(f"  {t:<6} {w:<11} {us(med(A, 'p50')):>8.2f} {us(med(B, 'p50')):>8.2f} "
-          f"{us(med(A, 'p99')):>8.2f} {us(med(B, 'p99')):>8.2f} {medopt(A, 'all'):>7} {medopt(B, 'all'):>7} "
+    print(f"  {t:<1} {w:<11} {us(med(A, 'p50')):>8.2f} {us(med(B, 'p50')):>8.2f} "
+          f"{us(med(A, 'p99')):>8.2f} {us(med(B, 'p99')):>8.2f}  "
+          f"{spread(A, 'iops'):>6.3f} {spread(A, 'p50'):>6.3f} {spread(A, 'p99'):>6.3f} {spread(A, k):>6.3f} "
+          f"{spread(B, k):>7.3f}")
+print()
+print("CPU us per I/O (medians): rl all / fio all = every thread of the tool's processes, io-wq and")
+print("SQPOLL included, from /proc over the same window (the parity table's ratio); rl own = readlab's")
+print("own threads as it reports them; fio job = fio's job thread as fio reports it (its usr/sys % over")
+print("the job's runtime, RUSAGE_THREAD); rl usr / fio usr = the user-space part of those two (the")
+print("tool's own loop and the system-call wrappers; the rest is the kernel's work for the read);")
+print("floor = fio's kernel part over its whole CPU per I/O: the CPU/IO ratio a tool spending nothing")
+print("in user space would get; rl io-wq = the kernel io-wq/SQPOLL threads working for readlab, as")
+print("readlab reports them")
+print(f"  {'t':<1} {'workload':<11} {'rl all':>7} {'fio all':>7} {'rl own':>7} {'fio job':>7} "
+      f"{'rl usr':>7} {'fio usr':>7} {'floor':>6} {'rl io-wq':>8}")
+for t, w, A, B, *_ in rows:
+    print(f"  {t:<1} {w:<11} {medopt(A, 'all'):>7} {medopt(B, 'all'):>7} "
           f"{medopt(A, 'cpu'):>7} {med(B, 'cpu'):>7.3f} "
           f"{medopt(A, 'usr'):>7} {med(B, 'usr'):>7.3f} {1.0 - med(B, 'usr') / med(B, 'cpu'):>6.3f} "
-          f"{medopt(A, 'wq'):>8}  "
-          f"{spread(A, 'iops'):>14.3f} {spread(A, 'p50'):>6.3f} {spread(A, 'p99'):>6.3f} {spread(A, k):>6.3f} "
-          f"{spread(B, k):>7.3f}  {ratios}; {cratios}")
+          f"{medopt(A, 'wq'):>8}")
+print()
+print("per round, readlab/fio: IOPS, and CPU per I/O (the figure of the parity table's ratio)")
+for t, w, A, B, *_ in rows:
+    k = cpu_key(A, B)
+    ratios = [f"{a['iops'] / b['iops']:.3f}" for a, b in zip(A, B)]
+    cratios = [f"{a[k] / b[k]:.3f}" if a[k] is not None else "-" for a, b in zip(A, B)]
+    for what_, xs in (("IOPS", ratios), ("CPU", cratios)):
+        # 13 rounds to a line of 100 columns; more go on the lines below
+        for i in range(0, len(xs), 13):
+            head = f"{t:<1} {w:<11} {what_:<4}" if i == 0 else ""
+            print(f"  {head:<18} {' '.join(xs[i:i + 13])}")
 if any(C for *_, C, _ in rows):
     print()
     print("the bare loop: fio's t/io_uring doing each cell's reads and nothing else (-S preadv2, -a libaio,")
@@ -448,11 +467,11 @@ if any(C for *_, C, _ in rows):
     print("loop's in a directory kept before the timed loop existed, where timed is -)")
     print(f"cannot = the timed loop itself spends more than {GOAL_CPU} of fio's CPU per I/O; open = it does")
     print("not, and readlab (rl/timed of it) is still above the goal")
-    print(f"  {'target':<6} {'workload':<11} {'bare IOPS':>10} {'IOPS/fio':>8} {'CPU/fio':>7} {'timed':>6} "
+    print(f"  {'t':<1} {'workload':<11} {'bare IOPS':>10} {'IOPS/fio':>8} {'CPU/fio':>7} {'timed':>6} "
           f"{'rl/timed':>8} {'noise':>6}  verdict")
     for t, w, A, B, C, D in rows:
         if not C or cpu_key(A, B) != "all":
-            print(f"  {t:<6} {w:<11} {'-':>10}  (no bare loop or no /proc CPU for this cell)")
+            print(f"  {t:<1} {w:<11} {'-':>10}  (no bare loop or no /proc CPU for this cell)")
             continue
         bf, rf = med(C, "all") / med(B, "all"), cpu_ratio(A, B)
         floor, fl = (D, "timed") if D else (C, "bare")  # a directory kept before the timed loop
@@ -467,14 +486,14 @@ if any(C for *_, C, _ in rows):
         else:
             verdict = f"open: readlab {rb:.3f}x {fl}"
         timed = f"{tf:>6.3f}" if D else f"{'-':>6}"
-        print(f"  {t:<6} {w:<11} {med(C, 'iops'):>10,.0f} {med(C, 'iops') / med(B, 'iops'):>8.3f} "
+        print(f"  {t:<1} {w:<11} {med(C, 'iops'):>10,.0f} {med(C, 'iops') / med(B, 'iops'):>8.3f} "
               f"{bf:>7.3f} {timed} {rb:>8.3f} {spread(floor, 'all'):>6.3f}  {verdict}")
 notes = sorted({f"{t} {w}: {n}" for t, w, A, B, *_ in rows for x in A + B for n in x["notes"]})
 if notes:
     print()
     print("notes from the runs:")
     for n in notes:
-        print(f"  {n}")
+        print(textwrap.fill(n, 100, initial_indent="  ", subsequent_indent="    "))
 PY
 }
 
@@ -540,8 +559,10 @@ if [[ -n "${TIO:-}" && " $TARGETS " == *" a "* ]]; then
     read -r -a targs <<<"$TIO_ARGS"
     echo
     echo "readlab vs t/io_uring on target a, $ROUNDS round(s) interleaved A B"
-    echo "  t/io_uring: $TIO $TIO_ARGS (IOPS: the mean of its per-second lines after the first $(secs "$RAMP"))"
-    echo "  readlab:    $TIO_RL (IOPS of its measured window)"
+    echo "  t/io_uring: $TIO $TIO_ARGS"
+    echo "              (IOPS: the mean of its per-second lines after the first $(secs "$RAMP"))"
+    echo "  readlab:    $TIO_RL"
+    echo "              (IOPS of its measured window)"
     for ((r = 1; r <= ROUNDS; r++)); do
         read -r -a rla <<<"$TIO_RL"
         "$READLAB" run "${rla[@]}" --rw randread --bs "$BS" --runtime "$RUNTIME" --ramp "$RAMP" --direct \
