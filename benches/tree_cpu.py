@@ -8,7 +8,11 @@ threads, which are threads of the process) is counted, from FROM_S to TO_S secon
 Kernel threads serving both tools alike (a loop device's kworker) are counted for neither.
 
 Runs COMMAND with this script's stdin/stdout/stderr, waits for it, writes OUT as JSON
-{"cpu_s", "window_s", "tasks", "how"} and exits with COMMAND's status.
+{"cpu_s", "window_s", "tasks", "how", "machine"} and exits with COMMAND's status.
+
+It also writes what the whole machine did in the same window ("machine": CPUs busy, CPUs stolen by
+the hypervisor, CPUs there are, from /proc/stat), so a comparison can tell a tool that kept a core
+busy from one waiting on kernel threads that serve the reads.
 
 CPU is the precise per-thread run time (/proc/PID/task/TID/schedstat, nanoseconds) when the same
 threads are alive at both samples; when threads came or went in between it falls back to the
@@ -68,6 +72,13 @@ def sample(root):
     return threads, sum(procs.values())
 
 
+def machine():
+    """(busy, steal) seconds of every CPU since boot: /proc/stat's first line, in clock ticks."""
+    f = [int(x) for x in open("/proc/stat").readline().split()[1:]]
+    # user nice system idle iowait irq softirq steal (guest time is inside user already)
+    return sum(f[0:3]) + f[5] + f[6], f[7]
+
+
 def main():
     if len(sys.argv) < 6 or sys.argv[4] != "--":
         sys.exit("usage: tree_cpu.py FROM_S TO_S OUT -- COMMAND...")
@@ -81,15 +92,18 @@ def main():
             time.sleep(delay)
         if child.poll() is not None:
             break
-        samples.append((time.monotonic(), *sample(child.pid)))
+        samples.append((time.monotonic(), *sample(child.pid), machine()))
     status = child.wait()
     doc = {"cpu_s": None, "window_s": None, "tasks": 0, "how": "command ended before the window did"}
     if len(samples) == 2:
-        (t0, th0, tk0), (t1, th1, tk1) = samples
+        (t0, th0, tk0, m0), (t1, th1, tk1, m1) = samples
         same = th0.keys() == th1.keys()
         cpu = sum(th1[k] - th0[k] for k in th1) / 1e9 if same else tk1 - tk0
         doc = {"cpu_s": cpu, "window_s": t1 - t0, "tasks": len(th1),
-               "how": "schedstat" if same else "stat ticks (threads came or went)"}
+               "how": "schedstat" if same else "stat ticks (threads came or went)",
+               "machine": {"busy_cpus": (m1[0] - m0[0]) / TICK / (t1 - t0),
+                           "steal_cpus": (m1[1] - m0[1]) / TICK / (t1 - t0),
+                           "cpus": os.sysconf("SC_NPROCESSORS_ONLN")}}
     with open(out, "w") as f:
         json.dump(doc, f)
     sys.exit(status)

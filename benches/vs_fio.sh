@@ -110,8 +110,9 @@
 # and the table says "cannot"; where it spends less, the distance from readlab to it is what is
 # left to cut. RAMP and RUNTIME must then be whole seconds (t/io_uring's -r).
 #
-# REPORT=DIR re-prints the final tables from a directory kept with KEEP=1 (runs nothing; ROUNDS
-# must match the kept run).
+# REPORT="DIR [DIR...]" re-prints the final tables from directories kept with KEEP=1 (runs nothing):
+# with several, each cell's rounds (and the t/io_uring rounds) are pooled from all of them, so runs
+# of the same cells on the same machine add up to one table.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -135,6 +136,7 @@ KEEP="${KEEP:-0}"
 QUIET="${QUIET:-0}"
 TIO_ARGS="${TIO_ARGS:--d 128 -s 32 -c 32 -p 0 -B 1 -F 1 -n 1}"
 TIO_RL="${TIO_RL:---engine uring --iodepth 128 --batch 32 --complete-min 32 --fixed-files --fixed-bufs}"
+pool=() # REPORT's directories
 
 die() { echo "vs_fio.sh: $*" >&2; exit 2; }
 secs_f() { local v="${1%s}"; echo "$v"; }  # fio's "5s" (or "5", "2.5s") as seconds
@@ -247,10 +249,12 @@ tio_cmd() { # target workload -> arrays TIOC: the cell's reads by t/io_uring, no
 # report tio-round R   -> one line of readlab against t/io_uring on target a
 # report tio-summary   -> their medians
 report() {
-    NUMJOBS="$NUMJOBS" RAMP_S="$(secs "$RAMP")" python3 - "$work" "$ROUNDS" "$@" <<'PY'
+    NUMJOBS="$NUMJOBS" RAMP_S="$(secs "$RAMP")" POOL="${pool[*]}" python3 - "$work" "$ROUNDS" "$@" <<'PY'
 import json, os, re, statistics, sys, textwrap
 
 work, rounds, what = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+# The directories whose rounds the tables pool: this run's, or those REPORT names.
+dirs = os.environ.get("POOL", "").split() or [work]
 FIO_RES = 1.0 / 64  # fio's latency histogram: 64 buckets per power of two
 GOAL_CPU = 0.9      # readlab's CPU per I/O at most 0.9x fio's (issue 24)
 NUMJOBS = int(os.environ.get("NUMJOBS", "1"))
@@ -269,8 +273,20 @@ def tree(path, iops):
         return None
     return c["cpu_s"] * 1e6 / (iops * c["window_s"])
 
-def readlab(t, w, r):
-    doc = load(os.path.join(work, f"{t}.{w}.readlab.{r}.json"))
+def cell_rounds(t, w):
+    """Every round of cell t/w, as (directory, round), in each directory the rounds 1, 2, ... whose
+    readlab and fio documents are both there."""
+    out = []
+    for d in dirs:
+        r = 1
+        while all(os.path.exists(os.path.join(d, f"{t}.{w}.{k}.{r}.json")) for k in ("readlab", "fio")):
+            out.append((d, r))
+            r += 1
+    return out
+
+def readlab(t, w, rd):
+    d_, r = rd
+    doc = load(os.path.join(d_, f"{t}.{w}.readlab.{r}.json"))
     d = doc["result"]
     lat = d["latency"]
     notes = list(d.get("warnings") or [])
@@ -288,11 +304,12 @@ def readlab(t, w, r):
         depth = d.get("requests_per_s", d["iops"]) * lat["mean_ns"] / 1e9 / threads
     return dict(iops=d["iops"], p50=lat["p50_ns"], p99=lat["p99_ns"], mean=lat["mean_ns"],
                 cpu=per_io("app"), wq=per_io("io_worker", "sqpoll"), depth=depth, notes=notes,
-                all=tree(os.path.join(work, f"{t}.{w}.readlab.{r}.cpu"), d["iops"]),
+                all=tree(os.path.join(d_, f"{t}.{w}.readlab.{r}.cpu"), d["iops"]),
                 usr=((cpu.get("app") or {}).get("user_s", 0.0) * 1e6 / d["ios"]) if cpu and d.get("ios") else None)
 
-def fio(t, w, r):
-    job = load(os.path.join(work, f"{t}.{w}.fio.{r}.json"))["jobs"][0]
+def fio(t, w, rd):
+    d_, r = rd
+    job = load(os.path.join(d_, f"{t}.{w}.fio.{r}.json"))["jobs"][0]
     rd = job["read"]
     lat = rd["lat_ns"]
     pct = lat.get("percentile") or {}
@@ -309,7 +326,7 @@ def fio(t, w, r):
     # fio's achieved depth by Little's law: IOPS × mean total latency, per job.
     depth = rd["iops"] * lat["mean"] / 1e9 / NUMJOBS
     return dict(iops=rd["iops"], p50=p(50), p99=p(99), mean=lat["mean"], cpu=cpu, usr=usr, depth=depth,
-                notes=notes, all=tree(os.path.join(work, f"{t}.{w}.fio.{r}.cpu"), rd["iops"]))
+                notes=notes, all=tree(os.path.join(d_, f"{t}.{w}.fio.{r}.cpu"), rd["iops"]))
 
 def tio_iops(path):
     """t/io_uring's IOPS: the mean of its per-second lines after the first RAMP_S (the ramp), None
@@ -320,25 +337,26 @@ def tio_iops(path):
     ramp = int(os.environ.get("RAMP_S", "1"))
     return statistics.mean(per_s[ramp:]) if per_s[ramp:] else None
 
-def bare(t, w, r, kind):
+def bare(t, w, rd, kind):
     """The bare loop's round (t/io_uring doing the cell's reads; kind "tbare": timing each one), or
     None when it was not run."""
+    d, r = rd
     try:
-        iops = tio_iops(os.path.join(work, f"{t}.{w}.{kind}.{r}.txt"))
+        iops = tio_iops(os.path.join(d, f"{t}.{w}.{kind}.{r}.txt"))
     except OSError:
         return None
-    return dict(iops=iops, all=tree(os.path.join(work, f"{t}.{w}.{kind}.{r}.cpu"), iops) if iops else None)
+    return dict(iops=iops, all=tree(os.path.join(d, f"{t}.{w}.{kind}.{r}.cpu"), iops) if iops else None)
 
 def bare_rounds(t, w, kind):
     """The rounds of one kind of bare loop that ran and have their CPU measured."""
-    rs = (bare(t, w, r, kind) for r in range(1, rounds + 1))
+    rs = (bare(t, w, rd, kind) for rd in cell_rounds(t, w))
     return [x for x in rs if x and x["all"] is not None]
 
 us = lambda ns: ns / 1000.0
 
 if what == "round":
     t, w, r = sys.argv[4], sys.argv[5], int(sys.argv[6])
-    a, b = readlab(t, w, r), fio(t, w, r)
+    a, b = readlab(t, w, (work, r)), fio(t, w, (work, r))
     # Two lines of at most 100 columns: readlab, then fio under it and the IOPS ratio.
     print(f"  {t} {w:<11} round {r}/{rounds}: readlab {a['iops']:>9,.0f} IOPS p50 {us(a['p50']):7.2f} "
           f"p99 {us(a['p99']):7.2f} us depth {a['depth']:5.2f}")
@@ -348,24 +366,86 @@ if what == "round":
         print(textwrap.fill(f"note: {n}", 100, initial_indent="    ", subsequent_indent="      "))
     sys.exit(0)
 
+def cores(path):
+    """(CPUs a tool's process tree kept busy, the machine's figures) over its window
+    (benches/tree_cpu.py), or None for a directory kept before the tio runs were measured."""
+    try:
+        c = json.load(open(path))
+    except (OSError, ValueError):
+        return None
+    if not c.get("cpu_s") or not c.get("window_s") or not c.get("machine"):
+        return None
+    return c["cpu_s"] / c["window_s"], c["machine"]
+
+def tio_round(d, r):
+    """One round of readlab against t/io_uring on target a, or None when it is not in d."""
+    try:
+        rl = load(os.path.join(d, f"a.tio.readlab.{r}.json"))["result"]["iops"]
+        tio = tio_iops(os.path.join(d, f"a.tio.{r}.txt"))
+    except (OSError, ValueError, KeyError):
+        return None
+    return dict(rl=rl, tio=tio or float("nan"), rl_c=cores(os.path.join(d, f"a.tio.readlab.{r}.cpu")),
+                tio_c=cores(os.path.join(d, f"a.tio.{r}.cpu")))
+
+def busy_of(c):
+    return f"{c[0]:.2f}, machine {c[1]['busy_cpus']:.2f} + {c[1]['steal_cpus']:.2f} stolen"
+
 if what == "tio-round":
-    r = sys.argv[4]
-    rl = load(os.path.join(work, f"a.tio.readlab.{r}.json"))["result"]["iops"]
-    tio = tio_iops(os.path.join(work, f"a.tio.{r}.txt")) or float("nan")
-    open(os.path.join(work, f"a.tio.{r}.iops"), "w").write(f"{rl} {tio}\n")
-    print(f"  round {r}: readlab {rl:,.0f} IOPS | t/io_uring {tio:,.0f} IOPS | ratio {rl / tio:.3f}")
+    x = tio_round(work, sys.argv[4])
+    print(f"  round {sys.argv[4]:>2}: readlab {x['rl']:>9,.0f} IOPS, t/io_uring {x['tio']:>9,.0f} IOPS, "
+          f"ratio {x['rl'] / x['tio']:.3f}")
+    if x["rl_c"] and x["tio_c"]:
+        print(f"    CPUs: readlab {busy_of(x['rl_c'])} | t/io_uring {busy_of(x['tio_c'])}")
     sys.exit(0)
 
 if what == "tio-summary":
-    pairs = [tuple(map(float, open(os.path.join(work, f"a.tio.{r}.iops")).read().split()))
-             for r in range(1, rounds + 1)]
-    rl, tio = statistics.median(p[0] for p in pairs), statistics.median(p[1] for p in pairs)
-    noise = min(p[1] for p in pairs) / max(p[1] for p in pairs)
-    print(f"  median: readlab {rl:,.0f} IOPS, t/io_uring {tio:,.0f} IOPS, ratio {rl / tio:.3f} "
-          f"(its noise, min/max: {noise:.3f})")
+    xs = []
+    for d in dirs:
+        r = 1
+        while (x := tio_round(d, r)) is not None:
+            xs.append(x)
+            r += 1
+    if not xs:
+        sys.exit(0)
+    if sys.argv[4:] == ["header"]:
+        print(f"\nreadlab vs t/io_uring on target a (TIO_ARGS / TIO_RL of the kept run{'s' if len(dirs) > 1 else ''})")
+    rl, tio = statistics.median(x["rl"] for x in xs), statistics.median(x["tio"] for x in xs)
+    noise = min(x["tio"] for x in xs) / max(x["tio"] for x in xs)
+    ratio = rl / tio
+    print(textwrap.fill(f"median of {len(xs)} round(s): readlab {rl:,.0f} IOPS, t/io_uring {tio:,.0f} IOPS, "
+                        f"ratio {ratio:.3f} (t/io_uring's noise, min/max: {noise:.3f})",
+                        100, initial_indent="  ", subsequent_indent="    "))
+    measured = [x for x in xs if x["rl_c"] and x["tio_c"]]
+    why = ""
+    if measured:
+        m = lambda f: statistics.median(f(x) for x in measured)
+        c_rl, c_tio = m(lambda x: x["rl_c"][0]), m(lambda x: x["tio_c"][0])
+        busy_rl, busy_tio = m(lambda x: x["rl_c"][1]["busy_cpus"]), m(lambda x: x["tio_c"][1]["busy_cpus"])
+        steal = m(lambda x: max(x["rl_c"][1]["steal_cpus"], x["tio_c"][1]["steal_cpus"]))
+        ncpu = measured[0]["rl_c"][1]["cpus"]
+        print(textwrap.fill(
+            f"CPUs kept busy (medians of {len(measured)}, every thread of each process): readlab "
+            f"{c_rl:.2f}, t/io_uring {c_tio:.2f}; the whole machine ({ncpu} CPUs) {busy_rl:.2f} busy while "
+            f"readlab ran, {busy_tio:.2f} while t/io_uring did, the hypervisor taking up to {steal:.2f}",
+            100, initial_indent="  ", subsequent_indent="    "))
+        if max(c_rl, c_tio) < 0.9:
+            why = (f"; neither tool kept a core busy (the most was {max(c_rl, c_tio):.2f}): what serves "
+                   f"the reads set the rate (the loop device's kernel worker and completions, "
+                   f"{busy_rl - c_rl:.2f} CPUs outside readlab's process), not the tool's own cost")
+    if ratio >= 1.0:
+        verdict = "met: readlab reads at least as fast"
+    elif ratio >= noise:
+        verdict = "open, inside t/io_uring's own round-to-round noise"
+    else:
+        verdict = "open, below t/io_uring's own round-to-round noise"
+    print(textwrap.fill(f"verdict: {verdict}{why}", 100, initial_indent="  ", subsequent_indent="    "))
     sys.exit(0)
 
-cells = [line.split() for line in open(os.path.join(work, "cells")) if line.strip()]
+cells = []  # in run order, each once however many directories ran it
+for d in dirs:
+    for line in open(os.path.join(d, "cells")):
+        if line.split() and line.split() not in cells:
+            cells.append(line.split())
 med = lambda xs, k: statistics.median(x[k] for x in xs)
 spread = lambda xs, k: min(x[k] for x in xs) / max(x[k] for x in xs)
 
@@ -381,8 +461,11 @@ def cpu_ratio(A, B):
 
 rows = []
 for t, w in cells:
-    A = [readlab(t, w, r) for r in range(1, rounds + 1)]
-    B = [fio(t, w, r) for r in range(1, rounds + 1)]
+    rds = cell_rounds(t, w)
+    if not rds:
+        sys.exit(f"vs_fio.sh: no round of cell {t}/{w} in {' '.join(dirs)}")
+    A = [readlab(t, w, rd) for rd in rds]
+    B = [fio(t, w, rd) for rd in rds]
     rows.append((t, w, A, B, bare_rounds(t, w, "bare"), bare_rounds(t, w, "tbare")))
 
 def lat_mark(ratio, fio_spread):
@@ -393,7 +476,12 @@ def lat_mark(ratio, fio_spread):
         return "-"
     return "~"
 
-print(f"parity (medians of {rounds} round(s); ratios are readlab/fio; noise = fio's own rounds, min/max)")
+counts = sorted({len(A) for _, _, A, *_ in rows})
+of = f"{counts[0]} round(s)" if len(counts) == 1 else f"{counts[0]} to {counts[-1]} rounds by cell"
+print(f"parity (medians of {of}; ratios readlab/fio; noise = fio's own rounds, min/max)")
+if len(dirs) > 1:
+    print(textwrap.fill("rounds pooled from " + " ".join(dirs), 100, initial_indent="  ",
+                        subsequent_indent="    "))
 print(f"  {'':<13} {'IOPS':^19}  {'ratios readlab/fio':^31}  {'fio noise':^17}  {'depth':^11}".rstrip())
 print(f"  {'t':<1} {'workload':<11} {'readlab':>9} {'fio':>9}  {'IOPS':>7} {'CPU/IO':>7} {'p50':>7} {'p99':>7}  "
       f"{'IOPS':>5} {'p50':>5} {'p99':>5}  {'rl':>5} {'fio':>5}")
@@ -510,8 +598,12 @@ tree_cpu() { # out command... -> runs the command, the CPU of its process tree i
     python3 "$here/tree_cpu.py" "$WINDOW_FROM" "$WINDOW_TO" "$out" -- "${pin[@]}" "$@"
 }
 if [[ -n "${REPORT:-}" ]]; then
-    rm -rf -- "$work"; work="$REPORT"; KEEP=1
+    rm -rf -- "$work"; KEEP=1
+    read -r -a pool <<<"$REPORT"
+    for d in "${pool[@]}"; do [[ -f "$d/cells" ]] || die "REPORT: $d is not a directory kept with KEEP=1"; done
+    work="${pool[0]}"
     report summary
+    report tio-summary header
     exit 0
 fi
 for t in $TARGETS; do setup_target "$t"; done
@@ -558,16 +650,24 @@ report summary
 if [[ -n "${TIO:-}" && " $TARGETS " == *" a "* ]]; then
     read -r -a targs <<<"$TIO_ARGS"
     echo
-    echo "readlab vs t/io_uring on target a, $ROUNDS round(s) interleaved A B"
+    echo "readlab vs t/io_uring on target a, $ROUNDS round(s) interleaved A B B A"
     echo "  t/io_uring: $TIO $TIO_ARGS"
     echo "              (IOPS: the mean of its per-second lines after the first $(secs "$RAMP"))"
     echo "  readlab:    $TIO_RL"
     echo "              (IOPS of its measured window)"
     for ((r = 1; r <= ROUNDS; r++)); do
         read -r -a rla <<<"$TIO_RL"
-        "$READLAB" run "${rla[@]}" --rw randread --bs "$BS" --runtime "$RUNTIME" --ramp "$RAMP" --direct \
-            --seed $((RANDOM * 32768 + RANDOM)) --output json -q "${tpath[a]}" >"$work/a.tio.readlab.$r.json" 2>/dev/null
-        "$TIO" "${targs[@]}" -b "$(numfmt --from=iec "${BS^^}")" -r "$(tio_secs)" "${tpath[a]}" >"$work/a.tio.$r.txt" 2>&1 || true
+        # A B, then B A: neither tool always runs first (the page cache, the loop worker's state)
+        for who in $( ((r % 2)) && echo "rl tio" || echo "tio rl"); do
+            if [[ $who == rl ]]; then
+                tree_cpu "$work/a.tio.readlab.$r.cpu" "$READLAB" run "${rla[@]}" --rw randread --bs "$BS" \
+                    --runtime "$RUNTIME" --ramp "$RAMP" --direct --seed $((RANDOM * 32768 + RANDOM)) \
+                    --output json -q "${tpath[a]}" >"$work/a.tio.readlab.$r.json" 2>/dev/null
+            else
+                tree_cpu "$work/a.tio.$r.cpu" "$TIO" "${targs[@]}" -b "$(numfmt --from=iec "${BS^^}")" \
+                    -r "$(tio_secs)" "${tpath[a]}" >"$work/a.tio.$r.txt" 2>&1 || true
+            fi
+        done
         report tio-round "$r"
     done
     report tio-summary

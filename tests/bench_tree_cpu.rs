@@ -48,6 +48,25 @@ fn a_busy_grandchild_counts_a_sleeper_does_not_and_the_status_passes_through() {
         (0.5..=1.1).contains(&c),
         "a busy loop measured as {c:.2} cores: {busy}"
     );
+    // The whole machine's figure holds the tree's busy core, and no more CPUs than there are.
+    let m = &busy["machine"];
+    let (mb, steal) = (m["busy_cpus"].as_f64(), m["steal_cpus"].as_f64());
+    let (mb, steal) = (mb.expect("busy_cpus"), steal.expect("steal_cpus"));
+    let cpus = m["cpus"].as_u64().expect("cpus") as f64;
+    let online = Command::new("getconf")
+        .arg("_NPROCESSORS_ONLN")
+        .output()
+        .unwrap();
+    let online: f64 = String::from_utf8_lossy(&online.stdout)
+        .trim()
+        .parse()
+        .unwrap();
+    assert_eq!(cpus, online, "{busy}");
+    assert!(
+        mb >= c - 0.1 && mb + steal <= cpus + 0.1 && steal >= 0.0,
+        "the machine measured {mb:.2} busy + {steal:.2} stolen of {cpus} CPUs around a tree busy \
+         {c:.2} cores: {busy}"
+    );
     let (code, idle) = tree_cpu(0.3, 1.0, &["sleep", "1.3"]);
     assert_eq!(code, 0);
     assert!(cores(&idle) < 0.05, "a sleeper measured as busy: {idle}");
