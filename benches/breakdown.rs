@@ -89,7 +89,7 @@ fn brief(name: &str, shape: &Shape, cpu_us: f64) {
         .find(|c| !c.counted)
         .map_or(0.0, |c| c.ns_per_io);
     println!(
-        "  {name}: {sum:.1} of {:.0} ns per I/O of its own threads ({:.1} %); --verify would add {verify:.0}",
+        "  {name}: {sum:.1} of {:.0} ns per I/O of its threads ({:.1} %); --verify would add {verify:.0}",
         cpu_us * 1000.0,
         100.0 * sum / (cpu_us * 1000.0)
     );
