@@ -134,8 +134,10 @@ READLAB="${READLAB:-$root/target/release/readlab}"
 FIO="${FIO:-fio}"
 KEEP="${KEEP:-0}"
 QUIET="${QUIET:-0}"
-TIO_ARGS="${TIO_ARGS:--d 128 -s 32 -c 32 -p 0 -B 1 -F 1 -n 1}"
-TIO_RL="${TIO_RL:---engine uring --iodepth 128 --batch 32 --complete-min 32 --fixed-files --fixed-bufs}"
+TIO_ARGS_DEFAULT="-d 128 -s 32 -c 32 -p 0 -B 1 -F 1 -n 1"
+TIO_RL_DEFAULT="--engine uring --iodepth 128 --batch 32 --complete-min 32 --fixed-files --fixed-bufs"
+TIO_ARGS="${TIO_ARGS:-$TIO_ARGS_DEFAULT}"
+TIO_RL="${TIO_RL:-$TIO_RL_DEFAULT}"
 pool=() # REPORT's directories
 
 die() { echo "vs_fio.sh: $*" >&2; exit 2; }
@@ -249,7 +251,8 @@ tio_cmd() { # target workload -> arrays TIOC: the cell's reads by t/io_uring, no
 # report tio-round R   -> one line of readlab against t/io_uring on target a
 # report tio-summary   -> their medians
 report() {
-    NUMJOBS="$NUMJOBS" RAMP_S="$(secs "$RAMP")" POOL="${pool[*]}" python3 - "$work" "$ROUNDS" "$@" <<'PY'
+    NUMJOBS="$NUMJOBS" RAMP_S="$(secs "$RAMP")" POOL="${pool[*]}" \
+        TIO_DEFAULTS="$TIO_ARGS_DEFAULT|$TIO_RL_DEFAULT" python3 - "$work" "$ROUNDS" "$@" <<'PY'
 import json, os, re, statistics, sys, textwrap
 
 work, rounds, what = sys.argv[1], int(sys.argv[2]), sys.argv[3]
@@ -398,17 +401,9 @@ if what == "tio-round":
         print(f"    CPUs: readlab {busy_of(x['rl_c'])} | t/io_uring {busy_of(x['tio_c'])}")
     sys.exit(0)
 
-if what == "tio-summary":
-    xs = []
-    for d in dirs:
-        r = 1
-        while (x := tio_round(d, r)) is not None:
-            xs.append(x)
-            r += 1
-    if not xs:
-        sys.exit(0)
-    if sys.argv[4:] == ["header"]:
-        print(f"\nreadlab vs t/io_uring on target a (TIO_ARGS / TIO_RL of the kept run{'s' if len(dirs) > 1 else ''})")
+def tio_summary(xs):
+    """The medians of readlab's and t/io_uring's rounds (one setting), what kept the CPUs busy, and
+    the verdict."""
     rl, tio = statistics.median(x["rl"] for x in xs), statistics.median(x["tio"] for x in xs)
     noise = min(x["tio"] for x in xs) / max(x["tio"] for x in xs)
     ratio = rl / tio
@@ -439,6 +434,33 @@ if what == "tio-summary":
     else:
         verdict = "open, below t/io_uring's own round-to-round noise"
     print(textwrap.fill(f"verdict: {verdict}{why}", 100, initial_indent="  ", subsequent_indent="    "))
+
+def tio_settings(d):
+    """(t/io_uring's settings, readlab's, kept) of the comparison kept in d: its tio.settings file, or
+    the defaults with kept False for a directory kept before that file was written."""
+    try:
+        a, b = open(os.path.join(d, "tio.settings")).read().splitlines()[:2]
+        return a, b, True
+    except (OSError, ValueError):
+        return (*os.environ["TIO_DEFAULTS"].split("|"), False)
+
+if what == "tio-summary":
+    groups, assumed = {}, set()  # rounds pooled only between runs of the same settings
+    for d in dirs:
+        r = 1
+        targs, rlargs, kept = tio_settings(d)
+        while (x := tio_round(d, r)) is not None:
+            groups.setdefault((targs, rlargs), []).append(x)
+            r += 1
+        if r > 1 and not kept:
+            assumed.add((targs, rlargs))
+    for key, xs in groups.items():
+        if sys.argv[4:] == ["header"]:
+            print("\nreadlab vs t/io_uring on target a")
+            print(f"  t/io_uring: {key[0]}\n  readlab:    {key[1]}")
+            if key in assumed:
+                print("  (some directories did not keep their settings: taken as the defaults)")
+        tio_summary(xs)
     sys.exit(0)
 
 cells = []  # in run order, each once however many directories ran it
@@ -655,6 +677,7 @@ if [[ -n "${TIO:-}" && " $TARGETS " == *" a "* ]]; then
     read -r -a targs <<<"$TIO_ARGS"
     echo
     echo "readlab vs t/io_uring on target a, $ROUNDS round(s) interleaved A B B A"
+    printf '%s\n%s\n' "$TIO_ARGS" "$TIO_RL" >"$work/tio.settings"
     echo "  t/io_uring: $TIO $TIO_ARGS"
     echo "              (IOPS: the mean of its per-second lines after the first $(secs "$RAMP"))"
     echo "  readlab:    $TIO_RL"
