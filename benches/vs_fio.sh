@@ -266,15 +266,25 @@ def load(path):
     text = open(path).read()
     return json.loads(text[text.index("{"):])  # tolerate anything printed before the JSON
 
-def tree(path, iops):
-    """CPU µs per I/O of a tool's whole process tree in the measuring window (benches/tree_cpu.py)."""
+def tree_doc(path):
+    """What benches/tree_cpu.py measured of one run, or None: a directory kept before the instrument
+    existed, or a run that ended before its window did."""
     try:
         c = json.load(open(path))
     except (OSError, ValueError):
-        return None  # a directory kept before the instrument existed
-    if not c.get("cpu_s") or not c.get("window_s") or not iops:
         return None
-    return c["cpu_s"] * 1e6 / (iops * c["window_s"])
+    return c if c.get("cpu_s") and c.get("window_s") else None
+
+def tree(path, iops):
+    """CPU µs per I/O of a tool's whole process tree in the measuring window."""
+    c = tree_doc(path)
+    return c["cpu_s"] * 1e6 / (iops * c["window_s"]) if c and iops else None
+
+def cores(path):
+    """(CPUs a tool's process tree kept busy, the machine's figures) over its window, or None for a
+    run measured before tree_cpu.py kept the machine's figures."""
+    c = tree_doc(path)
+    return (c["cpu_s"] / c["window_s"], c["machine"]) if c and c.get("machine") else None
 
 def cell_rounds(t, w):
     """Every round of cell t/w, as (directory, round), in each directory the rounds 1, 2, ... whose
@@ -350,9 +360,9 @@ def bare(t, w, rd, kind):
         return None
     return dict(iops=iops, all=tree(os.path.join(d, f"{t}.{w}.{kind}.{r}.cpu"), iops) if iops else None)
 
-def bare_rounds(t, w, kind):
-    """The rounds of one kind of bare loop that ran and have their CPU measured."""
-    rs = (bare(t, w, rd, kind) for rd in cell_rounds(t, w))
+def bare_rounds(t, w, rds, kind):
+    """The rounds (of rds) of one kind of bare loop that ran and have their CPU measured."""
+    rs = (bare(t, w, rd, kind) for rd in rds)
     return [x for x in rs if x and x["all"] is not None]
 
 us = lambda ns: ns / 1000.0
@@ -368,17 +378,6 @@ if what == "round":
     for n in a["notes"] + b["notes"]:
         print(textwrap.fill(f"note: {n}", 100, initial_indent="    ", subsequent_indent="      "))
     sys.exit(0)
-
-def cores(path):
-    """(CPUs a tool's process tree kept busy, the machine's figures) over its window
-    (benches/tree_cpu.py), or None for a directory kept before the tio runs were measured."""
-    try:
-        c = json.load(open(path))
-    except (OSError, ValueError):
-        return None
-    if not c.get("cpu_s") or not c.get("window_s") or not c.get("machine"):
-        return None
-    return c["cpu_s"] / c["window_s"], c["machine"]
 
 def tio_round(d, r):
     """One round of readlab against t/io_uring on target a, or None when it is not in d."""
@@ -465,9 +464,9 @@ if what == "tio-summary":
 
 cells = []  # in run order, each once however many directories ran it
 for d in dirs:
-    for line in open(os.path.join(d, "cells")):
-        if line.split() and line.split() not in cells:
-            cells.append(line.split())
+    for cell in (line.split() for line in open(os.path.join(d, "cells"))):
+        if cell and cell not in cells:
+            cells.append(cell)
 med = lambda xs, k: statistics.median(x[k] for x in xs)
 spread = lambda xs, k: min(x[k] for x in xs) / max(x[k] for x in xs)
 
@@ -488,7 +487,7 @@ for t, w in cells:
         sys.exit(f"vs_fio.sh: no round of cell {t}/{w} in {' '.join(dirs)}")
     A = [readlab(t, w, rd) for rd in rds]
     B = [fio(t, w, rd) for rd in rds]
-    rows.append((t, w, A, B, bare_rounds(t, w, "bare"), bare_rounds(t, w, "tbare")))
+    rows.append((t, w, A, B, bare_rounds(t, w, rds, "bare"), bare_rounds(t, w, rds, "tbare")))
 
 def lat_mark(ratio, fio_spread):
     band = max(1.0 / fio_spread - 1.0, FIO_RES)  # fio's own max/min - 1, at least one bucket

@@ -50,8 +50,8 @@ fn a_busy_grandchild_counts_a_sleeper_does_not_and_the_status_passes_through() {
     );
     // The whole machine's figure holds the tree's busy core, and no more CPUs than there are.
     let m = &busy["machine"];
-    let (mb, steal) = (m["busy_cpus"].as_f64(), m["steal_cpus"].as_f64());
-    let (mb, steal) = (mb.expect("busy_cpus"), steal.expect("steal_cpus"));
+    let mb = m["busy_cpus"].as_f64().expect("busy_cpus");
+    let steal = m["steal_cpus"].as_f64().expect("steal_cpus");
     let cpus = m["cpus"].as_u64().expect("cpus") as f64;
     let online = Command::new("getconf")
         .arg("_NPROCESSORS_ONLN")
