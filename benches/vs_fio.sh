@@ -110,6 +110,14 @@
 # and the table says "cannot"; where it spends less, the distance from readlab to it is what is
 # left to cut. RAMP and RUNTIME must then be whole seconds (t/io_uring's -r).
 #
+# readlab against t/io_uring (with TIO, target a): ROUNDS rounds, each a pair run back to back (A B,
+# then B A). The summary gives both tools' medians and their ratio, and the pairs: in how many
+# readlab was ahead, the median of the per-round ratios, and the two-sided sign test's p (how likely
+# a split at least this uneven is when neither tool is faster). A pair does not carry the machine's
+# drift from round to round, which each tool's median does. The verdict: met at a ratio >= 1.0;
+# open when readlab is behind in more pairs than chance explains (p < 0.05); "open by the medians,
+# but the paired rounds do not tell the two tools apart" when the ratio is below 1.0 and p >= 0.05.
+#
 # REPORT="DIR [DIR...]" re-prints the final tables from directories kept with KEEP=1 (runs nothing):
 # with several, each cell's rounds (and the t/io_uring rounds) are pooled from all of them, so runs
 # of the same cells on the same machine add up to one table.
@@ -253,7 +261,7 @@ tio_cmd() { # target workload -> arrays TIOC: the cell's reads by t/io_uring, no
 report() {
     NUMJOBS="$NUMJOBS" RAMP_S="$(secs "$RAMP")" POOL="${pool[*]}" \
         TIO_DEFAULTS="$TIO_ARGS_DEFAULT|$TIO_RL_DEFAULT" python3 - "$work" "$ROUNDS" "$@" <<'PY'
-import json, os, re, statistics, sys, textwrap
+import json, math, os, re, statistics, sys, textwrap
 
 work, rounds, what = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 # The directories whose rounds the tables pool: this run's, or those REPORT names.
@@ -426,13 +434,34 @@ def tio_summary(xs):
             why = (f"; neither tool kept a core busy (the most was {max(c_rl, c_tio):.2f}), so neither "
                    f"one's CPU bounds the rate: the reads wait on what serves them (the loop device's "
                    f"kernel worker and completions, {busy_rl - c_rl:.2f} CPUs outside readlab's process)")
-    if ratio >= 1.0:
+    # Each round is a pair run back to back (A B, then B A): the pairs' ratios do not carry the
+    # machine's drift from one round to the next, which the medians of each tool do.
+    k, n, pr, p = paired(xs)
+    print(textwrap.fill(f"paired rounds: readlab ahead in {k} of {n}, median of the per-round ratios "
+                        f"{pr:.3f}; sign test, two-sided: p = {p:.2f}", 100, initial_indent="  ",
+                        subsequent_indent="    "))
+    behind = p < 0.05 and k < n - k  # behind in most pairs, beyond what chance explains
+    if ratio >= 1.0 and not behind:
         verdict = "met: readlab reads at least as fast"
+    elif behind:
+        verdict = f"open: readlab is behind in {n - k} of {n} paired rounds (p = {p:.2f})"
+    elif p >= 0.05:
+        verdict = (f"open by the medians, but the paired rounds do not tell the two tools apart "
+                   f"(readlab ahead in {k} of {n}, p = {p:.2f})")
     elif ratio >= noise:
         verdict = "open, inside t/io_uring's own round-to-round noise"
     else:
         verdict = "open, below t/io_uring's own round-to-round noise"
     print(textwrap.fill(f"verdict: {verdict}{why}", 100, initial_indent="  ", subsequent_indent="    "))
+
+def paired(xs):
+    """(rounds readlab was ahead, rounds, median per-round ratio, the two-sided sign test's p for
+    "neither tool is ahead more often") over the rounds both tools measured."""
+    rs = [x["rl"] / x["tio"] for x in xs if x["tio"] > 0]
+    ties = sum(1 for r in rs if r == 1.0)
+    k, n = sum(1 for r in rs if r > 1.0), len(rs) - ties
+    tail = sum(math.comb(n, i) for i in range(min(k, n - k) + 1)) / 2 ** n if n else 1.0
+    return k, n, statistics.median(rs) if rs else float("nan"), min(1.0, 2 * tail)
 
 def tio_settings(d):
     """(t/io_uring's settings, readlab's, kept) of the comparison kept in d: its tio.settings file, or
@@ -497,6 +526,8 @@ def lat_mark(ratio, fio_spread):
         return "-"
     return "~"
 
+if not rows:  # directories holding only the t/io_uring comparison's rounds
+    sys.exit(0)
 counts = sorted({len(A) for _, _, A, *_ in rows})
 of = f"{counts[0]} round(s)" if len(counts) == 1 else f"{counts[0]} to {counts[-1]} rounds by cell"
 print(f"parity (medians of {of}; ratios readlab/fio; noise = fio's own rounds, min/max)")
