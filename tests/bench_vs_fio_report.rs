@@ -6,8 +6,8 @@ use std::path::Path;
 use std::process::Command;
 
 /// A directory as `KEEP=1` leaves it, holding only the t/io_uring comparison: one round per
-/// (readlab IOPS, t/io_uring IOPS) pair.
-fn kept(rounds: &[(f64, f64)]) -> tempfile::TempDir {
+/// (readlab, t/io_uring) pair, in thousands of IOPS.
+fn kept(rounds: &[(u32, u32)]) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     std::fs::write(d.join("cells"), "").unwrap();
@@ -20,14 +20,15 @@ fn kept(rounds: &[(f64, f64)]) -> tempfile::TempDir {
         let r = i + 1;
         std::fs::write(
             d.join(format!("a.tio.readlab.{r}.json")),
-            format!("{{\"result\": {{\"iops\": {rl}}}}}"),
+            format!("{{\"result\": {{\"iops\": {rl}000}}}}"),
         )
         .unwrap();
         // t/io_uring's per-second lines; the first is the ramp and is left out.
-        let k = tio / 1000.0;
         std::fs::write(
             d.join(format!("a.tio.{r}.txt")),
-            format!("IOPS=1.00K, BW=4MiB/s\nIOPS={k:.2}K, BW=1MiB/s\nIOPS={k:.2}K, BW=1MiB/s\n"),
+            format!(
+                "IOPS=1.00K, BW=4MiB/s\nIOPS={tio}.00K, BW=1MiB/s\nIOPS={tio}.00K, BW=1MiB/s\n"
+            ),
         )
         .unwrap();
     }
@@ -52,11 +53,7 @@ fn report(dir: &Path) -> String {
 
 /// The report of rounds given as (readlab, t/io_uring) in thousands of IOPS holds every part.
 fn holds(rounds: &[(u32, u32)], parts: &[&str]) {
-    let rounds: Vec<(f64, f64)> = rounds
-        .iter()
-        .map(|&(a, b)| (a as f64 * 1e3, b as f64 * 1e3))
-        .collect();
-    let text = report(kept(&rounds).path());
+    let text = report(kept(rounds).path());
     for part in parts {
         assert!(text.contains(part), "{part:?} not in: {text}");
     }
