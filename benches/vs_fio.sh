@@ -716,18 +716,19 @@ if [[ -n "${TIO:-}" && " $TARGETS " == *" a "* ]]; then
     echo "              (IOPS: the mean of its per-second lines after the first $(secs "$RAMP"))"
     echo "  readlab:    $TIO_RL"
     echo "              (IOPS of its measured window)"
+    read -r -a rla <<<"$TIO_RL"
+    TRL=("$READLAB" run "${rla[@]}" --rw randread --bs "$BS" --runtime "$RUNTIME" --ramp "$RAMP"
+        --direct)
     for ((r = 1; r <= ROUNDS; r++)); do
-        read -r -a rla <<<"$TIO_RL"
         # A B, then B A: neither tool always runs first (the page cache, the loop worker's state)
         for who in $( ((r % 2)) && echo "rl tio" || echo "tio rl"); do
             if [[ $who == rl ]]; then
                 # as in the cells: what readlab says goes to a file, shown if it fails
                 seed=$((RANDOM * 32768 + RANDOM))
-                if ! tree_cpu "$work/a.tio.readlab.$r.cpu" "$READLAB" run "${rla[@]}" --rw randread \
-                    --bs "$BS" --runtime "$RUNTIME" --ramp "$RAMP" --direct --seed "$seed" --output json -q \
+                if ! tree_cpu "$work/a.tio.readlab.$r.cpu" "${TRL[@]}" --seed "$seed" --output json -q \
                     "${tpath[a]}" >"$work/a.tio.readlab.$r.json" 2>"$work/a.tio.readlab.$r.err"; then
                     cat -- "$work/a.tio.readlab.$r.err" >&2
-                    die "readlab failed against t/io_uring: $READLAB run $TIO_RL --seed $seed ${tpath[a]}"
+                    die "readlab failed against t/io_uring: ${TRL[*]} --seed $seed ${tpath[a]}"
                 fi
             else
                 tree_cpu "$work/a.tio.$r.cpu" "$TIO" "${targs[@]}" -b "$(numfmt --from=iec "${BS^^}")" \
