@@ -25,21 +25,6 @@ pub enum Fadvise {
     Random,
 }
 
-/// Serialise durations as seconds (f64), the unit people read.
-pub(crate) mod secs {
-    use serde::{Deserialize, Deserializer, Serializer};
-    use std::time::Duration;
-
-    pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_f64(d.as_secs_f64())
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
-        let v = f64::deserialize(d)?;
-        Duration::try_from_secs_f64(v).map_err(serde::de::Error::custom)
-    }
-}
-
 /// One measured workload against one target.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RunConfig {
@@ -58,11 +43,11 @@ pub struct RunConfig {
     pub complete_min: usize,
     /// O_DIRECT (the report's method) rather than the page cache.
     pub direct: bool,
-    #[serde(with = "secs")]
+    #[serde(with = "crate::secs")]
     #[schemars(with = "f64")]
     pub runtime: Duration,
     /// Warm-up excluded from every figure.
-    #[serde(with = "secs")]
+    #[serde(with = "crate::secs")]
     #[schemars(with = "f64")]
     pub ramp: Duration,
     /// Bytes of the target to read from `offset` on; None means up to the end.
