@@ -637,7 +637,7 @@ fn job(
             ),
         );
     }
-    if !(512..=64 << 20).contains(&cfg.bs) {
+    if !crate::config::BLOCK_SIZES.contains(&cfg.bs) {
         at(
             lines.bs,
             format!("bs={} B is outside 512 B … 64 MiB", cfg.bs),

@@ -380,11 +380,7 @@ impl RunArgs {
         if let Some(ns) = &self.netns {
             target = with_netns(&target, ns, !self.more_targets.is_empty())?;
         }
-        if self.runtime.is_zero() {
-            return Err(Error::InvalidArgument(
-                "--runtime must be positive, e.g. 5s".into(),
-            ));
-        }
+        readlab::config::check_runtime(self.runtime)?;
         let several = self.several();
         if let Some(max) = self.complete_max
             && self.batch.iter().any(|&b| b != max)
@@ -605,9 +601,7 @@ fn job_configs(
     default.runtime = a.runtime;
     default.seed = a.seed;
     default.verify = a.verify();
-    if a.runtime.is_zero() {
-        return Err(Error::InvalidArgument("--runtime must be positive, e.g. 5s".into()).into());
-    }
+    readlab::config::check_runtime(a.runtime)?;
     let file = match readlab::fiojob::load(path, &default) {
         Ok(f) => f,
         Err(readlab::fiojob::JobError::Read(e)) => return Err(e.into()),
