@@ -25,21 +25,6 @@ pub enum Fadvise {
     Random,
 }
 
-/// Serialise durations as seconds (f64), the unit people read.
-pub(crate) mod secs {
-    use serde::{Deserialize, Deserializer, Serializer};
-    use std::time::Duration;
-
-    pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_f64(d.as_secs_f64())
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
-        let v = f64::deserialize(d)?;
-        Duration::try_from_secs_f64(v).map_err(serde::de::Error::custom)
-    }
-}
-
 /// One measured workload against one target.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RunConfig {
@@ -58,11 +43,11 @@ pub struct RunConfig {
     pub complete_min: usize,
     /// O_DIRECT (the report's method) rather than the page cache.
     pub direct: bool,
-    #[serde(with = "secs")]
+    #[serde(with = "crate::secs")]
     #[schemars(with = "f64")]
     pub runtime: Duration,
     /// Warm-up excluded from every figure.
-    #[serde(with = "secs")]
+    #[serde(with = "crate::secs")]
     #[schemars(with = "f64")]
     pub ramp: Duration,
     /// Bytes of the target to read from `offset` on; None means up to the end.
@@ -221,14 +206,18 @@ impl RunConfig {
     }
 
     /// Every check of a configuration, in one place, against the source it will read, before
-    /// anything starts; returns the byte range to read.
+    /// anything starts; returns the byte range to read. In order: the workload's own numbers,
+    /// the range of the source it reads, then the engine's options and the run's extras.
     pub fn check(&self, source: &dyn Source) -> Result<Range> {
-        let caps = self.engine.capabilities();
-        if self.runtime.is_zero() {
-            return Err(Error::invalid(
-                "runtime must be positive, e.g. --runtime 5s",
-            ));
-        }
+        self.check_workload()?;
+        let range = self.check_range(source)?;
+        self.check_extras()?;
+        Ok(range)
+    }
+
+    /// The workload's own numbers, whatever it reads: timing, threads, queue, batch, block size.
+    fn check_workload(&self) -> Result<()> {
+        check_runtime(self.runtime)?;
         // Durations from a profile or a study never went through the command line's parser.
         for (what, d) in [("runtime", self.runtime), ("ramp", self.ramp)] {
             if d > crate::size::MAX_DURATION {
@@ -250,7 +239,7 @@ impl RunConfig {
                 crate::engine::MAX_THREADS
             )));
         }
-        if !caps.asynchronous && self.iodepth > 1 {
+        if !self.engine.capabilities().asynchronous && self.iodepth > 1 {
             return Err(Error::invalid(format!(
                 "engine {} is synchronous and keeps one I/O in flight; drop --iodepth or use more --numjobs",
                 self.engine.name()
@@ -268,12 +257,19 @@ impl RunConfig {
                 self.iodepth
             )));
         }
-        if !(512..=64 << 20).contains(&self.bs) {
+        if !BLOCK_SIZES.contains(&self.bs) {
             return Err(Error::invalid(format!(
                 "block size {} B is outside 512 B … 64 MiB",
                 self.bs
             )));
         }
+        Ok(())
+    }
+
+    /// The part of `source` the workload reads: direct-I/O alignment, offset and size within
+    /// it, a stripe for every sequential thread, data to verify.
+    fn check_range(&self, source: &dyn Source) -> Result<Range> {
+        let caps = self.engine.capabilities();
         let name = source.name();
         let size = source.size();
         if self.direct && caps.does_io {
@@ -334,6 +330,16 @@ impl RunConfig {
                 });
             }
         }
+        Ok(Range {
+            offset: self.offset,
+            len: blocks * self.bs,
+            blocks,
+        })
+    }
+
+    /// The engine's options and the run's extras: sampling, an I/O limit, a rate, a stop rule,
+    /// blocks per request, and the memory all of it needs.
+    fn check_extras(&self) -> Result<()> {
         // An option belongs to one engine (its spec says which are its own); the engine checks
         // its own options against the rest of the configuration.
         if let Some((owner, flag)) = crate::engine::option::foreign(self.engine, &self.options) {
@@ -398,12 +404,20 @@ impl RunConfig {
                 memory >> 20
             )));
         }
-        Ok(Range {
-            offset: self.offset,
-            len: blocks * self.bs,
-            blocks,
-        })
+        Ok(())
     }
+}
+
+/// The block sizes readlab reads with (a run's `--bs`, a job file's `bs=`): 512 B … 64 MiB.
+pub const BLOCK_SIZES: std::ops::RangeInclusive<u64> = 512..=64 << 20;
+
+/// The one rule for how long a run measures, wherever the length comes from (the command line,
+/// a profile, a job file, a study's or `readlab quick`'s `--runtime`): more than nothing.
+pub fn check_runtime(runtime: Duration) -> Result<()> {
+    if runtime.is_zero() {
+        return Err(Error::invalid("--runtime must be positive, e.g. 5s"));
+    }
+    Ok(())
 }
 
 /// The part of the target a run reads: whole blocks from `offset`.

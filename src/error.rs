@@ -77,8 +77,51 @@ pub enum Error {
         source: std::io::Error,
     },
 
+    /// An engine failed to set up or to read (io_uring, libaio, the pool…): a failure of the
+    /// interface on this machine, not bad input.
     #[error("{0}")]
     Engine(String),
+
+    /// A worker could not set up its engine; the message is the worker's own error. What a
+    /// process of a fleet tells the others at the start gate (`crate::runner::StartGate`).
+    #[error("{0}")]
+    SetupFailed(String),
+
+    /// A document or result could not be written as JSON (a value serde cannot represent).
+    #[error("cannot serialise {what}: {source}")]
+    Json {
+        /// What was being written: "results", "the report", "a result", "the document".
+        what: &'static str,
+        #[source]
+        source: serde_json::Error,
+    },
+
+    /// A chart could not be drawn (its backend failed: no font, a file it cannot write).
+    #[error("cannot draw chart {chart}: {why}{hint}")]
+    Draw {
+        chart: String,
+        why: String,
+        /// What to install when the backend found no font, starting with " (", or empty.
+        hint: &'static str,
+    },
+
+    /// A thread of readlab's own ended without its result (it panicked): a bug, not bad input.
+    #[error("{0}")]
+    ThreadDied(&'static str),
+
+    /// An external program readlab runs (iproute2's `ip`) could not be started, or failed.
+    #[error("{message}; {needs}")]
+    Tool {
+        /// What failed: "cannot run `ip` (iproute2): …" or "`ip netns add …` failed: …".
+        message: String,
+        /// Why readlab ran it, and what the user can do instead.
+        needs: String,
+    },
+
+    /// The ranks of an MPI fleet could not work together: MPI refused, a rank sent what cannot
+    /// be read, or the ranks' results do not fit together. A failure of the job, not bad input.
+    #[error("{0}")]
+    Mpi(String),
 
     /// A run stopped because every one of its first reads failed: a failure of the target (or
     /// of the interface on it), not bad input.
@@ -107,17 +150,33 @@ pub enum Error {
 
 impl Error {
     /// True when the user asked for something impossible (exit code 2, nothing was touched).
+    /// Every variant is named here (no `_`), so a new one must be classified.
     pub fn is_bad_input(&self) -> bool {
         match self {
+            Error::TargetNotFound { .. }
+            | Error::PermissionDenied { .. }
+            | Error::Misaligned { .. }
+            | Error::BlockLargerThanTarget { .. }
+            | Error::InvalidArgument(_)
+            | Error::UnknownEngine { .. }
+            | Error::NotPrepared { .. }
+            | Error::Foreign { .. }
+            | Error::Busy { .. }
+            | Error::NoSpace { .. }
+            | Error::ResultsLocked { .. }
+            | Error::Output(_) => true,
             Error::Fleet { bad_input, .. } => *bad_input,
-            _ => !matches!(
-                self,
-                Error::Io { .. }
-                    | Error::Engine(_)
-                    | Error::ReadsFailed { .. }
-                    | Error::Interrupted { .. }
-                    | Error::FleetStuck(_)
-            ),
+            Error::Io { .. }
+            | Error::Interrupted { .. }
+            | Error::Engine(_)
+            | Error::SetupFailed(_)
+            | Error::Json { .. }
+            | Error::Draw { .. }
+            | Error::ThreadDied(_)
+            | Error::Tool { .. }
+            | Error::Mpi(_)
+            | Error::ReadsFailed { .. }
+            | Error::FleetStuck(_) => false,
         }
     }
 
@@ -176,4 +235,82 @@ pub struct IoErrorRecord {
     /// errno, or 0 for a short read.
     pub errno: i32,
     pub message: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bad_input_is_decided_by_the_kind_of_error() {
+        let json = serde_json::from_str::<u8>("x").unwrap_err();
+        for (e, bad) in [
+            (Error::invalid("--bs 3"), true),
+            (Error::NotPrepared { path: "/x".into() }, true),
+            (
+                Error::Fleet {
+                    message: "rank 1 failed".into(),
+                    bad_input: true,
+                },
+                true,
+            ),
+            (Error::Engine("io_uring_setup failed".into()), false),
+            (Error::SetupFailed("no engine".into()), false),
+            (
+                Error::Json {
+                    what: "results",
+                    source: json,
+                },
+                false,
+            ),
+            (
+                Error::Draw {
+                    chart: "c".into(),
+                    why: "no font".into(),
+                    hint: "",
+                },
+                false,
+            ),
+            (Error::ThreadDied("a worker thread panicked"), false),
+            (
+                Error::Tool {
+                    message: "cannot run `ip`".into(),
+                    needs: "install iproute2".into(),
+                },
+                false,
+            ),
+            (Error::Mpi("a fleet of no ranks".into()), false),
+            (Error::FleetStuck("rank 2 is late".into()), false),
+        ] {
+            assert_eq!(e.is_bad_input(), bad, "{e:?}");
+        }
+    }
+
+    #[test]
+    fn new_kinds_say_what_the_strings_said() {
+        let json = serde_json::from_str::<u8>("x").unwrap_err();
+        let shown = json.to_string();
+        let e = Error::Json {
+            what: "the report",
+            source: json,
+        };
+        assert_eq!(
+            e.to_string(),
+            format!("cannot serialise the report: {shown}")
+        );
+        let e = Error::Tool {
+            message: "`ip netns add x` failed: busy".into(),
+            needs: "run as root".into(),
+        };
+        assert_eq!(e.to_string(), "`ip netns add x` failed: busy; run as root");
+        let e = Error::Draw {
+            chart: "iops".into(),
+            why: "no font".into(),
+            hint: " (install a font)",
+        };
+        assert_eq!(
+            e.to_string(),
+            "cannot draw chart iops: no font (install a font)"
+        );
+    }
 }

@@ -41,18 +41,20 @@ pub fn engine(word: &str) -> Result<EngineKind, Error> {
 }
 
 /// fio's `rw`: the two reading patterns; anything that writes or trims is refused by name.
-pub fn rw(word: &str) -> Result<Rw, String> {
+pub fn rw(word: &str) -> Result<Rw, Error> {
     match word.trim() {
         "read" => Ok(Rw::Read),
         "randread" => Ok(Rw::Randread),
         w @ ("write" | "randwrite" | "rw" | "readwrite" | "randrw" | "trim" | "randtrim"
-        | "trimwrite" | "randtrimwrite") => Err(format!(
+        | "trimwrite" | "randtrimwrite") => Err(Error::invalid(format!(
             "readlab only reads: rw={w} writes or trims; use read or randread"
-        )),
-        w if w.contains(':') => Err(format!(
+        ))),
+        w if w.contains(':') => Err(Error::invalid(format!(
             "rw={w}: fio's offset modifier (:N) has no readlab equivalent; use read or randread"
-        )),
-        w => Err(format!("'{w}' is not a read pattern; use read or randread")),
+        ))),
+        w => Err(Error::invalid(format!(
+            "'{w}' is not a read pattern; use read or randread"
+        ))),
     }
 }
 
@@ -342,13 +344,19 @@ fn need(v: Option<&str>) -> Result<&str, ()> {
     v.filter(|s| !s.is_empty()).ok_or(())
 }
 
-/// A switch: bare, or `=1`/`=0` (also true/false, yes/no, on/off).
-fn switch(value: Option<&str>) -> Result<bool, String> {
-    match value.map(str::trim) {
-        None | Some("1" | "true" | "yes" | "on") => Ok(true),
-        Some("0" | "false" | "no" | "off") => Ok(false),
-        Some(v) => Err(format!("'{v}' is not 0 or 1")),
+/// A switch's value, in a job file or on the command line: 1/0 (also true/false, yes/no,
+/// on/off).
+pub fn switch_word(value: &str) -> Result<bool, Error> {
+    match value.trim() {
+        "1" | "true" | "yes" | "on" => Ok(true),
+        "0" | "false" | "no" | "off" => Ok(false),
+        v => Err(Error::invalid(format!("'{v}' is not 0 or 1"))),
     }
+}
+
+/// A switch in a job file: bare, or `=` a [`switch_word`]; a refusal is the text of a problem.
+fn switch(value: Option<&str>) -> Result<bool, String> {
+    value.map_or(Ok(true), |v| switch_word(v).map_err(|e| e.to_string()))
 }
 
 /// fio's `a:b` names two files (`\:` is a colon in a name).
@@ -422,7 +430,7 @@ fn job(
                 }
                 "rw" | "readwrite" => {
                     let v = need(v).map_err(|_| format!("{key}= needs read or randread"))?;
-                    cfg.rw = rw(v)?;
+                    cfg.rw = rw(v).map_err(|e| e.to_string())?;
                 }
                 "bs" | "blocksize" => {
                     let v = need(v).map_err(|_| "bs= needs a size, e.g. 4k".to_string())?;
@@ -637,7 +645,7 @@ fn job(
             ),
         );
     }
-    if !(512..=64 << 20).contains(&cfg.bs) {
+    if !crate::config::BLOCK_SIZES.contains(&cfg.bs) {
         at(
             lines.bs,
             format!("bs={} B is outside 512 B … 64 MiB", cfg.bs),
@@ -844,7 +852,7 @@ mod tests {
     fn writing_patterns_are_refused_as_writes() {
         assert_eq!(rw("read").unwrap(), Rw::Read);
         for w in ["write", "randwrite", "rw", "randrw", "trim", "randtrim"] {
-            let e = rw(w).unwrap_err();
+            let e = rw(w).unwrap_err().to_string();
             assert!(e.contains("readlab only reads"), "{w}: {e}");
         }
     }

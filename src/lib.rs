@@ -40,6 +40,7 @@ pub mod residency;
 pub mod result;
 pub mod runner;
 pub mod schema;
+pub(crate) mod secs;
 pub mod serve;
 pub mod size;
 pub mod source;

@@ -54,7 +54,7 @@ impl Network {
 }
 
 /// A network namespace name `ip netns` accepts and readlab can open: letters, digits, `_.-`.
-pub fn check_name(name: &str) -> std::result::Result<(), String> {
+pub fn check_name(name: &str) -> Result<()> {
     let ok = !name.is_empty()
         && name.len() <= 64
         && name != "."
@@ -65,10 +65,10 @@ pub fn check_name(name: &str) -> std::result::Result<(), String> {
     if ok {
         Ok(())
     } else {
-        Err(format!(
+        Err(Error::invalid(format!(
             "'{name}' is not a network namespace name (letters, digits, '_', '.', '-'; \
              `ip netns list` shows them)"
-        ))
+        )))
     }
 }
 
@@ -81,7 +81,7 @@ pub fn path(name: &str) -> PathBuf {
 /// to that namespace for their whole life, whichever thread uses them later. The thread ends
 /// with `f`, so no thread of the caller ever changes namespace.
 pub fn within<T: Send>(name: &str, f: impl FnOnce() -> io::Result<T> + Send) -> io::Result<T> {
-    check_name(name).map_err(|m| io::Error::new(io::ErrorKind::InvalidInput, m))?;
+    check_name(name).map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
     let ns = std::fs::File::open(path(name)).map_err(|e| {
         io::Error::new(
             e.kind(),
@@ -141,15 +141,21 @@ fn iproute2(prog: &str, args: &[&str], needs: &str) -> Result<()> {
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .output()
-        .map_err(|e| Error::Engine(format!("cannot run `{prog}` (iproute2): {e}; {needs}")))?;
+        .map_err(|e| Error::Tool {
+            message: format!("cannot run `{prog}` (iproute2): {e}"),
+            needs: needs.into(),
+        })?;
     if out.status.success() {
         Ok(())
     } else {
-        Err(Error::Engine(format!(
-            "`{prog} {}` failed: {}; {needs}",
-            args.join(" "),
-            String::from_utf8_lossy(&out.stderr).trim()
-        )))
+        Err(Error::Tool {
+            message: format!(
+                "`{prog} {}` failed: {}",
+                args.join(" "),
+                String::from_utf8_lossy(&out.stderr).trim()
+            ),
+            needs: needs.into(),
+        })
     }
 }
 

@@ -33,10 +33,12 @@ pub const SQPOLL_DEFER_TASKRUN: &str = "SQPOLL cannot be combined with DEFER_TAS
      with EINVAL, and COOP_TASKRUN too on recent kernels); readlab sets up SQPOLL rings without them";
 
 /// Refusals and warnings for a run, decided before any I/O. Errors are bad input.
-pub fn check_run(cfg: &RunConfig, dev: &DeviceInfo) -> Result<Vec<String>, String> {
+pub fn check_run(cfg: &RunConfig, dev: &DeviceInfo) -> crate::error::Result<Vec<String>> {
     let mut warnings = Vec::new();
     if cfg.options.uring.iopoll && dev.io_poll != Some(true) {
-        return Err(iopoll_unsupported(dev));
+        return Err(crate::error::Error::InvalidArgument(iopoll_unsupported(
+            dev,
+        )));
     }
     if cfg.options.pvsync2.hipri && dev.io_poll != Some(true) {
         warnings.push(hipri_ignored(dev));
@@ -149,6 +151,17 @@ const POLL_PROBE_READS: u64 = 4;
 /// Longest a probe read may take before it is reported as hung.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// Why a probe read gave no completion (said in the report's detail column).
+#[derive(Debug, thiserror::Error)]
+enum ProbeFailed {
+    #[error(transparent)]
+    Read(crate::error::Error),
+    #[error("cannot start a probe thread: {0}")]
+    NoThread(std::io::Error),
+    #[error("no completion within {} s: the read hangs here", PROBE_TIMEOUT.as_secs())]
+    Hung,
+}
+
 /// One read of the first block through `kind`, on a thread of its own so that a read that never
 /// completes is reported instead of hanging the probe.
 fn probe_read(
@@ -156,7 +169,7 @@ fn probe_read(
     kind: EngineKind,
     options: EngineOptions,
     direct: bool,
-) -> (Result<(i64, u64), String>, Vec<String>) {
+) -> (Result<(i64, u64), ProbeFailed>, Vec<String>) {
     let path = t.path.clone();
     let len = t.dio_offset_align.max(4096).min(t.size.max(512)) as usize;
     let (tx, rx) = std::sync::mpsc::channel();
@@ -189,21 +202,15 @@ fn probe_read(
                 }
                 Ok(((out[0].res, started.elapsed().as_nanos() as u64), features))
             })();
-            let _ = tx.send(res.map_err(|e| e.to_string()));
+            let _ = tx.send(res);
         });
     if let Err(e) = spawned {
-        return (Err(format!("cannot start a probe thread: {e}")), Vec::new());
+        return (Err(ProbeFailed::NoThread(e)), Vec::new());
     }
     match rx.recv_timeout(PROBE_TIMEOUT) {
         Ok(Ok((r, f))) => (Ok(r), f),
-        Ok(Err(e)) => (Err(e), Vec::new()),
-        Err(_) => (
-            Err(format!(
-                "no completion within {} s: the read hangs here",
-                PROBE_TIMEOUT.as_secs()
-            )),
-            Vec::new(),
-        ),
+        Ok(Err(e)) => (Err(ProbeFailed::Read(e)), Vec::new()),
+        Err(_) => (Err(ProbeFailed::Hung), Vec::new()),
     }
 }
 
@@ -330,7 +337,7 @@ pub fn probe(path: &std::path::Path) -> crate::error::Result<Report> {
                     };
                     (Status::Fails, None, detail)
                 }
-                Err(e) => (Status::Fails, None, e),
+                Err(e) => (Status::Fails, None, e.to_string()),
             };
             let mut status = status;
             if status == Status::Works {

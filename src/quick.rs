@@ -36,6 +36,7 @@ pub trait QuickObserver: Observer + PrepareObserver {
 
 /// Plan the survey in directory `dir`: a scratch file of 1 GiB, or less when free space is short.
 pub fn plan(dir: &Path, runtime: Duration) -> Result<QuickPlan> {
+    crate::config::check_runtime(runtime)?;
     let scratch = dir.join(SCRATCH_NAME);
     let existing = std::fs::metadata(&scratch).map(|m| m.len()).unwrap_or(0);
     let st = rustix::fs::statvfs(dir).map_err(|e| match e {

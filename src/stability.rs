@@ -10,7 +10,7 @@ use std::time::Duration;
 pub struct StopRule {
     pub window: usize,
     pub band: f64,
-    #[serde(with = "crate::config::secs")]
+    #[serde(with = "crate::secs")]
     #[schemars(with = "f64")]
     pub min_runtime: Duration,
 }

@@ -243,8 +243,10 @@ impl Store {
 
     /// Append one finished point and make it durable before returning.
     pub fn append(&mut self, doc: Document) -> Result<()> {
-        let mut line = serde_json::to_string(&doc)
-            .map_err(|e| Error::Engine(format!("cannot serialise a result: {e}")))?;
+        let mut line = serde_json::to_string(&doc).map_err(|source| Error::Json {
+            what: "a result",
+            source,
+        })?;
         line.push('\n');
         self.file
             .write_all(line.as_bytes())

@@ -21,11 +21,17 @@ enum Tok {
     Punct(char),
 }
 
-/// The tokens of a Rust source, without comments, strings and character literals.
+/// The tokens of a Rust source, without comments, strings and character literals — except a
+/// string inside an attribute that is a path (`#[serde(with = "crate::units::secs")]`), which
+/// the derive turns into code: its path is kept, as if written outside the quotes.
 fn tokens(src: &str) -> Vec<Tok> {
     let c: Vec<char> = src.chars().collect();
     let mut out = Vec::new();
     let mut i = 0;
+    // How many `[` are open, and how many were when the attribute being read (`#[`, `#![`)
+    // opened.
+    let mut brackets = 0usize;
+    let mut attr: Option<usize> = None;
     while i < c.len() {
         let ch = c[i];
         if ch == '/' && c.get(i + 1) == Some(&'/') {
@@ -50,11 +56,15 @@ fn tokens(src: &str) -> Vec<Tok> {
             }
         } else if ch == '"' {
             i += 1;
+            let start = i;
             while i < c.len() && c[i] != '"' {
                 if c[i] == '\\' {
                     i += 1;
                 }
                 i += 1;
+            }
+            if attr.is_some() {
+                attr_string(&c[start..i.min(c.len())], &mut out);
             }
             i += 1;
         } else if (ch == 'r' || ch == 'b')
@@ -70,6 +80,9 @@ fn tokens(src: &str) -> Vec<Tok> {
                     break;
                 }
                 if c[i] == '"' && (0..hashes).all(|k| c.get(i + 1 + k) == Some(&'#')) {
+                    if attr.is_some() {
+                        attr_string(&c[body..i], &mut out);
+                    }
                     i += 1 + hashes;
                     break;
                 }
@@ -104,11 +117,57 @@ fn tokens(src: &str) -> Vec<Tok> {
         } else if ch.is_whitespace() {
             i += 1;
         } else {
+            if ch == '[' {
+                let opens_attr = matches!(
+                    out.as_slice(),
+                    [.., Tok::Punct('#')] | [.., Tok::Punct('#'), Tok::Punct('!')]
+                );
+                if opens_attr && attr.is_none() {
+                    attr = Some(brackets);
+                }
+                brackets += 1;
+            } else if ch == ']' {
+                brackets = brackets.saturating_sub(1);
+                if attr == Some(brackets) {
+                    attr = None;
+                }
+            }
             out.push(Tok::Punct(ch));
             i += 1;
         }
     }
     out
+}
+
+/// The tokens of a string inside an attribute, when it is a path: `"crate::config::secs"`
+/// (serde's `with`, `serialize_with`, `deserialize_with`, `default`, `skip_serializing_if`…)
+/// names what the derive calls. A `with` names a module whose `serialize` and `deserialize` the
+/// derive calls, so a one-word module there (`with = "secs"`, imported by a `use`) is a path
+/// too. Anything else (`rename = "use"`, an error message, a feature name) adds nothing.
+fn attr_string(s: &[char], out: &mut Vec<Tok>) {
+    let s: String = s.iter().collect();
+    let segs: Vec<&str> = s.split("::").collect();
+    let word = |w: &str| {
+        w.starts_with(|c: char| c.is_alphabetic() || c == '_')
+            && w.chars().all(|c| c.is_alphanumeric() || c == '_')
+    };
+    if !segs.iter().all(|w| word(w)) {
+        return;
+    }
+    let with = matches!(out.as_slice(), [.., Tok::Ident(k), Tok::Punct('=')] if k == "with");
+    if segs.len() == 1 && !with {
+        return;
+    }
+    for (n, w) in segs.iter().enumerate() {
+        if n > 0 {
+            out.push(Tok::Path);
+        }
+        out.push(Tok::Ident(w.to_string()));
+    }
+    if with {
+        out.push(Tok::Path);
+        out.push(Tok::Ident("serialize".into()));
+    }
 }
 
 /// At `i`, `r"`, `r#"`, `br"`…: the number of `#` and where the body starts.
@@ -680,6 +739,67 @@ fn the_scanner_reads_paths_as_rustc_does() {
         .map(|(m, _)| name(m))
         .collect();
     assert_eq!(got, ["crate::a::b"]);
+}
+
+#[test]
+fn the_scanner_reads_paths_in_attribute_strings() {
+    // stability names config's `secs` only inside a serde attribute, config names stability in
+    // code: a cycle. units reaches config through a one-word `with` module it imports, and
+    // stability through a path in an inner attribute (`#![…]`); the other strings (a rename to a
+    // keyword, a type for schemars, a sentence, a string in code) are no paths into the crate.
+    let g = graph_from(&[
+        (
+            "lib.rs",
+            "pub mod config;\npub mod stability;\npub mod units;",
+        ),
+        (
+            "config.rs",
+            "use crate::stability::StopRule;\npub mod secs { pub fn serialize() {} }\npub struct C { pub stop: StopRule }",
+        ),
+        (
+            "stability.rs",
+            "#[derive(Serialize)]\npub struct StopRule {\n    #[serde(with = \"crate::config::secs\")]\n    #[schemars(with = \"f64\")]\n    pub min: u64,\n}",
+        ),
+        (
+            "units.rs",
+            "use crate::config::secs;\n#![doc = \"crate::stability\"]\n#[derive(Serialize)]\npub struct Q {\n    #[serde(with = \"secs\", rename = \"use\", default = r#\"one\"#)]\n    pub x: [u64; 2],\n    #[doc = \"see crate::stability::StopRule\"]\n    pub y: u64,\n}\nfn f() -> &'static str { \"crate::stability::StopRule\" }",
+        ),
+    ]);
+    assert_eq!(
+        edges(&g),
+        [
+            "crate::config → crate::stability",
+            "crate::stability → crate::config",
+            "crate::units → crate::config",
+            "crate::units → crate::stability",
+        ]
+        .map(String::from)
+        .into()
+    );
+    assert!(explain(&g).contains("crate::config → crate::stability → crate::config"));
+    // A path in a raw string in an attribute, and nothing from strings in code.
+    let toks =
+        tokens("#[serde(deserialize_with = r#\"crate::a::f\"#)] fn g() { h(\"crate::b::x\"); }");
+    let words: Vec<&str> = toks
+        .iter()
+        .filter_map(|t| match t {
+            Tok::Ident(w) => Some(w.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        words,
+        [
+            "serde",
+            "deserialize_with",
+            "crate",
+            "a",
+            "f",
+            "fn",
+            "g",
+            "h"
+        ]
+    );
 }
 
 /// Writes a crate of the given files into a fresh directory and returns its graph.

@@ -173,6 +173,9 @@ impl Renderer for Json {
                 s.push('\n');
                 s
             })
-            .map_err(|e| Error::Engine(format!("cannot serialise the document: {e}")))
+            .map_err(|source| Error::Json {
+                what: "the document",
+                source,
+            })
     }
 }

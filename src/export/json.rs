@@ -17,7 +17,10 @@ impl Exporter for JsonExporter {
             s.push('\n');
             s
         })
-        .map_err(|e| Error::Engine(format!("cannot serialise results: {e}")))
+        .map_err(|source| Error::Json {
+            what: "results",
+            source,
+        })
     }
 }
 
@@ -28,10 +31,10 @@ impl Exporter for JsonLinesExporter {
     fn render(&self, docs: &[Document]) -> Result<String> {
         let mut out = String::new();
         for d in docs {
-            out.push_str(
-                &serde_json::to_string(d)
-                    .map_err(|e| Error::Engine(format!("cannot serialise results: {e}")))?,
-            );
+            out.push_str(&serde_json::to_string(d).map_err(|source| Error::Json {
+                what: "results",
+                source,
+            })?);
             out.push('\n');
         }
         Ok(out)
@@ -174,6 +177,9 @@ impl super::ReportExporter for ReportJsonExporter {
                 s.push('\n');
                 s
             })
-            .map_err(|e| Error::Engine(format!("cannot serialise the report: {e}")))
+            .map_err(|source| Error::Json {
+                what: "the report",
+                source,
+            })
     }
 }

@@ -120,13 +120,13 @@ impl<'a> Gate<'a> {
             .broadcast(&when, super::MEET_WITHIN, "start")?
             .try_into()
             .map(i64::from_le_bytes)
-            .map_err(|_| Error::Engine("fleet start: rank 0 sent a malformed instant".into()))?;
+            .map_err(|_| Error::Mpi("fleet start: rank 0 sent a malformed instant".into()))?;
         Ok((offset, measured, agreed))
     }
 }
 
 impl StartGate for Gate<'_> {
-    fn start(&self, setup: std::result::Result<(), String>) -> Result<Instant> {
-        self.meet(setup.map_err(Error::Engine))
+    fn start(&self, setup: Result<()>) -> Result<Instant> {
+        self.meet(setup)
     }
 }

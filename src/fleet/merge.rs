@@ -28,7 +28,7 @@ const SKEW_GOAL: Duration = Duration::from_millis(1);
 pub fn aggregate(members: &[FleetMember]) -> Result<RunResult> {
     let first = &members
         .first()
-        .ok_or_else(|| Error::Engine("a fleet of no ranks".into()))?
+        .ok_or_else(|| Error::Mpi("a fleet of no ranks".into()))?
         .result;
     let results: Vec<&RunResult> = members.iter().map(|m| &m.result).collect();
     let mut lat = Recorder::default();
@@ -37,13 +37,13 @@ pub fn aggregate(members: &[FleetMember]) -> Result<RunResult> {
             continue;
         }
         let h = stats::decode_histogram(&r.histogram).ok_or_else(|| {
-            Error::Engine(format!(
+            Error::Mpi(format!(
                 "rank {}: its latency histogram is unreadable",
                 m.rank
             ))
         })?;
         lat.hist.add(&h).map_err(|e| {
-            Error::Engine(format!(
+            Error::Mpi(format!(
                 "rank {}: its histogram does not merge ({e:?})",
                 m.rank
             ))

@@ -126,7 +126,7 @@ impl Fleet {
             .iter()
             .map(|b| serde_json::from_slice(b))
             .collect::<std::result::Result<Vec<Member>, _>>()
-            .map_err(|e| Error::Engine(format!("fleet start-up: a rank sent garbage ({e})")))?;
+            .map_err(|e| Error::Mpi(format!("fleet start-up: a rank sent garbage ({e})")))?;
         Ok(Fleet { comm, members })
     }
 

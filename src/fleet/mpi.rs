@@ -23,7 +23,7 @@ pub struct Mpi {
 impl Mpi {
     pub fn init() -> Result<Mpi> {
         let (universe, _) = mpi::initialize_with_threading(Threading::Funneled)
-            .ok_or_else(|| Error::Engine("MPI was initialised twice in one process".into()))?;
+            .ok_or_else(|| Error::Mpi("MPI was initialised twice in one process".into()))?;
         let world = universe.world();
         let local_rank = world.split_shared(world.rank()).rank() as usize;
         Ok(Mpi {
@@ -65,7 +65,7 @@ impl Mpi {
 
     fn counts(&self, len: usize) -> Result<Count> {
         Count::try_from(len)
-            .map_err(|_| Error::Engine(format!("{len} bytes are too many for one MPI message")))
+            .map_err(|_| Error::Mpi(format!("{len} bytes are too many for one MPI message")))
     }
 }
 

@@ -105,7 +105,7 @@ fn measure(
         "verdict",
     )?;
     let verdict: Verdict = serde_json::from_slice(&said)
-        .map_err(|e| Error::Engine(format!("fleet: rank 0 sent an unreadable verdict ({e})")))?;
+        .map_err(|e| Error::Mpi(format!("fleet: rank 0 sent an unreadable verdict ({e})")))?;
     if let Some(f) = verdict.failed {
         return Err(match built {
             Some(Err(e)) => e,
@@ -141,7 +141,7 @@ fn measure_mine(
         None => {
             let e = match local {
                 Err(e) => e,
-                Ok(_) => return Err(Error::Engine("a fleet run never started".into())),
+                Ok(_) => return Err(Error::Mpi("a fleet run never started".into())),
             };
             if gate.met() {
                 // The gate's own (agreed) failure: every rank has the same.
@@ -151,7 +151,7 @@ fn measure_mine(
             return Err(gate
                 .meet(Err(e))
                 .err()
-                .unwrap_or_else(|| Error::Engine("a failed rank passed the start gate".into())));
+                .unwrap_or_else(|| Error::Mpi("a failed rank passed the start gate".into())));
         }
     };
     Ok(match local {
@@ -216,7 +216,7 @@ fn build(
     let environment = match (root_doc, arrivals.first()) {
         (Some(d), _) => d.environment,
         (None, Some(a)) => a.member.environment.clone(),
-        (None, None) => return Err(Error::Engine("no rank of the fleet measured".into())),
+        (None, None) => return Err(Error::Mpi("no rank of the fleet measured".into())),
     };
     let (mut result, mut record) = merge::assemble(template, whole.ramp, NOTICE, arrivals)?;
     record.idle = idle;

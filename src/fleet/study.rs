@@ -156,7 +156,7 @@ pub fn run(
             "study plan",
         )?;
         let plan: Plan = serde_json::from_slice(&said)
-            .map_err(|e| Error::Engine(format!("fleet: rank 0 sent an unreadable plan ({e})")))?;
+            .map_err(|e| Error::Mpi(format!("fleet: rank 0 sent an unreadable plan ({e})")))?;
         let done = plan.total - plan.todo.len();
         skipped += done;
         obs.study_start(name, plan.total, done);

@@ -38,7 +38,7 @@ pub struct MonitorOptions {
     /// The process whose threads are sampled (a run: its own).
     pub pid: Option<u32>,
     /// One sample (one line) per interval.
-    #[serde(with = "crate::config::secs")]
+    #[serde(with = "crate::secs")]
     #[schemars(with = "f64")]
     pub interval: Duration,
     /// Thread samples per second.

@@ -1,6 +1,7 @@
 //! Where NBD traffic goes: TCP `host:port` or a Unix socket, the `nbd://` and `nbd+unix://` URLs
 //! that name an export (as libnbd writes them), and the connected stream with TCP_NODELAY set.
 
+use crate::error::{Error, Result};
 use std::io::{self, IoSlice, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, RawFd};
@@ -29,23 +30,29 @@ impl std::fmt::Display for Address {
 
 impl Address {
     /// A listen address: `host:port` (port 0 picks a free one), `unix:PATH`, or a path (with a `/`).
-    pub fn parse_listen(s: &str) -> Result<Address, String> {
+    pub fn parse_listen(s: &str) -> Result<Address> {
         if let Some(p) = s.strip_prefix("unix:") {
             if p.is_empty() {
-                return Err("unix: needs a socket path, e.g. unix:/tmp/readlab.sock".into());
+                return Err(Error::invalid(
+                    "unix: needs a socket path, e.g. unix:/tmp/readlab.sock",
+                ));
             }
             return Ok(Address::Unix(p.into()));
         }
         if s.contains('/') {
             return Ok(Address::Unix(s.into()));
         }
-        let (host, port) = s
-            .rsplit_once(':')
-            .ok_or_else(|| format!("'{s}' is not host:port (e.g. 127.0.0.1:10809) or unix:PATH"))?;
+        let (host, port) = s.rsplit_once(':').ok_or_else(|| {
+            Error::invalid(format!(
+                "'{s}' is not host:port (e.g. 127.0.0.1:10809) or unix:PATH"
+            ))
+        })?;
         port.parse::<u16>()
-            .map_err(|_| format!("'{port}' in '{s}' is not a port number"))?;
+            .map_err(|_| Error::invalid(format!("'{port}' in '{s}' is not a port number")))?;
         if host.is_empty() {
-            return Err(format!("'{s}' has no host; use e.g. 127.0.0.1:{port}"));
+            return Err(Error::invalid(format!(
+                "'{s}' has no host; use e.g. 127.0.0.1:{port}"
+            )));
         }
         Ok(Address::Tcp(s.into()))
     }
@@ -154,24 +161,24 @@ impl NbdUrl {
     }
 
     /// The same URL connecting from inside network namespace `netns`.
-    pub fn with_netns(mut self, netns: &str) -> Result<NbdUrl, String> {
+    pub fn with_netns(mut self, netns: &str) -> Result<NbdUrl> {
         crate::netns::check_name(netns)?;
         self.netns = Some(netns.to_string());
         Ok(self)
     }
 
-    pub fn parse(s: &str) -> Result<NbdUrl, String> {
+    pub fn parse(s: &str) -> Result<NbdUrl> {
         let bad = |why: &str| {
-            format!(
+            Error::invalid(format!(
                 "'{s}': {why}; write nbd://HOST[:PORT][/EXPORT] or nbd+unix:///EXPORT?socket=PATH \
                  (either may end with netns=NAME in its query)"
-            )
+            ))
         };
-        let netns_of = |query: &str| -> Result<Option<String>, String> {
+        let netns_of = |query: &str| -> Result<Option<String>> {
             match query.split('&').find_map(|kv| kv.strip_prefix("netns=")) {
                 Some(n) => crate::netns::check_name(n)
                     .map(|()| Some(n.to_string()))
-                    .map_err(|m| bad(&m)),
+                    .map_err(|m| bad(&m.to_string())),
                 None => Ok(None),
             }
         };
@@ -189,7 +196,7 @@ impl NbdUrl {
                 .find_map(|kv| kv.strip_prefix("socket="))
                 .filter(|p| !p.is_empty())
                 .ok_or_else(|| bad("no socket=PATH in the query"))?;
-            check_export(&export).map_err(|m| bad(&m))?;
+            check_export(&export).map_err(|m| bad(&m.to_string()))?;
             return Ok(NbdUrl {
                 address: Address::Unix(socket.into()),
                 export,
@@ -215,7 +222,7 @@ impl NbdUrl {
         if authority.is_empty() {
             return Err(bad("no host"));
         }
-        check_export(&export).map_err(|m| bad(&m))?;
+        check_export(&export).map_err(|m| bad(&m.to_string()))?;
         // A user name (or user:password) before the host: readlab speaks neither TLS nor
         // authentication, and the host must never be looked up with it attached.
         if let Some((user, _)) = authority.rsplit_once('@') {
@@ -259,24 +266,24 @@ impl NbdUrl {
 /// An export name as a URL writes it: every `%` starts an escape of two hex digits (a `%ZZ`
 /// would reach the server as the three characters, naming an export nobody meant), and the
 /// name fits the protocol's limit.
-fn check_export(export: &str) -> Result<(), String> {
+fn check_export(export: &str) -> Result<()> {
     let b = export.as_bytes();
     for (i, _) in export.match_indices('%') {
         let hex = b.get(i + 1..i + 3);
         if !hex.is_some_and(|h| h.iter().all(u8::is_ascii_hexdigit)) {
             let shown: String = export[i..].chars().take(3).collect();
-            return Err(format!(
+            return Err(Error::invalid(format!(
                 "'{shown}' in the export name is not a percent escape (% and two hex digits; \
                  %25 is a '%')"
-            ));
+            )));
         }
     }
     if export.len() > super::proto::MAX_EXPORT_NAME {
-        return Err(format!(
+        return Err(Error::invalid(format!(
             "the export name is {} bytes long; NBD allows at most {}",
             export.len(),
             super::proto::MAX_EXPORT_NAME
-        ));
+        )));
     }
     Ok(())
 }
@@ -619,7 +626,7 @@ mod tests {
             "nbd://@localhost/",
             "nbd://u@[::1]:99/",
         ] {
-            let e = NbdUrl::parse(url).unwrap_err();
+            let e = NbdUrl::parse(url).unwrap_err().to_string();
             assert!(
                 e.contains("user name") && e.contains("drop it"),
                 "{url}: {e}"
@@ -685,16 +692,16 @@ mod tests {
     #[test]
     fn listen_addresses() {
         assert_eq!(
-            Address::parse_listen("127.0.0.1:0"),
-            Ok(Address::Tcp("127.0.0.1:0".into()))
+            Address::parse_listen("127.0.0.1:0").unwrap(),
+            Address::Tcp("127.0.0.1:0".into())
         );
         assert_eq!(
-            Address::parse_listen("unix:/tmp/x"),
-            Ok(Address::Unix("/tmp/x".into()))
+            Address::parse_listen("unix:/tmp/x").unwrap(),
+            Address::Unix("/tmp/x".into())
         );
         assert_eq!(
-            Address::parse_listen("/tmp/y.sock"),
-            Ok(Address::Unix("/tmp/y.sock".into()))
+            Address::parse_listen("/tmp/y.sock").unwrap(),
+            Address::Unix("/tmp/y.sock".into())
         );
         assert!(Address::parse_listen("10809").is_err());
         assert!(Address::parse_listen(":10809").is_err());

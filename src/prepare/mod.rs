@@ -244,7 +244,7 @@ fn write_image(
             }
             let (off, buf) = filled
                 .recv()
-                .map_err(|_| Error::Engine("the data generator stopped".into()))?;
+                .map_err(|_| Error::ThreadDied("the data generator stopped"))?;
             let n = (size - off).min(CHUNK as u64) as usize;
             // The first sector keeps the marker until everything else is durable.
             let skip = if off == 0 { sector } else { 0 };

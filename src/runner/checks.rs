@@ -42,7 +42,7 @@ pub fn prepare_run(cfg: &RunConfig) -> Result<Prepared> {
         crate::memory::available(),
     )?;
     let device = crate::env::DeviceInfo::of(&cfg.target);
-    let mut warnings = crate::probe::check_run(cfg, &device).map_err(Error::InvalidArgument)?;
+    let mut warnings = crate::probe::check_run(cfg, &device)?;
     warnings.extend(requests);
     if cfg.verify {
         let last = range.offset + range.len - 1;

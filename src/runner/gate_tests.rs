@@ -12,14 +12,17 @@ use std::time::{Duration, Instant};
 
 /// A gate that records what it was told and answers as scripted.
 struct Recording {
-    heard: Mutex<Vec<std::result::Result<(), String>>>,
+    heard: Mutex<Vec<Option<String>>>,
     fail: bool,
     hold: Duration,
 }
 
 impl StartGate for Recording {
-    fn start(&self, setup: std::result::Result<(), String>) -> Result<Instant> {
-        self.heard.lock().unwrap().push(setup);
+    fn start(&self, setup: Result<()>) -> Result<Instant> {
+        self.heard
+            .lock()
+            .unwrap()
+            .push(setup.err().map(|e| e.to_string()));
         if self.fail {
             return Err(Error::Fleet {
                 message: "rank 2 failed".into(),
@@ -68,7 +71,7 @@ fn the_gate_hears_a_failed_set_up_and_its_error_stops_the_run() {
     assert!(matches!(e, Error::Fleet { .. }), "{e}");
     assert_eq!(
         *gate.heard.lock().unwrap(),
-        [Err("no engine here".to_string())]
+        [Some("no engine here".to_string())]
     );
     assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
 }
@@ -94,7 +97,7 @@ fn the_run_starts_when_the_gate_says() {
     let r = run_inner(&cfg, &Silent, &open as &EngineFactory, Some(&gate))
         .unwrap()
         .result;
-    assert_eq!(*gate.heard.lock().unwrap(), [Ok(())]);
+    assert_eq!(*gate.heard.lock().unwrap(), [None]);
     assert!(
         t.elapsed() >= Duration::from_millis(1000),
         "{:?}",

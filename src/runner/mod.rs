@@ -331,9 +331,8 @@ fn execute<'a>(
             .map(|hs| {
                 hs.into_iter()
                     .map(|h| {
-                        h.join().unwrap_or_else(|_| {
-                            Err(Error::Engine("a worker thread panicked".into()))
-                        })
+                        h.join()
+                            .unwrap_or(Err(Error::ThreadDied("a worker thread panicked")))
                     })
                     .collect()
             })

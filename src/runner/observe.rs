@@ -61,8 +61,8 @@ pub type EngineFactory<'a> = dyn Fn(usize, EngineSetup) -> Result<Box<dyn Engine
 /// included) at the instant the gate returns. A fleet of processes (MPI ranks, `crate::fleet`)
 /// meets here so all start together; a lone process has no gate and starts at once.
 pub trait StartGate {
-    /// `setup` is this process's outcome (the first failed worker's message). Returns the
-    /// instant the run starts, or the error that stops every member; either way the workers are
-    /// released (after an error they stop at once).
-    fn start(&self, setup: std::result::Result<(), String>) -> Result<Instant>;
+    /// `setup` is this process's outcome (the first failed worker's error, as
+    /// `Error::SetupFailed`). Returns the instant the run starts, or the error that stops every
+    /// member; either way the workers are released (after an error they stop at once).
+    fn start(&self, setup: Result<()>) -> Result<Instant>;
 }

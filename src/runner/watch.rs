@@ -58,7 +58,7 @@ pub(super) fn watch(
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
                 .clone();
-            match g.start(setup.map_or(Ok(()), Err)) {
+            match g.start(setup.map_or(Ok(()), |m| Err(crate::error::Error::SetupFailed(m)))) {
                 Ok(t0) => (t0, None),
                 Err(e) => {
                     shared.stop.store(true, Ordering::Relaxed);

@@ -35,8 +35,25 @@ const MAX_BATCH: usize = 64;
 /// Receive buffer for request headers.
 const RECV_BUF: usize = 64 << 10;
 
-/// The error of a connection closed by its idle timeout (counted as timed out, not as broken).
-const IDLE: &str = "idle for --idle-timeout";
+/// Why a connection ended before its client said goodbye: idle past `--idle-timeout` (counted
+/// as timed out), or broken (the client vanished mid-frame, a frame the server cannot serve).
+#[derive(Debug, PartialEq)]
+enum Closed {
+    Idle,
+    Broken(String),
+}
+
+impl From<String> for Closed {
+    fn from(why: String) -> Closed {
+        Closed::Broken(why)
+    }
+}
+
+impl From<&str> for Closed {
+    fn from(why: &str) -> Closed {
+        Closed::Broken(why.into())
+    }
+}
 
 /// What the null back end serves.
 pub(crate) static ZEROS: [u8; CHUNK] = [0u8; CHUNK];
@@ -117,7 +134,7 @@ pub(super) fn spawn(
             };
             ctx.live.lock().unwrap().remove(&id);
             match end {
-                Err(e) if e == IDLE => ctx.timed_out(),
+                Err(Closed::Idle) => ctx.timed_out(),
                 Err(_) => ctx.hung_up(),
                 Ok(()) => {}
             }
@@ -175,10 +192,10 @@ struct Conn<'a> {
     awake: Awake,
 }
 
-type Ended = Result<(), String>;
+type Ended = Result<(), Closed>;
 
 impl<'a> Conn<'a> {
-    fn open(ctx: &'a Ctx, s: &'a Stream, session: Session) -> Result<Conn<'a>, String> {
+    fn open(ctx: &'a Ctx, s: &'a Stream, session: Session) -> Result<Conn<'a>, Closed> {
         let cfg = &ctx.cfg;
         let mut map = None;
         let (store, depth, slots) = match &ctx.source {
@@ -227,7 +244,7 @@ impl<'a> Conn<'a> {
     }
 
     /// Have at least `n` bytes buffered; false on a clean end of stream between requests.
-    fn fill(&mut self, n: usize) -> Result<bool, String> {
+    fn fill(&mut self, n: usize) -> Result<bool, Closed> {
         if self.rpos == self.rend {
             self.rpos = 0;
             self.rend = 0;
@@ -265,8 +282,8 @@ impl<'a> Conn<'a> {
                 Ok(0) => return Err("the client left in the middle of a request".into()),
                 Ok(k) => self.rend += k,
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) if timed_out(&e) => return Err(IDLE.into()),
-                Err(e) => return Err(e.to_string()),
+                Err(e) if timed_out(&e) => return Err(Closed::Idle),
+                Err(e) => return Err(e.to_string().into()),
             }
         }
         Ok(true)
@@ -286,8 +303,8 @@ impl<'a> Conn<'a> {
                 Ok(0) => return Err("the client left in the middle of a write".into()),
                 Ok(got) => n -= got,
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) if timed_out(&e) => return Err(IDLE.into()),
-                Err(e) => return Err(e.to_string()),
+                Err(e) if timed_out(&e) => return Err(Closed::Idle),
+                Err(e) => return Err(e.to_string().into()),
             }
         }
         Ok(())
@@ -347,7 +364,7 @@ impl<'a> Conn<'a> {
                         break;
                     }
                     Action::HangUp(why) => {
-                        end = Some(Err(why));
+                        end = Some(Err(why.into()));
                         break;
                     }
                 }
@@ -500,7 +517,7 @@ impl<'a> Conn<'a> {
             }
             self.send(&headers, &segs)?;
             if let Some(why) = broken {
-                return Err(why);
+                return Err(Closed::Broken(why));
             }
             p = wave_end;
             if p >= self.pieces.len() && next >= self.items.len() {
@@ -523,8 +540,8 @@ impl<'a> Conn<'a> {
             .collect();
         for group in iov.chunks_mut(512) {
             write_all_within(self.s, group, self.ctx.idle()).map_err(|e| match timed_out(&e) {
-                true => IDLE.to_string(),
-                false => format!("the client vanished mid-reply: {e}"),
+                true => Closed::Idle,
+                false => Closed::Broken(format!("the client vanished mid-reply: {e}")),
             })?;
         }
         Ok(())

@@ -49,7 +49,7 @@ impl NbdSource {
     /// [`NbdSource::open`], asking the server for its list of exports first when `list`
     /// (`readlab info`).
     pub fn open_listing(url: &str, list: bool) -> Result<NbdSource> {
-        let url = NbdUrl::parse(url).map_err(Error::InvalidArgument)?;
+        let url = NbdUrl::parse(url)?;
         if let Some(ns) = &url.netns
             && !crate::netns::path(ns).exists()
         {

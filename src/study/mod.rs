@@ -337,9 +337,7 @@ pub fn timing(opts: &StudyOptions) -> Result<Timing> {
         Timing::full()
     };
     if let Some(r) = opts.runtime {
-        if r.is_zero() {
-            return Err(Error::invalid("--runtime must be positive, e.g. 500ms"));
-        }
+        crate::config::check_runtime(r)?;
         timing.runtime = r;
         timing.ramp = timing.ramp.min(r / 5);
         timing.stable = timing.stable.filter(|s| s.min_runtime < r);

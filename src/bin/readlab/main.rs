@@ -225,7 +225,16 @@ fn alone_only(c: &Option<Command>) -> Option<&'static str> {
         Some(Command::Tune(_)) => Some("tune"),
         Some(Command::Report(_)) => Some("report"),
         Some(Command::Compare(_)) => Some("compare"),
-        _ => None,
+        // Every command by name, no `_`: a new command must say which it is.
+        Some(
+            Command::Run(_)
+            | Command::Study(_)
+            | Command::Info(_)
+            | Command::Monitor(_)
+            | Command::Serve(_)
+            | Command::Completions(_)
+            | Command::Man(_),
+        ) => None,
     }
 }
 

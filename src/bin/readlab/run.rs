@@ -296,17 +296,13 @@ impl FioNoops {
 }
 
 /// `--rw`: read or randread; writing patterns are refused as writes, not as typos.
-fn rw_word(s: &str) -> Result<Rw, String> {
+fn rw_word(s: &str) -> Result<Rw, Error> {
     readlab::fiojob::rw(s)
 }
 
-/// fio's switch value: bare, 1/0, true/false.
-fn switch(s: &str) -> Result<bool, String> {
-    match s.trim() {
-        "1" | "true" | "yes" | "on" => Ok(true),
-        "0" | "false" | "no" | "off" => Ok(false),
-        v => Err(format!("'{v}' is not 0 or 1")),
-    }
+/// fio's switch value: 1/0, true/false (bare is clap's default_missing_value).
+fn switch(s: &str) -> Result<bool, Error> {
+    readlab::fiojob::switch_word(s)
 }
 
 /// `--verify` is readlab's own (no value, or 1/0); fio's `--verify=crc32c` is refused by name.
@@ -380,11 +376,7 @@ impl RunArgs {
         if let Some(ns) = &self.netns {
             target = with_netns(&target, ns, !self.more_targets.is_empty())?;
         }
-        if self.runtime.is_zero() {
-            return Err(Error::InvalidArgument(
-                "--runtime must be positive, e.g. 5s".into(),
-            ));
-        }
+        readlab::config::check_runtime(self.runtime)?;
         let several = self.several();
         if let Some(max) = self.complete_max
             && self.batch.iter().any(|&b| b != max)
@@ -583,9 +575,7 @@ fn with_netns(target: &std::path::Path, ns: &str, several: bool) -> Result<PathB
             }
         )));
     }
-    let url = readlab::nbd::NbdUrl::parse(&t)
-        .and_then(|u| u.with_netns(ns))
-        .map_err(Error::InvalidArgument)?;
+    let url = readlab::nbd::NbdUrl::parse(&t).and_then(|u| u.with_netns(ns))?;
     Ok(url.to_string().into())
 }
 
@@ -605,9 +595,7 @@ fn job_configs(
     default.runtime = a.runtime;
     default.seed = a.seed;
     default.verify = a.verify();
-    if a.runtime.is_zero() {
-        return Err(Error::InvalidArgument("--runtime must be positive, e.g. 5s".into()).into());
-    }
+    readlab::config::check_runtime(a.runtime)?;
     let file = match readlab::fiojob::load(path, &default) {
         Ok(f) => f,
         Err(readlab::fiojob::JobError::Read(e)) => return Err(e.into()),

@@ -109,8 +109,7 @@ impl ServeArgs {
             (Some(t), None) => Backend::Target(t.clone()),
             (None, None) => unreachable!("clap requires TARGET or --null"),
         };
-        let listen =
-            Address::parse_listen(&self.listen).map_err(readlab::Error::InvalidArgument)?;
+        let listen = Address::parse_listen(&self.listen)?;
         let mut cfg = ServeConfig::new(backend, listen);
         cfg.model = match self.model {
             ModelArg::Thread => Model::Thread,

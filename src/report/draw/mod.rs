@@ -24,7 +24,7 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use scatter::draw_scatter;
 use std::path::Path;
-use style::{Res, SMALL, TITLE, fail, text_style};
+use style::{DrawFailed, Res, SMALL, TITLE, fail, text_style};
 
 /// Draw one chart on `root`. `standalone` adds its title and caption inside the picture (PNG);
 /// on the HTML page the figure caption carries them.
@@ -89,16 +89,16 @@ pub fn draw<DB: DrawingBackend>(c: &Chart, root: &DrawingArea<DB, Shift>, standa
     }
 }
 
-fn chart_error(c: &Chart, e: String) -> Error {
-    Error::Engine(format!(
-        "cannot draw chart {}: {e}{}",
-        c.id,
-        if e.to_lowercase().contains("font") {
+fn chart_error(c: &Chart, DrawFailed(why): DrawFailed) -> Error {
+    Error::Draw {
+        chart: c.id.clone(),
+        hint: if why.to_lowercase().contains("font") {
             " (charts need a system font: install fontconfig and a font such as fonts-dejavu-core)"
         } else {
             ""
-        }
-    ))
+        },
+        why,
+    }
 }
 
 /// The chart as an SVG document (no script, no external references).
@@ -107,7 +107,7 @@ pub fn svg(c: &Chart) -> Result<String> {
     {
         let root = SVGBackend::with_string(&mut out, (c.width, c.height)).into_drawing_area();
         draw(c, &root, false).map_err(|e| chart_error(c, e))?;
-        root.present().map_err(|e| chart_error(c, e.to_string()))?;
+        root.present().map_err(|e| chart_error(c, fail(e)))?;
     }
     Ok(out)
 }

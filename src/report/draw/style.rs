@@ -4,10 +4,14 @@
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-pub(super) type Res<T = ()> = std::result::Result<T, String>;
+/// Why the backend could not draw (plotters' error, in words; its type depends on the backend).
+#[derive(Debug)]
+pub struct DrawFailed(pub(super) String);
 
-pub(super) fn fail<E: std::fmt::Display>(e: E) -> String {
-    e.to_string()
+pub(super) type Res<T = ()> = std::result::Result<T, DrawFailed>;
+
+pub(super) fn fail<E: std::fmt::Display>(e: E) -> DrawFailed {
+    DrawFailed(e.to_string())
 }
 
 pub(super) const FONT: &str = "sans-serif";
