@@ -243,28 +243,7 @@ pub fn probe(path: &std::path::Path) -> crate::error::Result<Report> {
     let dev = DeviceInfo::of(path);
     let t = match Target::inspect(path) {
         Ok(t) => t,
-        Err(e @ crate::error::Error::PermissionDenied { .. }) => {
-            let Some(t) = target_from_sysfs(path, &dev) else {
-                return Err(e);
-            };
-            let why = std::fs::File::open(path)
-                .err()
-                .map(|e| e.to_string())
-                .unwrap_or_else(|| "permission denied".into());
-            return Ok(Report {
-                kernel: crate::env::kernel(),
-                filesystem: None,
-                target: t,
-                device: dev,
-                memory: crate::residency::target_in_memory(path),
-                access: Some(format!(
-                    "cannot open {} ({why}): no interface can be tried; the facts above come from sysfs. \
-                     Run as a user allowed to read the device (outside a sandbox or device cgroup that forbids it)",
-                    path.display()
-                )),
-                checks: Vec::new(),
-            });
-        }
+        Err(e @ crate::error::Error::PermissionDenied { .. }) => return unopened(path, dev, e),
         Err(e) => return Err(e),
     };
     let polls = dev.io_poll == Some(true);
@@ -273,21 +252,14 @@ pub fn probe(path: &std::path::Path) -> crate::error::Result<Report> {
     } else {
         None
     };
+    let prober = Prober {
+        t: &t,
+        dev: &dev,
+        polls,
+        queues,
+    };
     let mut checks = Vec::new();
-    // Every registered engine that reads, in each feature variant its spec lists.
-    let cases: Vec<(String, EngineKind, EngineOptions)> = EngineKind::all()
-        .filter(|k| k.capabilities().does_io)
-        .flat_map(|k| {
-            (k.spec().variants)().into_iter().map(move |(flags, o)| {
-                let name = if flags.is_empty() {
-                    k.name().to_string()
-                } else {
-                    format!("{} {flags}", k.name())
-                };
-                (name, k, o)
-            })
-        })
-        .collect();
+    let cases = cases();
     for direct in [true, false] {
         if direct && !t.direct_supported {
             checks.push(Check {
@@ -305,81 +277,7 @@ pub fn probe(path: &std::path::Path) -> crate::error::Result<Report> {
             if polled && !direct {
                 continue; // polling exists only for direct I/O
             }
-            let workers_before = io_workers();
-            // Polled reads on a device whose queues' interrupts can be counted: did the kernel
-            // poll them? A few reads, so one stray interrupt does not decide.
-            let irq = queues
-                .as_ref()
-                .filter(|_| polled)
-                .and_then(|q| Some((q, crate::irq::Snapshot::take()?)));
-            let (res, features) = probe_read(&t, *kind, o.clone(), direct);
-            let completions = irq.and_then(|(q, before)| {
-                for _ in 1..POLL_PROBE_READS {
-                    let _ = probe_read(&t, *kind, o.clone(), direct);
-                }
-                let after = crate::irq::Snapshot::take()?;
-                crate::irq::CompletionInterrupts::between(q, &before, &after, POLL_PROBE_READS)
-            });
-            let punted = *kind == EngineKind::Uring && io_workers() > workers_before;
-            let (status, latency_ns, mut detail) = match res {
-                Ok((n, ns)) if n >= 0 => (Status::Works, Some(ns), String::new()),
-                Ok((n, _)) => {
-                    let errno = (-n) as i32;
-                    let why = std::io::Error::from_raw_os_error(errno).to_string();
-                    let detail = if o.uring.iopoll && errno == libc::EOPNOTSUPP {
-                        iopoll_unsupported(&dev)
-                    } else if o.pvsync2.nowait && errno == libc::EAGAIN {
-                        "RWF_NOWAIT: the data is not cached, so the read was refused with EAGAIN \
-                         (counted apart from errors in a run)"
-                            .into()
-                    } else {
-                        why
-                    };
-                    (Status::Fails, None, detail)
-                }
-                Err(e) => (Status::Fails, None, e.to_string()),
-            };
-            let mut status = status;
-            if status == Status::Works {
-                if o.pvsync2.hipri && !polls {
-                    status = Status::Ignored;
-                    detail = hipri_ignored(&dev);
-                } else if *kind == EngineKind::Libaio && !direct {
-                    status = Status::Synchronous;
-                    detail = BUFFERED_LIBAIO.into();
-                } else if o.uring.iopoll && !polls {
-                    detail = "completed, but this device reports io_poll=0".into();
-                } else if let Some(c) = &completions {
-                    let asked = if o.uring.iopoll {
-                        "--iopoll"
-                    } else {
-                        "--hipri"
-                    };
-                    match c.not_polled(asked) {
-                        Some(w) => {
-                            status = Status::Ignored;
-                            detail = w;
-                        }
-                        None => detail = c.words(),
-                    }
-                }
-            }
-            if punted {
-                detail = format!(
-                    "{}{}reads were punted to io-wq worker threads (iou-wrk-*): each costs a thread \
-                     hand-off; runs count their CPU",
-                    detail,
-                    if detail.is_empty() { "" } else { "; " }
-                );
-            }
-            checks.push(Check {
-                name: name.to_string(),
-                direct,
-                status,
-                latency_ns,
-                features,
-                detail,
-            });
+            checks.push(prober.check(name, *kind, o, direct));
         }
     }
     checks.push(Check {
@@ -405,16 +303,186 @@ pub fn probe(path: &std::path::Path) -> crate::error::Result<Report> {
     })
 }
 
+/// The report on a target this process may not open (`e`): what sysfs says of it and why no
+/// interface can be tried; `e` itself when sysfs does not know it either.
+fn unopened(
+    path: &std::path::Path,
+    dev: DeviceInfo,
+    e: crate::error::Error,
+) -> crate::error::Result<Report> {
+    let Some(t) = target_from_sysfs(path, &dev) else {
+        return Err(e);
+    };
+    let why = std::fs::File::open(path)
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_else(|| "permission denied".into());
+    Ok(Report {
+        kernel: crate::env::kernel(),
+        filesystem: None,
+        target: t,
+        device: dev,
+        memory: crate::residency::target_in_memory(path),
+        access: Some(format!(
+            "cannot open {} ({why}): no interface can be tried; the facts above come from sysfs. \
+             Run as a user allowed to read the device (outside a sandbox or device cgroup that forbids it)",
+            path.display()
+        )),
+        checks: Vec::new(),
+    })
+}
+
+/// Every registered engine that reads, in each feature variant its spec lists: (its name as
+/// `readlab run` options, the engine, its options).
+fn cases() -> Vec<(String, EngineKind, EngineOptions)> {
+    EngineKind::all()
+        .filter(|k| k.capabilities().does_io)
+        .flat_map(|k| {
+            (k.spec().variants)().into_iter().map(move |(flags, o)| {
+                let name = if flags.is_empty() {
+                    k.name().to_string()
+                } else {
+                    format!("{} {flags}", k.name())
+                };
+                (name, k, o)
+            })
+        })
+        .collect()
+}
+
+/// What the probe knows of the target while it tries each interface on it.
+struct Prober<'a> {
+    t: &'a Target,
+    dev: &'a DeviceInfo,
+    /// The device has poll queues (io_poll=1).
+    polls: bool,
+    /// Its queues, whose completion interrupts can be counted (polled devices only).
+    queues: Option<crate::irq::Queues>,
+}
+
+impl Prober<'_> {
+    /// One interface in one mode: a read through it, and what that says.
+    fn check(&self, name: &str, kind: EngineKind, o: &EngineOptions, direct: bool) -> Check {
+        let (t, dev) = (self.t, self.dev);
+        let polled = o.pvsync2.hipri || o.uring.iopoll;
+        let workers_before = io_workers();
+        // Polled reads on a device whose queues' interrupts can be counted: did the kernel
+        // poll them? A few reads, so one stray interrupt does not decide.
+        let irq = self
+            .queues
+            .as_ref()
+            .filter(|_| polled)
+            .and_then(|q| Some((q, crate::irq::Snapshot::take()?)));
+        let (res, features) = probe_read(t, kind, o.clone(), direct);
+        let completions = irq.and_then(|(q, before)| {
+            for _ in 1..POLL_PROBE_READS {
+                let _ = probe_read(t, kind, o.clone(), direct);
+            }
+            let after = crate::irq::Snapshot::take()?;
+            crate::irq::CompletionInterrupts::between(q, &before, &after, POLL_PROBE_READS)
+        });
+        let punted = kind == EngineKind::Uring && io_workers() > workers_before;
+        let (status, latency_ns, detail) = match res {
+            Ok((n, ns)) if n >= 0 => (Status::Works, Some(ns), String::new()),
+            Ok((n, _)) => {
+                let errno = (-n) as i32;
+                let why = std::io::Error::from_raw_os_error(errno).to_string();
+                let detail = if o.uring.iopoll && errno == libc::EOPNOTSUPP {
+                    iopoll_unsupported(dev)
+                } else if o.pvsync2.nowait && errno == libc::EAGAIN {
+                    "RWF_NOWAIT: the data is not cached, so the read was refused with EAGAIN \
+                     (counted apart from errors in a run)"
+                        .into()
+                } else {
+                    why
+                };
+                (Status::Fails, None, detail)
+            }
+            Err(e) => (Status::Fails, None, e.to_string()),
+        };
+        let (status, mut detail) = if status == Status::Works {
+            self.worked(kind, o, direct, completions.as_ref())
+        } else {
+            (status, detail)
+        };
+        if punted {
+            detail = format!(
+                "{}{}reads were punted to io-wq worker threads (iou-wrk-*): each costs a thread \
+                 hand-off; runs count their CPU",
+                detail,
+                if detail.is_empty() { "" } else { "; " }
+            );
+        }
+        Check {
+            name: name.to_string(),
+            direct,
+            status,
+            latency_ns,
+            features,
+            detail,
+        }
+    }
+
+    /// A read that worked: whether the feature did here what it is for, and why not.
+    fn worked(
+        &self,
+        kind: EngineKind,
+        o: &EngineOptions,
+        direct: bool,
+        completions: Option<&crate::irq::CompletionInterrupts>,
+    ) -> (Status, String) {
+        let polls = self.polls;
+        let mut status = Status::Works;
+        let mut detail = String::new();
+        if o.pvsync2.hipri && !polls {
+            status = Status::Ignored;
+            detail = hipri_ignored(self.dev);
+        } else if kind == EngineKind::Libaio && !direct {
+            status = Status::Synchronous;
+            detail = BUFFERED_LIBAIO.into();
+        } else if o.uring.iopoll && !polls {
+            detail = "completed, but this device reports io_poll=0".into();
+        } else if let Some(c) = completions {
+            let asked = if o.uring.iopoll {
+                "--iopoll"
+            } else {
+                "--hipri"
+            };
+            match c.not_polled(asked) {
+                Some(w) => {
+                    status = Status::Ignored;
+                    detail = w;
+                }
+                None => detail = c.words(),
+            }
+        }
+        (status, detail)
+    }
+}
+
 /// The capability table for the terminal: `readlab info`'s text, every line within `width` columns.
 pub fn render(r: &Report, width: usize) -> String {
-    use crate::units::{Style, format_bytes, format_ns};
     use std::fmt::Write;
-    let t = &r.target;
-    let d = &r.device;
     let mut s = String::new();
     if let Some(m) = &r.memory {
         let _ = writeln!(s, "warning: {m}\n");
     }
+    describe(r, &mut s);
+    let _ = writeln!(s);
+    if let Some(a) = &r.access {
+        let _ = writeln!(s, "access     {a}");
+        return s;
+    }
+    checks_table(&r.checks, width, &mut s);
+    s
+}
+
+/// The target, its device, queue, direct I/O and data, a line each.
+fn describe(r: &Report, s: &mut String) {
+    use crate::units::{Style, format_bytes};
+    use std::fmt::Write;
+    let t = &r.target;
+    let d = &r.device;
     let yn = |b: Option<bool>| match b {
         Some(true) => "yes",
         Some(false) => "no",
@@ -485,11 +553,13 @@ pub fn render(r: &Report, width: usize) -> String {
             (None, None) => "not prepared by readlab: reads work, --verify does not".into(),
         }
     );
-    let _ = writeln!(s);
-    if let Some(a) = &r.access {
-        let _ = writeln!(s, "access     {a}");
-        return s;
-    }
+}
+
+/// The checks as a table within `width` columns, then why each interface is ignored, synchronous
+/// or fails, in full, once per interface.
+fn checks_table(checks: &[Check], width: usize, s: &mut String) {
+    use crate::units::{Style, format_ns};
+    use std::fmt::Write;
     // The table fits the terminal; why an interface is ignored, synchronous or fails is said
     // under it in full, once per interface.
     let mut table = crate::table::Table::new(vec![
@@ -500,7 +570,7 @@ pub fn render(r: &Report, width: usize) -> String {
         crate::table::Column::left("features"),
     ]);
     let mut why: Vec<(String, Vec<&str>, &str)> = Vec::new();
-    for c in &r.checks {
+    for c in checks {
         let status = match c.status {
             Status::Works => "works",
             Status::Ignored => "IGNORED",
@@ -538,5 +608,4 @@ pub fn render(r: &Report, width: usize) -> String {
             let _ = writeln!(s, "{}", crate::terminal::wrap(&line, width));
         }
     }
-    s
 }

@@ -6,6 +6,7 @@
 //! - `thread`: one thread per connection doing its own reads (the document's design).
 //! - `uring`: one io_uring per server thread driving both the sockets and the storage reads.
 //! - `delay`: the injected service time, slept and then spun to be accurate.
+//! - `accept`: the acceptor, taking connections and refusing them when it must.
 //! - `budget`: payload buffers, their cache and the bytes in flight, bounded.
 //!
 //! The acceptor (the caller's thread) negotiates nothing itself: a connection is negotiated on its
@@ -14,6 +15,7 @@
 //! instead of spinning. It never prints: each second's figures and the summary go to a
 //! [`ServeObserver`].
 
+mod accept;
 mod budget;
 mod delay;
 pub mod request;
@@ -31,6 +33,8 @@ use crate::engine::EngineKind;
 use crate::error::{Error, Result};
 use crate::nbd::proto::{FLAG_CAN_MULTI_CONN, FLAG_HAS_FLAGS, FLAG_READ_ONLY};
 use crate::nbd::{Address, BlockSizes, ExportInfo, Listener};
+use crate::source::Source;
+use accept::{Acceptor, readable};
 use request::Limits;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -96,6 +100,10 @@ pub trait ServeObserver: Sync {
     }
 }
 
+/// What is served, opened: the source (None: zeros), its size, and the smallest block a client
+/// may ask for (the alignment O_DIRECT needs).
+type Opened = (Option<Box<dyn Source>>, u64, u32);
+
 /// A bound server, not yet serving.
 pub struct Server {
     listener: Listener,
@@ -105,6 +113,51 @@ pub struct Server {
 impl Server {
     /// Check the configuration, open what is served and bind the listening socket.
     pub fn bind(cfg: ServeConfig) -> Result<Server> {
+        Server::check(&cfg)?;
+        let (source, size, min_block) = Server::open_backend(&cfg)?;
+        if size == 0 {
+            return Err(Error::invalid(
+                "the export is empty; serve something of at least one block",
+            ));
+        }
+        let workload = crate::engine::Workload {
+            direct: cfg.direct,
+            iodepth: cfg.iodepth,
+            blocks_per_request: 1,
+            // Each connection (thread model) or server thread (uring model) owns one engine.
+            threads: 1,
+        };
+        (cfg.engine.spec().check)(&cfg.options, &workload)?;
+        let export = Server::export_info(&cfg, size, min_block);
+        let listener = Listener::bind(&cfg.listen).map_err(|e| {
+            Error::invalid(format!(
+                "cannot listen on {}: {e}; choose another address (port 0 picks a free port)",
+                cfg.listen
+            ))
+        })?;
+        let limits = Limits {
+            size,
+            max_request: MAX_REQUEST,
+            min_block,
+        };
+        let cfg_max_in_flight = cfg.max_in_flight;
+        Ok(Server {
+            listener,
+            ctx: Arc::new(Ctx {
+                cfg,
+                export,
+                limits,
+                source,
+                counters: Counters::default(),
+                stop: AtomicBool::new(false),
+                live: Mutex::new(HashMap::new()),
+                budget: budget::Budget::new(cfg_max_in_flight),
+            }),
+        })
+    }
+
+    /// Refuse a configuration the server cannot serve, saying what to change.
+    fn check(cfg: &ServeConfig) -> Result<()> {
         if cfg.iodepth == 0 || cfg.threads == 0 || cfg.max_clients == 0 {
             return Err(Error::invalid(
                 "--iodepth, --threads and --max-clients must be at least 1",
@@ -174,7 +227,12 @@ impl Server {
                 crate::nbd::proto::MAX_EXPORT_NAME
             )));
         }
-        let (source, size, min_block) = match &cfg.backend {
+        Ok(())
+    }
+
+    /// Open what is served.
+    fn open_backend(cfg: &ServeConfig) -> Result<Opened> {
+        Ok(match &cfg.backend {
             Backend::Null(size) => (None, *size, 1),
             Backend::Target(p) => {
                 if p.to_str().is_some_and(crate::nbd::NbdUrl::is_url) {
@@ -196,21 +254,12 @@ impl Server {
                 let size = s.size();
                 (Some(s), size, align.clamp(1, 64 << 10) as u32)
             }
-        };
-        if size == 0 {
-            return Err(Error::invalid(
-                "the export is empty; serve something of at least one block",
-            ));
-        }
-        let workload = crate::engine::Workload {
-            direct: cfg.direct,
-            iodepth: cfg.iodepth,
-            blocks_per_request: 1,
-            // Each connection (thread model) or server thread (uring model) owns one engine.
-            threads: 1,
-        };
-        (cfg.engine.spec().check)(&cfg.options, &workload)?;
-        let export = ExportInfo {
+        })
+    }
+
+    /// What the clients are told about the export.
+    fn export_info(cfg: &ServeConfig, size: u64, min_block: u32) -> ExportInfo {
+        ExportInfo {
             name: cfg.export_name.clone(),
             description: Some(match &cfg.backend {
                 Backend::Null(_) => "readlab serve --null".into(),
@@ -223,32 +272,7 @@ impl Server {
                 preferred: min_block.max(4096),
                 maximum: MAX_REQUEST,
             }),
-        };
-        let listener = Listener::bind(&cfg.listen).map_err(|e| {
-            Error::invalid(format!(
-                "cannot listen on {}: {e}; choose another address (port 0 picks a free port)",
-                cfg.listen
-            ))
-        })?;
-        let limits = Limits {
-            size,
-            max_request: MAX_REQUEST,
-            min_block,
-        };
-        let cfg_max_in_flight = cfg.max_in_flight;
-        Ok(Server {
-            listener,
-            ctx: Arc::new(Ctx {
-                cfg,
-                export,
-                limits,
-                source,
-                counters: Counters::default(),
-                stop: AtomicBool::new(false),
-                live: Mutex::new(HashMap::new()),
-                budget: budget::Budget::new(cfg_max_in_flight),
-            }),
-        })
+        }
     }
 
     /// The address bound (the real port when port 0 was asked for).
@@ -271,205 +295,138 @@ impl Server {
             Model::Thread => None,
         };
         let address = self.listener.local_addr().to_string();
-        let start = Instant::now();
-        let cpu0 = CpuSnapshot::take();
-        let mut last_cpu = cpu0.clone();
-        let (mut last_reads, mut last_bytes) = (0u64, 0u64);
-        let mut next = start + Duration::from_secs(1);
-        let mut seconds = Vec::new();
-        let mut conn_threads: Vec<std::thread::JoinHandle<()>> = Vec::new();
-        let mut id = 0u64;
-        let mut reserve = reserve_fd();
-        let mut backoff: Option<Instant> = None;
+        let mut meter = Meter::new();
+        let mut acceptor = Acceptor::new();
         loop {
             if observer.stop() {
                 break;
             }
             let now = Instant::now();
-            if now >= next {
-                let cpu = CpuSnapshot::take();
-                let u = last_cpu.usage_until(&cpu);
-                let reads = ctx.counters.reads.load(Ordering::Relaxed);
-                let bytes = ctx.counters.bytes.load(Ordering::Relaxed);
-                let s = Second {
-                    t: now.duration_since(start).as_secs_f64(),
-                    iops: (reads - last_reads) as f64 / u.window_s,
-                    mb_per_s: (bytes - last_bytes) as f64 / u.window_s / 1e6,
-                    clients: ctx.counters.clients.load(Ordering::Relaxed),
-                    cpu_app_pct: u.app.pct_of_core,
-                    cpu_io_worker_pct: u.io_worker.pct_of_core,
-                    cpu_sqpoll_pct: u.sqpoll.pct_of_core,
-                    cpu_machine_busy_pct: u.machine_busy_pct_of_core,
-                };
-                observer.second(&s);
-                seconds.push(s);
-                (last_reads, last_bytes, last_cpu) = (reads, bytes, cpu);
-                next += Duration::from_secs(1);
-                conn_threads.retain(|h| !h.is_finished());
+            if now >= meter.next {
+                meter.second(now, &ctx.counters, observer);
+                acceptor.forget_finished();
                 continue;
             }
-            if let Some(until) = backoff {
-                // Out of descriptors (or memory) a moment ago: wait before trying again, the
-                // clients meanwhile in the listen queue.
-                if now < until {
-                    std::thread::sleep((until - now).min(next - now));
-                    continue;
-                }
-                backoff = None;
+            if acceptor.backing_off(now, meter.next) {
+                continue;
             }
-            let wait = (next - now).min(Duration::from_millis(100));
+            let wait = (meter.next - now).min(Duration::from_millis(100));
             if !readable(&self.listener, wait) {
                 continue;
             }
-            // Take every connection waiting (a flood is refused promptly, not one per wake-up).
-            for _ in 0..ACCEPT_BATCH {
-                let stream = match self.listener.accept() {
-                    Ok(s) => s,
-                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
-                    Err(e) if out_of_descriptors(&e) => {
-                        if !refuse_waiting(&self.listener, &mut reserve, &ctx.counters) {
-                            backoff = Some(Instant::now() + BACKOFF);
-                        }
-                        break;
-                    }
-                    Err(e)
-                        if e.raw_os_error() == Some(libc::ENOBUFS)
-                            || e.raw_os_error() == Some(libc::ENOMEM) =>
-                    {
-                        backoff = Some(Instant::now() + BACKOFF);
-                        break;
-                    }
-                    Err(_) => continue,
-                };
-                let c = &ctx.counters;
-                if c.clients.load(Ordering::Relaxed) >= ctx.cfg.max_clients as u64 {
-                    c.rejected.fetch_add(1, Ordering::Relaxed);
-                    drop(stream);
-                    continue;
-                }
-                let now_clients = c.clients.fetch_add(1, Ordering::Relaxed) + 1;
-                c.clients_total.fetch_add(1, Ordering::Relaxed);
-                c.clients_max.fetch_max(now_clients, Ordering::Relaxed);
-                let slot = ClientSlot(ctx.clone());
-                id += 1;
-                let spawned = match &workers {
-                    None => {
-                        thread::spawn(ctx.clone(), stream, slot, id).map(|h| conn_threads.push(h))
-                    }
-                    Some(w) => w.hand_over(ctx.clone(), stream, slot, id),
-                };
-                if spawned.is_err() {
-                    // Out of threads: this client is dropped, the others go on.
-                    c.rejected.fetch_add(1, Ordering::Relaxed);
-                }
-            }
+            acceptor.accept_all(&self.listener, &ctx, workers.as_ref());
         }
         // CPU is read while every server thread still exists (connection threads that ended
         // earlier are in the process's own figure, which the per-read cost uses).
-        let cpu = cpu0.usage_until(&CpuSnapshot::take());
+        let cpu = meter.cpu0.usage_until(&CpuSnapshot::take());
         // Stop: wake every connection and wait for it.
         ctx.stop.store(true, Ordering::Relaxed);
         for s in ctx.live.lock().unwrap().values() {
             s.shutdown();
         }
-        for h in conn_threads {
-            let _ = h.join();
-        }
+        acceptor.join();
         if let Some(w) = workers {
             w.join();
         }
         drop(self.listener);
-        let secs = start.elapsed().as_secs_f64();
-        let c = &ctx.counters;
-        let reads = c.reads.load(Ordering::Relaxed);
-        let bytes = c.bytes.load(Ordering::Relaxed);
-        let cfg = &ctx.cfg;
-        Ok(ServeSummary {
-            address,
-            model: cfg.model,
-            threads: cfg.threads,
-            engine: cfg.engine.name().into(),
-            iodepth: cfg.iodepth,
-            direct: cfg.direct,
-            backend: cfg.backend.clone(),
-            size: ctx.export.size,
-            delay_us: cfg.delay.as_secs_f64() * 1e6,
-            delay_method: (!cfg.delay.is_zero()).then(|| DELAY_METHOD.to_string()),
-            seconds: secs,
-            reads,
-            bytes,
-            iops: reads as f64 / secs.max(1e-9),
-            mb_per_s: bytes as f64 / secs.max(1e-9) / 1e6,
-            refused: c.refused.load(Ordering::Relaxed),
-            clients_total: c.clients_total.load(Ordering::Relaxed),
-            clients_max: c.clients_max.load(Ordering::Relaxed),
-            clients_rejected: c.rejected.load(Ordering::Relaxed),
-            connections_hung_up: c.hung_up.load(Ordering::Relaxed),
-            connections_timed_out: c.timed_out.load(Ordering::Relaxed),
-            cpu_us_per_read: if reads > 0 {
-                cpu.process_pct_of_core / 100.0 * cpu.window_s * 1e6 / reads as f64
-            } else {
-                0.0
-            },
-            cpu,
-            per_second: seconds,
-        })
+        let secs = meter.start.elapsed().as_secs_f64();
+        Ok(summary(&ctx, address, secs, cpu, meter.seconds))
     }
 }
 
-/// Connections taken from the listen queue per wake-up.
-const ACCEPT_BATCH: usize = 256;
-/// How long the acceptor waits after running out of descriptors (or memory) it could not free.
-const BACKOFF: Duration = Duration::from_millis(100);
-
-fn out_of_descriptors(e: &std::io::Error) -> bool {
-    matches!(e.raw_os_error(), Some(libc::EMFILE | libc::ENFILE))
+/// Each second's figures, taken on the acceptor's thread.
+struct Meter {
+    /// When the server started listening.
+    start: Instant,
+    /// CPU at the start, for the summary.
+    cpu0: CpuSnapshot,
+    /// CPU, reads and bytes at the start of the second under way.
+    last_cpu: CpuSnapshot,
+    last_reads: u64,
+    last_bytes: u64,
+    /// When the second under way ends.
+    next: Instant,
+    seconds: Vec<Second>,
 }
 
-/// A descriptor held so that, out of descriptors, one can be freed to accept and close.
-fn reserve_fd() -> Option<std::os::fd::OwnedFd> {
-    rustix::fs::open(
-        "/dev/null",
-        rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::CLOEXEC,
-        rustix::fs::Mode::empty(),
-    )
-    .ok()
-}
-
-/// Out of descriptors: close the reserve, accept and close every connection waiting (each told
-/// no at once rather than left to time out in the listen queue, and counted as rejected), then
-/// take the reserve back. False when that could not be done (the caller backs off).
-fn refuse_waiting(l: &Listener, reserve: &mut Option<std::os::fd::OwnedFd>, c: &Counters) -> bool {
-    if reserve.take().is_none() {
-        *reserve = reserve_fd();
-        return false;
-    }
-    let mut ok = true;
-    for _ in 0..ACCEPT_BATCH {
-        match l.accept() {
-            Ok(s) => {
-                drop(s);
-                c.rejected.fetch_add(1, Ordering::Relaxed);
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) if out_of_descriptors(&e) => {
-                ok = false; // another thread took the descriptor freed
-                break;
-            }
-            Err(_) => {}
+impl Meter {
+    fn new() -> Meter {
+        let start = Instant::now();
+        let cpu0 = CpuSnapshot::take();
+        Meter {
+            start,
+            last_cpu: cpu0.clone(),
+            cpu0,
+            last_reads: 0,
+            last_bytes: 0,
+            next: start + Duration::from_secs(1),
+            seconds: Vec::new(),
         }
     }
-    *reserve = reserve_fd();
-    ok && reserve.is_some()
+
+    /// The second just ended: measured, shown to the observer and kept.
+    fn second(&mut self, now: Instant, counters: &Counters, observer: &dyn ServeObserver) {
+        let cpu = CpuSnapshot::take();
+        let u = self.last_cpu.usage_until(&cpu);
+        let reads = counters.reads.load(Ordering::Relaxed);
+        let bytes = counters.bytes.load(Ordering::Relaxed);
+        let s = Second {
+            t: now.duration_since(self.start).as_secs_f64(),
+            iops: (reads - self.last_reads) as f64 / u.window_s,
+            mb_per_s: (bytes - self.last_bytes) as f64 / u.window_s / 1e6,
+            clients: counters.clients.load(Ordering::Relaxed),
+            cpu_app_pct: u.app.pct_of_core,
+            cpu_io_worker_pct: u.io_worker.pct_of_core,
+            cpu_sqpoll_pct: u.sqpoll.pct_of_core,
+            cpu_machine_busy_pct: u.machine_busy_pct_of_core,
+        };
+        observer.second(&s);
+        self.seconds.push(s);
+        (self.last_reads, self.last_bytes, self.last_cpu) = (reads, bytes, cpu);
+        self.next += Duration::from_secs(1);
+    }
 }
 
-/// Wait up to `timeout` for a connection to accept.
-fn readable(l: &Listener, timeout: Duration) -> bool {
-    let mut fds = [rustix::event::PollFd::new(l, rustix::event::PollFlags::IN)];
-    let ts = rustix::time::Timespec {
-        tv_sec: timeout.as_secs() as i64,
-        tv_nsec: timeout.subsec_nanos() as i64,
-    };
-    matches!(rustix::event::poll(&mut fds, Some(&ts)), Ok(n) if n > 0)
+/// What the server did, from its counters once every connection has ended.
+fn summary(
+    ctx: &Ctx,
+    address: String,
+    secs: f64,
+    cpu: CpuUsage,
+    per_second: Vec<Second>,
+) -> ServeSummary {
+    let c = &ctx.counters;
+    let reads = c.reads.load(Ordering::Relaxed);
+    let bytes = c.bytes.load(Ordering::Relaxed);
+    let cfg = &ctx.cfg;
+    ServeSummary {
+        address,
+        model: cfg.model,
+        threads: cfg.threads,
+        engine: cfg.engine.name().into(),
+        iodepth: cfg.iodepth,
+        direct: cfg.direct,
+        backend: cfg.backend.clone(),
+        size: ctx.export.size,
+        delay_us: cfg.delay.as_secs_f64() * 1e6,
+        delay_method: (!cfg.delay.is_zero()).then(|| DELAY_METHOD.to_string()),
+        seconds: secs,
+        reads,
+        bytes,
+        iops: reads as f64 / secs.max(1e-9),
+        mb_per_s: bytes as f64 / secs.max(1e-9) / 1e6,
+        refused: c.refused.load(Ordering::Relaxed),
+        clients_total: c.clients_total.load(Ordering::Relaxed),
+        clients_max: c.clients_max.load(Ordering::Relaxed),
+        clients_rejected: c.rejected.load(Ordering::Relaxed),
+        connections_hung_up: c.hung_up.load(Ordering::Relaxed),
+        connections_timed_out: c.timed_out.load(Ordering::Relaxed),
+        cpu_us_per_read: if reads > 0 {
+            cpu.process_pct_of_core / 100.0 * cpu.window_s * 1e6 / reads as f64
+        } else {
+            0.0
+        },
+        cpu,
+        per_second,
+    }
 }

@@ -1,18 +1,19 @@
-//! Both sides of the fixed newstyle handshake: the server's option haggling (`NBD_OPT_GO`/`INFO`
-//! with `NBD_INFO_EXPORT` and `NBD_INFO_BLOCK_SIZE`, `EXPORT_NAME`, `LIST`, `ABORT`,
-//! `STRUCTURED_REPLY`, `LIST_META_CONTEXT`/`SET_META_CONTEXT` for `base:allocation`, `ERR_UNSUP`
-//! for the rest), and the client's (GO, falling back to EXPORT_NAME for old servers), which also
-//! records everything the server advertised for `readlab info`.
+//! Both sides of the fixed newstyle handshake: the server's option haggling (`server`), the
+//! client's negotiation that also records everything the server advertised for `readlab info`
+//! (`client`), and what they share here: the export as offered or learned, the session
+//! negotiated, and the framing of options and their replies.
+
+mod client;
+mod server;
+
+pub use client::{Advertised, client_handshake};
+pub use server::{
+    BASE_ALLOCATION_ID, MAX_OPTION_DATA, MAX_OPTIONS, ServerOutcome, server_handshake,
+};
 
 use super::proto::*;
 use serde::{Deserialize, Serialize};
 use std::io::{self, Read, Write};
-
-/// Largest option payload the server reads into memory; a longer one is skipped unread and
-/// answered `NBD_REP_ERR_TOO_BIG` (strings are at most 4 KiB by the protocol).
-pub const MAX_OPTION_DATA: u32 = 16 << 10;
-/// Options one negotiation may send before the server gives up on the client.
-pub const MAX_OPTIONS: usize = 256;
 
 /// Block size constraints (`NBD_INFO_BLOCK_SIZE`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -76,9 +77,6 @@ fn skip(r: &mut impl Read, mut n: u64) -> io::Result<()> {
     Ok(())
 }
 
-/// The metadata context ID the server gives `base:allocation`.
-pub const BASE_ALLOCATION_ID: u32 = 1;
-
 /// What a client negotiated for the transmission phase besides the export: how replies are
 /// framed and whether block status is answered.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -90,15 +88,6 @@ pub struct Session {
     pub base_allocation: bool,
 }
 
-/// How a server's negotiation ended.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ServerOutcome {
-    /// Transmission starts; the client asked for this export name and negotiated `session`.
-    Transmission { export: String, session: Session },
-    /// The client sent `NBD_OPT_ABORT` (answered) or left.
-    Aborted,
-}
-
 /// One option reply: header and data in one write.
 fn option_reply(w: &mut impl Write, opt: u32, kind: u32, data: &[u8]) -> io::Result<()> {
     let mut b = Vec::with_capacity(20 + data.len());
@@ -108,270 +97,6 @@ fn option_reply(w: &mut impl Write, opt: u32, kind: u32, data: &[u8]) -> io::Res
     b.extend_from_slice(&(data.len() as u32).to_be_bytes());
     b.extend_from_slice(data);
     w.write_all(&b)
-}
-
-fn info_export(e: &ExportInfo) -> Vec<u8> {
-    let mut d = INFO_EXPORT.to_be_bytes().to_vec();
-    d.extend_from_slice(&e.size.to_be_bytes());
-    d.extend_from_slice(&e.flags.to_be_bytes());
-    d
-}
-
-/// Whether a client may have `name`: the export's own name, or any name when it has none (no
-/// `--export`).
-fn known_name(export: &ExportInfo, name: &str) -> bool {
-    export.name.is_empty() || export.name == name
-}
-
-/// The `NBD_REP_ERR_UNKNOWN` message for a name the server does not export.
-fn unknown_name(export: &ExportInfo, name: &str) -> String {
-    let shown: String = name.chars().take(64).collect();
-    format!(
-        "no export named '{shown}' here; this server exports '{}'",
-        export.name
-    )
-}
-
-/// The server's side: send the greeting, answer options until the client chooses the export
-/// (its name, or any name when the export has none) or leaves. A client breaking the protocol
-/// (bad magic, unknown client flags, endless options, an unknown name with `EXPORT_NAME`) ends
-/// it with an error: hang up.
-pub fn server_handshake<S: Read + Write>(
-    s: &mut S,
-    export: &ExportInfo,
-) -> io::Result<ServerOutcome> {
-    let mut greet = Vec::with_capacity(18);
-    greet.extend_from_slice(&NBDMAGIC.to_be_bytes());
-    greet.extend_from_slice(&IHAVEOPT.to_be_bytes());
-    greet.extend_from_slice(&(FLAG_FIXED_NEWSTYLE | FLAG_NO_ZEROES).to_be_bytes());
-    s.write_all(&greet)?;
-    let cflags = read_u32(s)?;
-    if cflags & !(FLAG_C_FIXED_NEWSTYLE | FLAG_C_NO_ZEROES) != 0 {
-        return Err(invalid(format!("unknown client flags {cflags:#x}")));
-    }
-    let no_zeroes = cflags & FLAG_C_NO_ZEROES != 0;
-    let mut structured = false;
-    // The export name `base:allocation` was last selected for.
-    let mut allocation_for: Option<String> = None;
-    let session_of = |structured: bool, allocation_for: &Option<String>, name: &str| Session {
-        structured_replies: structured,
-        base_allocation: allocation_for.as_deref() == Some(name),
-    };
-    for _ in 0..MAX_OPTIONS {
-        let magic = match read_u64(s) {
-            Ok(m) => m,
-            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => {
-                return Ok(ServerOutcome::Aborted);
-            }
-            Err(e) => return Err(e),
-        };
-        if magic != IHAVEOPT {
-            return Err(invalid(format!("bad option magic {magic:#x}")));
-        }
-        let opt = read_u32(s)?;
-        let len = read_u32(s)?;
-        if len > MAX_OPTION_DATA {
-            skip(s, len as u64)?;
-            if opt == OPT_EXPORT_NAME {
-                return Err(invalid("export name longer than the protocol allows"));
-            }
-            option_reply(s, opt, REP_ERR_TOO_BIG, b"option data too long")?;
-            continue;
-        }
-        let mut data = vec![0u8; len as usize];
-        s.read_exact(&mut data)?;
-        match opt {
-            OPT_EXPORT_NAME => {
-                let name = String::from_utf8_lossy(&data).into_owned();
-                if !known_name(export, &name) {
-                    // EXPORT_NAME cannot carry an error: the protocol says close.
-                    return Err(invalid(unknown_name(export, &name)));
-                }
-                let mut b = Vec::with_capacity(10 + 124);
-                b.extend_from_slice(&export.size.to_be_bytes());
-                b.extend_from_slice(&export.flags.to_be_bytes());
-                if !no_zeroes {
-                    b.extend_from_slice(&[0u8; 124]);
-                }
-                s.write_all(&b)?;
-                let session = session_of(structured, &allocation_for, &name);
-                return Ok(ServerOutcome::Transmission {
-                    export: name,
-                    session,
-                });
-            }
-            OPT_ABORT => {
-                let _ = option_reply(s, opt, REP_ACK, &[]);
-                return Ok(ServerOutcome::Aborted);
-            }
-            OPT_LIST => {
-                if !data.is_empty() {
-                    option_reply(s, opt, REP_ERR_INVALID, b"NBD_OPT_LIST takes no data")?;
-                    continue;
-                }
-                let mut d = (export.name.len() as u32).to_be_bytes().to_vec();
-                d.extend_from_slice(export.name.as_bytes());
-                if let Some(desc) = &export.description {
-                    d.extend_from_slice(desc.as_bytes());
-                }
-                option_reply(s, opt, REP_SERVER, &d)?;
-                option_reply(s, opt, REP_ACK, &[])?;
-            }
-            OPT_STRUCTURED_REPLY => {
-                if !data.is_empty() {
-                    option_reply(
-                        s,
-                        opt,
-                        REP_ERR_INVALID,
-                        b"NBD_OPT_STRUCTURED_REPLY takes no data",
-                    )?;
-                    continue;
-                }
-                structured = true;
-                option_reply(s, opt, REP_ACK, &[])?;
-            }
-            OPT_LIST_META_CONTEXT | OPT_SET_META_CONTEXT => {
-                let set = opt == OPT_SET_META_CONTEXT;
-                if set {
-                    // Replaced by this option, even when it fails.
-                    allocation_for = None;
-                    if !structured {
-                        option_reply(
-                            s,
-                            opt,
-                            REP_ERR_INVALID,
-                            b"negotiate NBD_OPT_STRUCTURED_REPLY before NBD_OPT_SET_META_CONTEXT",
-                        )?;
-                        continue;
-                    }
-                }
-                let Some((name, queries)) = parse_meta_request(&data) else {
-                    option_reply(s, opt, REP_ERR_INVALID, b"malformed meta context request")?;
-                    continue;
-                };
-                if !known_name(export, &name) {
-                    option_reply(
-                        s,
-                        opt,
-                        REP_ERR_UNKNOWN,
-                        unknown_name(export, &name).as_bytes(),
-                    )?;
-                    continue;
-                }
-                // `base:` lists the namespace; only the full name selects the context.
-                let matches =
-                    |q: &[u8]| q == CONTEXT_BASE_ALLOCATION.as_bytes() || (!set && q == b"base:");
-                let chosen = (!set && queries.is_empty()) || queries.iter().any(|q| matches(q));
-                if chosen {
-                    let id = if set { BASE_ALLOCATION_ID } else { 0 };
-                    let mut d = id.to_be_bytes().to_vec();
-                    d.extend_from_slice(CONTEXT_BASE_ALLOCATION.as_bytes());
-                    option_reply(s, opt, REP_META_CONTEXT, &d)?;
-                    if set {
-                        allocation_for = Some(name);
-                    }
-                }
-                option_reply(s, opt, REP_ACK, &[])?;
-            }
-            OPT_INFO | OPT_GO => {
-                let Some((name, requests)) = parse_info_request(&data) else {
-                    option_reply(s, opt, REP_ERR_INVALID, b"malformed NBD_OPT_INFO/GO data")?;
-                    continue;
-                };
-                if !known_name(export, &name) {
-                    option_reply(
-                        s,
-                        opt,
-                        REP_ERR_UNKNOWN,
-                        unknown_name(export, &name).as_bytes(),
-                    )?;
-                    continue;
-                }
-                option_reply(s, opt, REP_INFO, &info_export(export))?;
-                if let Some(bs) = export.block_sizes {
-                    // Sent whether asked or not: clients that did not ask ignore it.
-                    let mut d = INFO_BLOCK_SIZE.to_be_bytes().to_vec();
-                    d.extend_from_slice(&bs.minimum.to_be_bytes());
-                    d.extend_from_slice(&bs.preferred.to_be_bytes());
-                    d.extend_from_slice(&bs.maximum.to_be_bytes());
-                    option_reply(s, opt, REP_INFO, &d)?;
-                }
-                if requests.contains(&INFO_NAME) {
-                    let mut d = INFO_NAME.to_be_bytes().to_vec();
-                    d.extend_from_slice(export.name.as_bytes());
-                    option_reply(s, opt, REP_INFO, &d)?;
-                }
-                if let (true, Some(desc)) =
-                    (requests.contains(&INFO_DESCRIPTION), &export.description)
-                {
-                    let mut d = INFO_DESCRIPTION.to_be_bytes().to_vec();
-                    d.extend_from_slice(desc.as_bytes());
-                    option_reply(s, opt, REP_INFO, &d)?;
-                }
-                option_reply(s, opt, REP_ACK, &[])?;
-                if opt == OPT_GO {
-                    let session = session_of(structured, &allocation_for, &name);
-                    return Ok(ServerOutcome::Transmission {
-                        export: name,
-                        session,
-                    });
-                }
-            }
-            _ => option_reply(s, opt, REP_ERR_UNSUP, &[])?,
-        }
-    }
-    Err(invalid(format!("more than {MAX_OPTIONS} options")))
-}
-
-/// The export name and queries of NBD_OPT_LIST_META_CONTEXT/SET_META_CONTEXT data; None when a
-/// length runs past the data or bytes are left over.
-fn parse_meta_request(d: &[u8]) -> Option<(String, Vec<&[u8]>)> {
-    let n = be32(d.get(0..4)?) as usize;
-    let name = d.get(4..4usize.checked_add(n)?)?;
-    let mut rest = d.get(4 + n..)?;
-    let count = be32(rest.get(0..4)?) as usize;
-    rest = &rest[4..];
-    // Each query takes at least its 4-byte length: a larger count cannot be honest.
-    if count > rest.len() / 4 {
-        return None;
-    }
-    let mut queries = Vec::with_capacity(count);
-    for _ in 0..count {
-        let k = be32(rest.get(0..4)?) as usize;
-        queries.push(rest.get(4..4usize.checked_add(k)?)?);
-        rest = &rest[4 + k..];
-    }
-    if !rest.is_empty() {
-        return None;
-    }
-    Some((String::from_utf8_lossy(name).into_owned(), queries))
-}
-
-/// The export name and information requests of NBD_OPT_INFO/GO data.
-fn parse_info_request(d: &[u8]) -> Option<(String, Vec<u16>)> {
-    let n = be32(d.get(0..4)?) as usize;
-    let name = d.get(4..4usize.checked_add(n)?)?;
-    let rest = d.get(4 + n..)?;
-    let count = be16(rest.get(0..2)?) as usize;
-    let reqs = rest.get(2..)?;
-    if reqs.len() != 2 * count {
-        return None;
-    }
-    Some((
-        String::from_utf8_lossy(name).into_owned(),
-        reqs.chunks_exact(2).map(be16).collect(),
-    ))
-}
-
-/// Everything a server said during the client's negotiation.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Advertised {
-    pub handshake_flags: u16,
-    pub export: ExportInfo,
-    /// `NBD_OPT_GO`, or `NBD_OPT_EXPORT_NAME` for a server without GO.
-    pub negotiated_with: String,
-    /// The server's `NBD_OPT_LIST`, when asked for: (name, description) pairs, or why not.
-    pub list: Option<Result<Vec<(String, String)>, String>>,
 }
 
 /// Read one option reply: (option, type, data), checking magic and option.
@@ -394,6 +119,7 @@ fn read_option_reply(r: &mut impl Read, opt: u32) -> io::Result<(u32, Vec<u8>)> 
     Ok((kind, data))
 }
 
+/// One option request: header and data in one write.
 fn send_option(w: &mut impl Write, opt: u32, data: &[u8]) -> io::Result<()> {
     let mut b = Vec::with_capacity(16 + data.len());
     b.extend_from_slice(&IHAVEOPT.to_be_bytes());
@@ -401,150 +127,6 @@ fn send_option(w: &mut impl Write, opt: u32, data: &[u8]) -> io::Result<()> {
     b.extend_from_slice(&(data.len() as u32).to_be_bytes());
     b.extend_from_slice(data);
     w.write_all(&b)
-}
-
-/// The client's side: negotiate `export` (optionally listing the exports first) and leave the
-/// stream at the start of transmission.
-pub fn client_handshake<S: Read + Write>(
-    s: &mut S,
-    export: &str,
-    list: bool,
-) -> io::Result<Advertised> {
-    let magic = read_u64(s)?;
-    if magic != NBDMAGIC {
-        return Err(invalid(format!("not an NBD server (greeting {magic:#x})")));
-    }
-    let magic = read_u64(s)?;
-    if magic == CLISERV_MAGIC {
-        return Err(invalid(
-            "the server speaks oldstyle negotiation only; readlab needs newstyle",
-        ));
-    }
-    if magic != IHAVEOPT {
-        return Err(invalid(format!("bad newstyle magic {magic:#x}")));
-    }
-    let hflags = read_u16(s)?;
-    let fixed = hflags & FLAG_FIXED_NEWSTYLE != 0;
-    let no_zeroes = hflags & FLAG_NO_ZEROES != 0;
-    let mut cflags = 0u32;
-    if fixed {
-        cflags |= FLAG_C_FIXED_NEWSTYLE;
-    }
-    if no_zeroes {
-        cflags |= FLAG_C_NO_ZEROES;
-    }
-    s.write_all(&cflags.to_be_bytes())?;
-    let mut listed = None;
-    if list && fixed {
-        send_option(s, OPT_LIST, &[])?;
-        let mut names = Vec::new();
-        loop {
-            let (kind, d) = read_option_reply(s, OPT_LIST)?;
-            match kind {
-                REP_SERVER if d.len() >= 4 => {
-                    let n = (be32(&d) as usize).min(d.len() - 4);
-                    names.push((
-                        String::from_utf8_lossy(&d[4..4 + n]).into_owned(),
-                        String::from_utf8_lossy(&d[4 + n..]).into_owned(),
-                    ));
-                }
-                REP_ACK => {
-                    listed = Some(Ok(names));
-                    break;
-                }
-                k if is_rep_err(k) => {
-                    listed = Some(Err(rep_name(k)));
-                    break;
-                }
-                k => {
-                    return Err(invalid(format!(
-                        "unexpected {} to NBD_OPT_LIST",
-                        rep_name(k)
-                    )));
-                }
-            }
-        }
-    }
-    let mut info = ExportInfo {
-        name: export.into(),
-        description: None,
-        size: 0,
-        flags: 0,
-        block_sizes: None,
-    };
-    if fixed {
-        let mut d = (export.len() as u32).to_be_bytes().to_vec();
-        d.extend_from_slice(export.as_bytes());
-        let reqs = [INFO_BLOCK_SIZE, INFO_DESCRIPTION];
-        d.extend_from_slice(&(reqs.len() as u16).to_be_bytes());
-        for r in reqs {
-            d.extend_from_slice(&r.to_be_bytes());
-        }
-        send_option(s, OPT_GO, &d)?;
-        let mut have_export = false;
-        loop {
-            let (kind, d) = read_option_reply(s, OPT_GO)?;
-            match kind {
-                REP_INFO if d.len() >= 2 => match be16(&d) {
-                    INFO_EXPORT if d.len() == 12 => {
-                        info.size = be64(&d[2..]);
-                        info.flags = be16(&d[10..]);
-                        have_export = true;
-                    }
-                    INFO_BLOCK_SIZE if d.len() == 14 => {
-                        info.block_sizes = Some(BlockSizes {
-                            minimum: be32(&d[2..]),
-                            preferred: be32(&d[6..]),
-                            maximum: be32(&d[10..]),
-                        })
-                    }
-                    INFO_DESCRIPTION => {
-                        info.description = Some(String::from_utf8_lossy(&d[2..]).into_owned())
-                    }
-                    _ => {} // other information: ignored, as the protocol asks
-                },
-                REP_ACK if have_export => {
-                    return Ok(Advertised {
-                        handshake_flags: hflags,
-                        export: info,
-                        negotiated_with: "NBD_OPT_GO".into(),
-                        list: listed,
-                    });
-                }
-                REP_ACK => {
-                    return Err(invalid(
-                        "the server acknowledged NBD_OPT_GO without NBD_INFO_EXPORT",
-                    ));
-                }
-                REP_ERR_UNSUP => break, // an older server: EXPORT_NAME below
-                k if is_rep_err(k) => {
-                    let msg = String::from_utf8_lossy(&d).into_owned();
-                    return Err(io::Error::other(format!(
-                        "the server refused export '{export}': {}{}",
-                        rep_name(k),
-                        if msg.is_empty() {
-                            String::new()
-                        } else {
-                            format!(": {msg}")
-                        }
-                    )));
-                }
-                k => return Err(invalid(format!("unexpected {} to NBD_OPT_GO", rep_name(k)))),
-            }
-        }
-    }
-    send_option(s, OPT_EXPORT_NAME, export.as_bytes())?;
-    info.size = read_u64(s)?;
-    info.flags = read_u16(s)?;
-    if !no_zeroes {
-        skip(s, 124)?;
-    }
-    Ok(Advertised {
-        handshake_flags: hflags,
-        export: info,
-        negotiated_with: "NBD_OPT_EXPORT_NAME".into(),
-        list: listed,
-    })
 }
 
 #[cfg(test)]

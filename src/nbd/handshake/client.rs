@@ -1,0 +1,172 @@
+//! The client's side of the handshake: the greeting, optionally the server's list of exports,
+//! then `NBD_OPT_GO` (falling back to `EXPORT_NAME` for old servers), recording everything the
+//! server advertised for `readlab info`.
+
+use super::{
+    BlockSizes, ExportInfo, invalid, read_option_reply, read_u16, read_u64, send_option, skip,
+};
+use crate::nbd::proto::*;
+use serde::{Deserialize, Serialize};
+use std::io::{self, Read, Write};
+
+/// Everything a server said during the client's negotiation.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Advertised {
+    pub handshake_flags: u16,
+    pub export: ExportInfo,
+    /// `NBD_OPT_GO`, or `NBD_OPT_EXPORT_NAME` for a server without GO.
+    pub negotiated_with: String,
+    /// The server's `NBD_OPT_LIST`, when asked for: (name, description) pairs, or why not.
+    pub list: Option<Result<Vec<(String, String)>, String>>,
+}
+
+/// The client's side: negotiate `export` (optionally listing the exports first) and leave the
+/// stream at the start of transmission.
+pub fn client_handshake<S: Read + Write>(
+    s: &mut S,
+    export: &str,
+    list: bool,
+) -> io::Result<Advertised> {
+    let hflags = greet(s)?;
+    let fixed = hflags & FLAG_FIXED_NEWSTYLE != 0;
+    let no_zeroes = hflags & FLAG_NO_ZEROES != 0;
+    let listed = if list && fixed {
+        Some(list_exports(s)?)
+    } else {
+        None
+    };
+    let mut info = ExportInfo {
+        name: export.into(),
+        description: None,
+        size: 0,
+        flags: 0,
+        block_sizes: None,
+    };
+    let negotiated_with = if fixed && go(s, export, &mut info)? {
+        "NBD_OPT_GO"
+    } else {
+        send_option(s, OPT_EXPORT_NAME, export.as_bytes())?;
+        info.size = read_u64(s)?;
+        info.flags = read_u16(s)?;
+        if !no_zeroes {
+            skip(s, 124)?;
+        }
+        "NBD_OPT_EXPORT_NAME"
+    };
+    Ok(Advertised {
+        handshake_flags: hflags,
+        export: info,
+        negotiated_with: negotiated_with.into(),
+        list: listed,
+    })
+}
+
+/// Read the server's greeting and answer with the client's flags: the server's handshake flags.
+fn greet<S: Read + Write>(s: &mut S) -> io::Result<u16> {
+    let magic = read_u64(s)?;
+    if magic != NBDMAGIC {
+        return Err(invalid(format!("not an NBD server (greeting {magic:#x})")));
+    }
+    let magic = read_u64(s)?;
+    if magic == CLISERV_MAGIC {
+        return Err(invalid(
+            "the server speaks oldstyle negotiation only; readlab needs newstyle",
+        ));
+    }
+    if magic != IHAVEOPT {
+        return Err(invalid(format!("bad newstyle magic {magic:#x}")));
+    }
+    let hflags = read_u16(s)?;
+    let mut cflags = 0u32;
+    if hflags & FLAG_FIXED_NEWSTYLE != 0 {
+        cflags |= FLAG_C_FIXED_NEWSTYLE;
+    }
+    if hflags & FLAG_NO_ZEROES != 0 {
+        cflags |= FLAG_C_NO_ZEROES;
+    }
+    s.write_all(&cflags.to_be_bytes())?;
+    Ok(hflags)
+}
+
+/// `NBD_OPT_LIST`: the server's (name, description) pairs, or the error it answered.
+fn list_exports<S: Read + Write>(s: &mut S) -> io::Result<Result<Vec<(String, String)>, String>> {
+    send_option(s, OPT_LIST, &[])?;
+    let mut names = Vec::new();
+    loop {
+        let (kind, d) = read_option_reply(s, OPT_LIST)?;
+        match kind {
+            REP_SERVER if d.len() >= 4 => {
+                let n = (be32(&d) as usize).min(d.len() - 4);
+                names.push((
+                    String::from_utf8_lossy(&d[4..4 + n]).into_owned(),
+                    String::from_utf8_lossy(&d[4 + n..]).into_owned(),
+                ));
+            }
+            REP_ACK => return Ok(Ok(names)),
+            k if is_rep_err(k) => return Ok(Err(rep_name(k))),
+            k => {
+                return Err(invalid(format!(
+                    "unexpected {} to NBD_OPT_LIST",
+                    rep_name(k)
+                )));
+            }
+        }
+    }
+}
+
+/// `NBD_OPT_GO` for `export`, filling `info` with what the server says: false when the server
+/// does not know GO (an older server: `EXPORT_NAME` then).
+fn go<S: Read + Write>(s: &mut S, export: &str, info: &mut ExportInfo) -> io::Result<bool> {
+    let mut d = (export.len() as u32).to_be_bytes().to_vec();
+    d.extend_from_slice(export.as_bytes());
+    let reqs = [INFO_BLOCK_SIZE, INFO_DESCRIPTION];
+    d.extend_from_slice(&(reqs.len() as u16).to_be_bytes());
+    for r in reqs {
+        d.extend_from_slice(&r.to_be_bytes());
+    }
+    send_option(s, OPT_GO, &d)?;
+    let mut have_export = false;
+    loop {
+        let (kind, d) = read_option_reply(s, OPT_GO)?;
+        match kind {
+            REP_INFO if d.len() >= 2 => match be16(&d) {
+                INFO_EXPORT if d.len() == 12 => {
+                    info.size = be64(&d[2..]);
+                    info.flags = be16(&d[10..]);
+                    have_export = true;
+                }
+                INFO_BLOCK_SIZE if d.len() == 14 => {
+                    info.block_sizes = Some(BlockSizes {
+                        minimum: be32(&d[2..]),
+                        preferred: be32(&d[6..]),
+                        maximum: be32(&d[10..]),
+                    })
+                }
+                INFO_DESCRIPTION => {
+                    info.description = Some(String::from_utf8_lossy(&d[2..]).into_owned())
+                }
+                _ => {} // other information: ignored, as the protocol asks
+            },
+            REP_ACK if have_export => return Ok(true),
+            REP_ACK => {
+                return Err(invalid(
+                    "the server acknowledged NBD_OPT_GO without NBD_INFO_EXPORT",
+                ));
+            }
+            REP_ERR_UNSUP => return Ok(false), // an older server: EXPORT_NAME then
+            k if is_rep_err(k) => {
+                let msg = String::from_utf8_lossy(&d).into_owned();
+                return Err(io::Error::other(format!(
+                    "the server refused export '{export}': {}{}",
+                    rep_name(k),
+                    if msg.is_empty() {
+                        String::new()
+                    } else {
+                        format!(": {msg}")
+                    }
+                )));
+            }
+            k => return Err(invalid(format!("unexpected {} to NBD_OPT_GO", rep_name(k)))),
+        }
+    }
+}
