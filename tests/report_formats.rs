@@ -176,7 +176,7 @@ fn every_chart_draws() {
     let mut seen = std::collections::HashSet::new();
     for c in &charts {
         assert!(seen.insert(c.id.clone()), "duplicate chart id {}", c.id);
-        let svg = report::draw::svg(c).unwrap();
+        let svg = readlab::document::draw::svg(c).unwrap();
         assert!(svg.contains("<svg") && svg.contains("</svg>"), "{}", c.id);
         assert!(
             svg.matches("<text").count() > 5,
@@ -187,7 +187,7 @@ fn every_chart_draws() {
     }
     // The scatter names the fio points.
     let scatter = charts.iter().find(|c| c.id == "all-scatter").unwrap();
-    let svg = report::draw::svg(scatter).unwrap();
+    let svg = readlab::document::draw::svg(scatter).unwrap();
     assert!(
         svg.contains("fio:P"),
         "fio labels on the all-experiments chart"
@@ -231,7 +231,7 @@ fn odd_inputs() {
     let r = report::load(std::slice::from_ref(&one), &[]).unwrap();
     assert_eq!(r.points.len(), 1);
     for c in report::charts::every_chart(&r) {
-        report::draw::svg(&c).unwrap();
+        readlab::document::draw::svg(&c).unwrap();
     }
     export::HtmlExporter.render(&r).unwrap();
 

@@ -8,7 +8,7 @@ pub mod check;
 pub mod render;
 
 use crate::interval::interval;
-use crate::report::model::Point;
+use crate::points::Point;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// A figure compared.
@@ -240,7 +240,7 @@ pub struct Difference {
 /// The inputs of each side by name: the file or directory name, or the whole path when both
 /// sides' names are the same.
 fn inputs(a: &[Point], b: &[Point]) -> (String, String) {
-    let short = |ps: &[Point]| distinct(ps, |p| crate::report::model::origin_name(&p.origin));
+    let short = |ps: &[Point]| distinct(ps, |p| crate::points::origin_name(&p.origin));
     let (x, y) = (short(a), short(b));
     if x != y {
         return (x, y);

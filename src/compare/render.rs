@@ -3,9 +3,9 @@
 //! terminal, Markdown and HTML with bars of both sides; and the same as JSON.
 
 use super::{Comparison, Delta, Metric};
-use crate::document::html::Html;
-use crate::document::markdown::Markdown;
-use crate::document::terminal::Text;
+use crate::document::format::html::Html;
+use crate::document::format::markdown::Markdown;
+use crate::document::format::terminal::Text;
 use crate::document::{Block, Document, Renderer, Section, TableBlock};
 use crate::error::Result;
 use crate::report::charts::{Axis, BarSeries, Bars, Chart, Kind, Unit};

@@ -4,12 +4,9 @@
 //! its order, its numbers and its warnings therefore cannot differ between formats; a new format
 //! is one renderer file, a new section one entry.
 
-pub mod csv;
-mod format;
-pub mod html;
-pub mod json;
-pub mod markdown;
-pub mod terminal;
+pub mod draw;
+pub mod format;
+pub mod page;
 
 use crate::error::Result;
 

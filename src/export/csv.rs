@@ -1,9 +1,9 @@
-//! CSV export of the report's document (`crate::document::csv`): its tables for machines — every
+//! CSV export of the report's document (`crate::document::format::csv`): its tables for machines — every
 //! point once, the report tables it appears in first; every percentile in nanoseconds, block sizes
 //! in bytes (RFC 4180 quoting).
 
 use super::ReportExporter;
-use crate::document::{Renderer, csv::Csv};
+use crate::document::{Renderer, format::csv::Csv};
 use crate::error::Result;
 use crate::report::Report;
 

@@ -1,8 +1,8 @@
 //! HTML export: the report's document as one self-contained page (inline SVG charts and CSS, no
-//! script), rendered by `crate::document::html`.
+//! script), rendered by `crate::document::format::html`.
 
 use super::ReportExporter;
-use crate::document::{Renderer, html::Html};
+use crate::document::{Renderer, format::html::Html};
 use crate::error::Result;
 use crate::report::Report;
 

@@ -48,7 +48,7 @@ pub const REPORT_SCHEMA: &str = "readlab.report/1";
 pub struct ReportJson {
     /// `readlab.report/1`.
     pub schema: String,
-    pub document: crate::document::json::DocumentJson,
+    pub document: crate::document::format::json::DocumentJson,
     /// The inputs read, as named.
     pub inputs: Vec<String>,
     pub banners: Vec<crate::warnings::Banner>,
@@ -115,7 +115,9 @@ impl ReportJson {
         use crate::report::tables::{COLUMNS, tables};
         ReportJson {
             schema: REPORT_SCHEMA.into(),
-            document: crate::document::json::typed(&crate::report::document::document(report)),
+            document: crate::document::format::json::typed(&crate::report::document::document(
+                report,
+            )),
             inputs: report.inputs.clone(),
             banners: report.banners.clone(),
             notes: report.notes.clone(),

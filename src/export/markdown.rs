@@ -1,8 +1,8 @@
-//! Markdown export: the report's document rendered by `crate::document::markdown` — the same
+//! Markdown export: the report's document rendered by `crate::document::format::markdown` — the same
 //! sections in the same order as the HTML page.
 
 use super::ReportExporter;
-use crate::document::{Renderer, markdown::Markdown};
+use crate::document::{Renderer, format::markdown::Markdown};
 use crate::error::Result;
 use crate::report::Report;
 

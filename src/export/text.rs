@@ -1,8 +1,8 @@
 //! Text export: the report's document as a terminal reads it (`readlab report --format text`),
-//! rendered by `crate::document::terminal`.
+//! rendered by `crate::document::format::terminal`.
 
 use super::ReportExporter;
-use crate::document::{Renderer, terminal::Text};
+use crate::document::{Renderer, format::terminal::Text};
 use crate::error::Result;
 use crate::report::Report;
 use crate::terminal::Terminal;

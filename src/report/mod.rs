@@ -11,14 +11,10 @@
 pub mod charts;
 pub mod devices;
 pub mod document;
-pub mod draw;
-pub mod fio;
-pub mod model;
-pub mod page;
 pub mod selected;
 pub mod tables;
 
-pub use model::{Point, Report, Section, Source, load, load_baseline, require_points};
+pub use crate::points::{Point, Report, Section, Source, load, load_baseline, require_points};
 
 pub use tables::{ALL_TITLE, section_title};
 

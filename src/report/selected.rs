@@ -5,7 +5,7 @@
 //! and the runs with the selected parameters across block sizes (Figures 73–75, 86–88, 103–105).
 
 use super::charts::{Axis, Chart, Kind, LineSeries, Lines, SHAPES, Unit, XAxis};
-use super::model::{Point, Report, caption};
+use crate::points::{Point, Report, caption};
 use crate::table::{Column, Table};
 use crate::tune::{Goal, Spread};
 use crate::units::{Style, format_bytes, format_ns};
@@ -327,7 +327,7 @@ pub fn charts(report: &Report, rows: &[Selected]) -> Vec<Chart> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::model::tests::point;
+    use crate::points::tests::point;
 
     #[test]
     fn tune_points_give_a_row_per_goal_and_block_size() {

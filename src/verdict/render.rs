@@ -3,11 +3,11 @@
 //! in Markdown and in the HTML report; JSON carries the same facts as values.
 
 use super::{Finding, Group, Kind, Tail, TargetVerdict, Verdict};
-use crate::document::html::Html;
-use crate::document::markdown::Markdown;
-use crate::document::terminal::Text;
+use crate::document::format::html::Html;
+use crate::document::format::markdown::Markdown;
+use crate::document::format::terminal::Text;
 use crate::document::{Block, Document, Renderer, Section, TableBlock};
-use crate::report::model::Point;
+use crate::points::Point;
 use crate::table::{Column, Table};
 use crate::terminal::Terminal;
 use crate::units::{Style, format_ns};

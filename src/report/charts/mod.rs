@@ -3,7 +3,7 @@
 //! queue and batch sizes, …) and the all-experiments figures (throughput vs p99.9 scatter with
 //! its Pareto frontier, latency CDFs, a per-second timeline). `draw` turns them into pictures.
 
-use super::model::{Point, Report, caption};
+use crate::points::{Point, Report, caption};
 use crate::size::format_size;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -549,7 +549,7 @@ impl Namer {
             parts.push(what.to_string());
         }
         if self.several_files[k] {
-            parts.push(format!("({})", super::model::origin_name(&p.origin)));
+            parts.push(format!("({})", crate::points::origin_name(&p.origin)));
         }
         parts.join(" ")
     }
@@ -873,7 +873,7 @@ mod tests {
 
     #[test]
     fn names_say_what_differs() {
-        use crate::report::model::tests::point;
+        use crate::points::tests::point;
         let a = point("P", 4096, 1.0, 1.0);
         let mut b = point("P", 4096, 1.0, 1.0);
         b.env.target = "/a/very/long/path/to/some/prepared/target-file".into();

@@ -1,7 +1,7 @@
 //! fio's JSON output (`--output-format=json` or `json+`) as report points: one point per job that
 //! read anything, with fio's own latency percentiles and, from json+, its latency histogram.
 
-use super::model::point::{Env, Point, Source};
+use super::point::{Env, Point, Source};
 use crate::config::RunConfig;
 use crate::engine::{EngineKind, EngineOptions};
 use crate::error::{Error, Result};
@@ -312,7 +312,7 @@ pub fn import(text: &str, origin: &str) -> Result<Imported> {
             bs,
             threads,
             iodepth,
-            achieved_depth: super::model::point::little(iops, latency.mean_ns, threads),
+            achieved_depth: super::point::little(iops, latency.mean_ns, threads),
             batch,
             blocks_per_request: 1,
             options,

@@ -5,6 +5,7 @@
 
 pub mod analysis;
 pub mod caption;
+pub mod fio;
 pub mod fleet;
 pub mod load;
 pub mod point;

@@ -2,7 +2,13 @@
 //! file and one line here. Apart from `document/mod.rs`, which the renderers read, so that the
 //! document and its renderers do not name each other.
 
-use super::{Renderer, csv, html, json, markdown, terminal};
+pub mod csv;
+pub mod html;
+pub mod json;
+pub mod markdown;
+pub mod terminal;
+
+use super::Renderer;
 use crate::error::{Error, Result};
 use crate::terminal::Terminal;
 

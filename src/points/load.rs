@@ -2,9 +2,9 @@
 //! documents and fio JSON, each turned into points (with a note for anything odd), then analysed.
 
 use super::analysis::Report;
+use super::fio;
 use super::point::Point;
 use crate::error::{Error, Result};
-use crate::report::fio;
 use crate::result::Document;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
