@@ -3,12 +3,12 @@
 //! terminal, Markdown and HTML with bars of both sides; and the same as JSON.
 
 use super::{Comparison, Delta, Metric};
+use crate::document::chart::{Axis, BarSeries, Bars, Chart, Kind, Unit};
 use crate::document::format::html::Html;
 use crate::document::format::markdown::Markdown;
 use crate::document::format::terminal::Text;
 use crate::document::{Block, Document, Renderer, Section, TableBlock};
 use crate::error::Result;
-use crate::report::charts::{Axis, BarSeries, Bars, Chart, Kind, Unit};
 use crate::table::{Column, Table};
 use crate::terminal::Terminal;
 use crate::units::{Style, format_ns};

@@ -4,14 +4,15 @@
 //! its order, its numbers and its warnings therefore cannot differ between formats; a new format
 //! is one renderer file, a new section one entry.
 
+pub mod chart;
 pub mod draw;
 pub mod format;
 pub mod page;
 
 use crate::error::Result;
 
-use crate::report::charts::Chart;
 use crate::table::Table;
+use chart::Chart;
 pub use format::Format;
 use std::collections::BTreeSet;
 

@@ -2,8 +2,8 @@
 //! numbered figures of inline SVG with their captions (the report and `readlab compare` use it).
 
 use super::draw;
+use crate::document::chart::Chart;
 use crate::error::Result;
-use crate::report::charts::Chart;
 use crate::table::html_escape as esc;
 use std::fmt::Write;
 

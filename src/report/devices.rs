@@ -3,7 +3,7 @@
 //! on more than one target, one bar per target, so devices are compared on equal terms and never
 //! on one scatter where one device's points look dominated by the other's.
 
-use super::charts::{Axis, BarSeries, Bars, Chart, Kind, Unit};
+use crate::document::chart::{Axis, BarSeries, Bars, Chart, Kind, Unit};
 use crate::points::{Point, Report, caption};
 use crate::table::{Column, Table};
 use crate::units::{Style, format_bytes, format_ns};

@@ -160,7 +160,7 @@ pub fn document(report: &Report) -> Document {
 }
 
 /// Every chart of the page, in its order (the document's).
-pub fn page_charts(report: &Report) -> Vec<super::charts::Chart> {
+pub fn page_charts(report: &Report) -> Vec<crate::document::chart::Chart> {
     document(report).charts().cloned().collect()
 }
 

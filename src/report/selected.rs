@@ -4,7 +4,7 @@
 //! tune directory has one, else its measured points (study tag `tune`) under the tuner's rule —
 //! and the runs with the selected parameters across block sizes (Figures 73–75, 86–88, 103–105).
 
-use super::charts::{Axis, Chart, Kind, LineSeries, Lines, SHAPES, Unit, XAxis};
+use crate::document::chart::{Axis, Chart, Kind, LineSeries, Lines, SHAPES, Unit, XAxis};
 use crate::points::{Point, Report, caption};
 use crate::table::{Column, Table};
 use crate::tune::{Goal, Spread};

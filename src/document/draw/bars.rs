@@ -5,7 +5,7 @@ use super::axes::{AxisMap, category_axis, category_name};
 use super::canvas::{configure, mesh_chart};
 use super::legend::{Entry, Swatch, draw_legend, entry, with_legend};
 use super::style::*;
-use crate::report::charts::{Bars, Scale};
+use crate::document::chart::{Bars, Scale};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 

@@ -6,7 +6,7 @@ use super::canvas::{configure, draw_marker, mesh_chart};
 use super::labels::{Placer, h_pos};
 use super::legend::{Entry, Swatch, draw_legend, entry, with_legend};
 use super::style::*;
-use crate::report::charts::{Lines, Scale, Shape, Unit, XAxis};
+use crate::document::chart::{Lines, Scale, Shape, Unit, XAxis};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{Pos, VPos};

@@ -7,7 +7,7 @@ use super::canvas::{configure, draw_marker, draw_ring, mesh_chart};
 use super::labels::{Placer, h_pos};
 use super::legend::{Entry, Swatch, draw_legend, entry, with_legend};
 use super::style::*;
-use crate::report::charts::{Dot, Scatter, Shape, bs_color, bs_marker};
+use crate::document::chart::{Dot, Scatter, Shape, bs_color, bs_marker};
 use crate::size::format_size;
 use crate::units::format_pct;
 use plotters::coord::Shift;

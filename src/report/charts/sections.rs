@@ -79,8 +79,8 @@ pub fn charts_by_section(report: &Report) -> BTreeMap<String, Vec<Chart>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::document::chart::{Chart, Kind, Lines};
     use crate::points::{Point, Report};
-    use crate::report::charts::{Chart, Kind, Lines};
 
     /// Every value a chart could draw, with where it is.
     fn drawn(c: &Chart) -> Vec<f64> {
