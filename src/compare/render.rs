@@ -183,6 +183,7 @@ pub fn blocks(c: &Comparison, id: &str) -> Vec<Block> {
 pub fn document(c: &Comparison) -> Document {
     let mut d = Document {
         title: "readlab compare".into(),
+        label_words: Some(|l| crate::label::key(l.iter().copied())),
         ..Document::default()
     };
     let mut s = Section::new("compare", "Configuration by configuration");

@@ -4,19 +4,10 @@ use super::Exporter;
 use crate::config::Rw;
 use crate::error::Result;
 use crate::result::{Document, RunResult};
-use crate::stats::LatencySummary;
+use crate::stats::percentile_cell;
 use crate::table::{Column, Table};
 use crate::units::{Style, format_bytes, format_ns};
 use std::fmt::Write;
-
-/// Percentile `q` of `l` for people, or `–` when too few samples support it.
-pub fn percentile_cell(l: &LatencySummary, q: f64, ns: u64) -> String {
-    if l.supports(q) {
-        format_ns(ns as f64, Style::Table)
-    } else {
-        "–".into()
-    }
-}
 
 /// The columns of a run's headline figures, the same in every per-run table: IOPS, MiB/s, the
 /// achieved queue depth, p50, p99, p99.9 and max.

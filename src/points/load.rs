@@ -9,8 +9,9 @@ use crate::result::Document;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-/// The schema of the report's JSON (`readlab report --format json`), which reports read back.
-const REPORT_SCHEMA: &str = "readlab.report/1";
+/// The schema of the report's JSON (`readlab report --format json`, written by
+/// `crate::report::json`), which reports read back.
+pub const REPORT_SCHEMA: &str = "readlab.report/1";
 
 fn bad(path: &Path, why: impl std::fmt::Display) -> Error {
     Error::invalid(format!("{}: {why}", path.display()))
@@ -333,32 +334,4 @@ fn note_points(report: &mut Report, said: Vec<Said>) {
                 .push(format!("{}: {}", s.point, parts.join("; ")));
         }
     }
-}
-
-/// Read `inputs` as the baseline of `report` (`readlab report --baseline OLD NEW`): their points
-/// are compared with the report's, not drawn among them.
-pub fn load_baseline(report: &mut Report, inputs: &[PathBuf]) -> Result<()> {
-    let old = load(inputs, &[])?;
-    report
-        .notes
-        .extend(old.notes.into_iter().map(|n| format!("baseline: {n}")));
-    report
-        .banners
-        .extend(old.banners.into_iter().map(|b| crate::warnings::Banner {
-            text: format!("baseline: {}", b.text),
-            ..b
-        }));
-    if crate::compare::compare(&old.points, &report.points)
-        .rows
-        .is_empty()
-    {
-        let names = |v: &[String]| v.join(", ");
-        return Err(Error::invalid(format!(
-            "nothing to compare with the baseline: {} and the baseline {} have no configuration (engine, block size, access, direct I/O) in common; give a baseline measured the same way, or leave out --baseline",
-            names(&report.inputs),
-            names(&old.inputs)
-        )));
-    }
-    report.baseline = old.points;
-    Ok(())
 }

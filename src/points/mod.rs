@@ -12,7 +12,7 @@ pub mod point;
 
 pub use analysis::{Report, Section};
 pub use caption::caption;
-pub use load::{load, load_baseline, require_points};
+pub use load::{load, require_points};
 pub use point::{Env, Multi, Point, Source, origin_name};
 
 #[cfg(test)]

@@ -47,6 +47,7 @@ pub fn document(report: &Report) -> Document {
         title: "readlab report".into(),
         lead: lead(report),
         banners: report.banners.clone(),
+        label_words: Some(|l| crate::label::key(l.iter().copied())),
         ..Document::default()
     };
     let verdict = crate::verdict::of_report(report);

@@ -11,27 +11,33 @@ use crate::tune::{Goal, Spread};
 use crate::units::{Style, format_bytes, format_ns};
 use std::collections::{BTreeMap, BTreeSet};
 
-/// One row: what the tuner selected for a goal at a block size on a target.
-#[derive(Debug, Clone, PartialEq)]
+// One row of the table; the report's JSON (`selected`) is this type itself, so a new field is in
+// both. Its name and its fields' descriptions in the JSON reference are those it has always had
+// (`SelectedJson`; the `///` lines below are that reference's words).
+/// What the tuner selected for a goal at a block size on a target.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, schemars::JsonSchema)]
+#[schemars(rename = "SelectedJson")]
 pub struct Selected {
     /// The target's name.
     pub name: String,
     pub bs: u64,
+    /// throughput, latency or balanced.
+    #[schemars(with = "String")]
     pub goal: Goal,
-    /// The goal the tuner was asked for (its profile).
+    /// True for the recommended goal's row.
     pub recommended: bool,
     pub label: String,
     pub engine: String,
     pub threads: usize,
     pub iodepth: usize,
     pub batch: usize,
-    /// io_uring features in words (`fixed files, SQ poll`), `-` without.
+    // io_uring features in words (`fixed files, SQ poll`), `-` without.
     pub features: String,
     pub iops: f64,
     pub mb_s: f64,
     pub p999_ns: f64,
     pub cpu_cores: f64,
-    /// The re-measured finalists' spread (from tune.json).
+    // The re-measured finalists' spread (from tune.json).
     pub spread: Option<Spread>,
 }
 

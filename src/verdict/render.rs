@@ -170,7 +170,10 @@ pub fn blocks(v: &Verdict, points: &[Point]) -> Vec<Block> {
 
 /// The verdict alone as a document (one section).
 pub fn document(v: &Verdict, points: &[Point]) -> Document {
-    let mut d = Document::default();
+    let mut d = Document {
+        label_words: Some(|l| crate::label::key(l.iter().copied())),
+        ..Document::default()
+    };
     let mut s = Section::new("verdict", "Verdict");
     s.blocks = blocks(v, points);
     d.push(s);

@@ -117,7 +117,7 @@ fn targets_and_block_sizes_are_judged_apart() {
     c.bs = 1 << 20;
     c.rw = "read".into();
     let mut fio = at("fio:P", "psync", 1e9, 1.0, 1.0);
-    fio.source = crate::report::Source::Fio;
+    fio.source = crate::points::Source::Fio;
     let mut failed = at("U1B1", "uring", 1e9, 1.0, 1.0);
     failed.note = Some("FAILED: run failed: 1 I/O error(s)".into());
     let pts = vec![a, b, c, fio, failed];
