@@ -20,35 +20,7 @@ fn bad(path: &Path, why: impl std::fmt::Display) -> Error {
 /// Read one readlab input: a results directory, a results.jsonl, or a `--json` document (one run
 /// or an array of runs). fio JSON given here is imported as if passed with `--fio`.
 fn load_results(path: &Path, report: &mut Report, said: &mut Vec<Said>) -> Result<()> {
-    let meta = std::fs::metadata(path).map_err(|e| bad(path, format!("cannot read: {e}")))?;
-    let file: PathBuf = if meta.is_dir() {
-        let f = path.join(crate::store::RESULTS);
-        if !f.is_file() {
-            return Err(bad(
-                path,
-                format!(
-                    "no {} here; give a study's --out directory, a results.jsonl, or a `readlab run --json` file",
-                    crate::store::RESULTS
-                ),
-            ));
-        }
-        // A tune directory's selected parameters.
-        let tuned = path.join(crate::tune::REPORT_FILE);
-        if tuned.is_file() {
-            let text = std::fs::read_to_string(&tuned)
-                .map_err(|e| bad(&tuned, format!("cannot read: {e}")))?;
-            match serde_json::from_str::<crate::tune::TuneReport>(&text) {
-                Ok(t) => report.tuned.push(t),
-                Err(e) => report.notes.push(format!(
-                    "{}: not a tuner's report ({e}); the selected parameters come from its points",
-                    tuned.display()
-                )),
-            }
-        }
-        f
-    } else {
-        path.to_path_buf()
-    };
+    let file = results_file(path, report)?;
     let origin = file.display().to_string();
     let bytes = crate::store::read_bounded(&file)?;
     let Ok(text) = String::from_utf8(bytes) else {
@@ -102,11 +74,52 @@ fn load_results(path: &Path, report: &mut Report, said: &mut Vec<Said>) -> Resul
         // Several values: results.jsonl, one run per line (a torn last line is ignored).
         Err(_) => crate::store::load(&file)?,
     };
+    add_runs(&docs, &origin, report, said);
+    Ok(())
+}
+
+/// The file a readlab input names: the input itself, or a directory's results.jsonl (and then
+/// its tuner's report, when it has one, is read into `report`).
+fn results_file(path: &Path, report: &mut Report) -> Result<PathBuf> {
+    let meta = std::fs::metadata(path).map_err(|e| bad(path, format!("cannot read: {e}")))?;
+    Ok(if meta.is_dir() {
+        let f = path.join(crate::store::RESULTS);
+        if !f.is_file() {
+            return Err(bad(
+                path,
+                format!(
+                    "no {} here; give a study's --out directory, a results.jsonl, or a `readlab run --json` file",
+                    crate::store::RESULTS
+                ),
+            ));
+        }
+        // A tune directory's selected parameters.
+        let tuned = path.join(crate::tune::REPORT_FILE);
+        if tuned.is_file() {
+            let text = std::fs::read_to_string(&tuned)
+                .map_err(|e| bad(&tuned, format!("cannot read: {e}")))?;
+            match serde_json::from_str::<crate::tune::TuneReport>(&text) {
+                Ok(t) => report.tuned.push(t),
+                Err(e) => report.notes.push(format!(
+                    "{}: not a tuner's report ({e}); the selected parameters come from its points",
+                    tuned.display()
+                )),
+            }
+        }
+        f
+    } else {
+        path.to_path_buf()
+    })
+}
+
+/// The runs of one input as points (a run that measured nothing as a note), each with what it
+/// says of itself.
+fn add_runs(docs: &[Document], origin: &str, report: &mut Report, said: &mut Vec<Said>) {
     if docs.is_empty() {
         report.notes.push(format!("{origin} holds no runs"));
     }
     report.runs_read += docs.len();
-    for d in &docs {
+    for d in docs {
         // A run that measured nothing has no figure to draw (never 0 ns, never 0 IOPS).
         if d.result.requests == 0 {
             report.notes.push(format!(
@@ -120,7 +133,7 @@ fn load_results(path: &Path, report: &mut Report, said: &mut Vec<Said>) -> Resul
         // The run's own point (a run on several targets: its aggregate) comes first; a
         // target's own warnings are in its run's, named.
         let first = report.points.len();
-        let points = Point::from_run(d, &origin);
+        let points = Point::from_run(d, origin);
         if let Some(p) = points.first() {
             said.push(Said {
                 point: format!(
@@ -138,7 +151,6 @@ fn load_results(path: &Path, report: &mut Report, said: &mut Vec<Said>) -> Resul
             report.fleet.push(f);
         }
     }
-    Ok(())
 }
 
 /// The `schema` a JSON document names.

@@ -2,7 +2,7 @@
 //! max) drawn as shades of the series' hue; fio series outlined.
 
 use super::axes::{AxisMap, category_axis, category_name};
-use super::canvas::{configure, mesh_chart};
+use super::canvas::{Plane, configure, mesh_chart};
 use super::legend::{Entry, Swatch, draw_legend, entry, with_legend};
 use super::style::*;
 use crate::document::chart::{Bars, Scale};
@@ -11,36 +11,7 @@ use plotters::prelude::*;
 
 pub(super) fn draw_bars<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, b: &Bars) -> Res {
     let layered = b.layers.len() > 1;
-    let mut entries: Vec<Entry> = b
-        .series
-        .iter()
-        .enumerate()
-        .map(|(j, s)| {
-            let swatch = if layered {
-                Swatch::Shades(color(j), b.layers.len())
-            } else if s.fio {
-                Swatch::Outlined(color(j))
-            } else {
-                Swatch::Fill(color(j))
-            };
-            entry(swatch, s.name.clone())
-        })
-        .collect();
-    if layered {
-        entries.push(entry(Swatch::Heading, "layers, dark to light:"));
-        for (k, l) in b.layers.iter().enumerate() {
-            entries.push(entry(
-                Swatch::Fill(shade(RGBColor(110, 110, 110), k, b.layers.len())),
-                l.clone(),
-            ));
-        }
-    }
-    if b.series.iter().any(|s| s.fio) {
-        entries.push(entry(Swatch::Outlined(WHITE), "black outline: fio"));
-    }
-    if b.series.len() == 1 && !layered && !b.series[0].fio {
-        entries.clear();
-    }
+    let entries = legend_entries(b, layered);
     let (plot, legend) = with_legend(area, &entries, 0)?;
     if let Some(l) = &legend {
         draw_legend(l, &entries)?;
@@ -98,38 +69,87 @@ pub(super) fn draw_bars<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, b: &B
             let hue = color(j);
             let x0 = start + pos as f64 * slot + slot * 0.06;
             let x1 = x0 + slot * 0.88;
-            let mut order: Vec<usize> = (0..vals.len()).collect();
-            // Largest behind; of equal values the lower layer in front, so a stacked bar whose
-            // top layer adds nothing shows its bottom layer.
-            order.sort_by(|&a, &c| vals[c].total_cmp(&vals[a]).then(c.cmp(&a)));
-            let mut top_all: Option<f64> = None;
-            for k in order {
-                let Some(top) = ymap.t(vals[k]) else { continue };
-                let top = top.clamp(ymap.lo, ymap.hi);
-                top_all = Some(top_all.map_or(top, |t| t.max(top)));
-                let fill = if layered {
-                    shade(hue, k, vals.len())
-                } else {
-                    hue
-                };
-                chart
-                    .draw_series(std::iter::once(Rectangle::new(
-                        [(x0, ymap.lo), (x1, top)],
-                        fill.filled(),
-                    )))
-                    .map_err(fail)?;
-            }
-            if s.fio
-                && let Some(top) = top_all
-            {
-                chart
-                    .draw_series(std::iter::once(Rectangle::new(
-                        [(x0, ymap.lo), (x1, top)],
-                        BLACK.stroke_width(2),
-                    )))
-                    .map_err(fail)?;
-            }
+            draw_bar(&mut chart, &ymap, (x0, x1), vals, hue, layered, s.fio)?;
         }
+    }
+    Ok(())
+}
+
+/// The legend: a swatch per series (its shades when bars are layered, with the layers named),
+/// fio's outline; none for a single plain series.
+fn legend_entries(b: &Bars, layered: bool) -> Vec<Entry> {
+    let mut entries: Vec<Entry> = b
+        .series
+        .iter()
+        .enumerate()
+        .map(|(j, s)| {
+            let swatch = if layered {
+                Swatch::Shades(color(j), b.layers.len())
+            } else if s.fio {
+                Swatch::Outlined(color(j))
+            } else {
+                Swatch::Fill(color(j))
+            };
+            entry(swatch, s.name.clone())
+        })
+        .collect();
+    if layered {
+        entries.push(entry(Swatch::Heading, "layers, dark to light:"));
+        for (k, l) in b.layers.iter().enumerate() {
+            entries.push(entry(
+                Swatch::Fill(shade(RGBColor(110, 110, 110), k, b.layers.len())),
+                l.clone(),
+            ));
+        }
+    }
+    if b.series.iter().any(|s| s.fio) {
+        entries.push(entry(Swatch::Outlined(WHITE), "black outline: fio"));
+    }
+    if b.series.len() == 1 && !layered && !b.series[0].fio {
+        entries.clear();
+    }
+    entries
+}
+
+/// One bar from `x0` to `x1`: its layers `vals` overlaid in shades of `hue` (one colour when
+/// not layered), the largest behind, outlined in black for fio.
+fn draw_bar<DB: DrawingBackend>(
+    chart: &mut ChartContext<'_, DB, Plane>,
+    ymap: &AxisMap,
+    (x0, x1): (f64, f64),
+    vals: &[f64],
+    hue: RGBColor,
+    layered: bool,
+    fio: bool,
+) -> Res {
+    let mut order: Vec<usize> = (0..vals.len()).collect();
+    // Largest behind; of equal values the lower layer in front, so a stacked bar whose
+    // top layer adds nothing shows its bottom layer.
+    order.sort_by(|&a, &c| vals[c].total_cmp(&vals[a]).then(c.cmp(&a)));
+    let mut top_all: Option<f64> = None;
+    for k in order {
+        let Some(top) = ymap.t(vals[k]) else { continue };
+        let top = top.clamp(ymap.lo, ymap.hi);
+        top_all = Some(top_all.map_or(top, |t| t.max(top)));
+        let fill = if layered {
+            shade(hue, k, vals.len())
+        } else {
+            hue
+        };
+        chart
+            .draw_series(std::iter::once(Rectangle::new(
+                [(x0, ymap.lo), (x1, top)],
+                fill.filled(),
+            )))
+            .map_err(fail)?;
+    }
+    if fio && let Some(top) = top_all {
+        chart
+            .draw_series(std::iter::once(Rectangle::new(
+                [(x0, ymap.lo), (x1, top)],
+                BLACK.stroke_width(2),
+            )))
+            .map_err(fail)?;
     }
     Ok(())
 }
