@@ -3,6 +3,8 @@
 //! regression check of `readlab run --profile P --check` ([`check`]). Configurations are matched
 //! by label, block size, access and direct/buffered; for each match, the change in IOPS, MB/s,
 //! p50, p99, p99.9 and CPU per I/O, and whether it is beyond the run-to-run spread of the two.
+//! It reads the points (`crate::points`) and renders through the document layer
+//! (`crate::document`); the report (`crate::report`), above it, calls it, never the other way.
 
 pub mod check;
 pub mod render;

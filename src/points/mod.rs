@@ -1,7 +1,12 @@
-//! The report's data: every measured point, from readlab results or fio JSON, in one shape
-//! ([`point`]), read from the inputs the user named ([`load`]), grouped into the report's studies
-//! and ranked on the throughput/latency Pareto frontier ([`analysis`]), and captioned with where
-//! and when it was measured ([`caption`]).
+//! The points a report is made of: every measured point, from readlab results or fio JSON
+//! ([`fio`]), in one shape ([`point`]), read from the inputs the user named ([`load`]), grouped
+//! into the report's studies and ranked on the throughput/latency Pareto frontier
+//! ([`analysis`]), and captioned with where and when it was measured ([`caption`]).
+//!
+//! The data layer of what readlab shows: it reads results (`crate::result`, `crate::store`), the
+//! studies' registry and the tuner's answer, and is read by what compares, judges and composes
+//! (`crate::compare`, `crate::verdict`, `crate::report`); it names none of them, nor the document
+//! layer (`crate::document`) they draw with.
 
 pub mod analysis;
 pub mod caption;

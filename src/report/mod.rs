@@ -83,7 +83,7 @@ mod tests {
         assert_eq!(ReportFormat::parse("MD").unwrap(), ReportFormat::Markdown);
         assert_eq!(ReportFormat::parse("csv").unwrap().extension(), "csv");
         let e = ReportFormat::parse("pdf").unwrap_err();
-        assert!(e.is_bad_input() && e.to_string().contains("html, csv, md, json or text"));
+        assert!(e.is_bad_input() && e.to_string().contains("use html, csv, md, json"));
     }
 
     #[test]

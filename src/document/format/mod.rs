@@ -105,7 +105,13 @@ mod tests {
                 assert_eq!(Format::parse(&n.to_uppercase()).unwrap(), *f);
             }
         }
-        assert_eq!(Format::choices(), "html, csv, md, json or text");
+        // Every format by its first name, the last after "or".
+        let c = Format::choices();
+        assert!(
+            c.starts_with("html, csv, md, json") && c.contains(" or "),
+            "{c}"
+        );
+        assert!(Format::ALL.iter().all(|f| c.contains(f.names()[0])), "{c}");
         assert_eq!(Format::Text.default_out().to_str(), Some("report.txt"));
     }
 }
