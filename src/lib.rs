@@ -31,6 +31,7 @@ pub mod netns;
 pub mod outdir;
 pub mod outpath;
 pub mod pareto;
+pub mod points;
 pub mod prepare;
 pub mod probe;
 pub mod quick;

@@ -3,11 +3,12 @@
 
 use crate::config::RunConfig;
 use crate::env::Environment;
-use crate::study::name::StudyName;
 use serde::{Deserialize, Serialize};
+use study_name::StudyName;
 
 pub mod fleet;
 pub mod run;
+pub mod study_name;
 
 pub const SCHEMA: &str = "readlab.run/1";
 

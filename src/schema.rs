@@ -168,9 +168,9 @@ pub fn documents() -> Vec<Doc> {
         },
         Doc {
             file: "report.json",
-            schema_name: crate::export::REPORT_SCHEMA,
+            schema_name: crate::report::json::REPORT_SCHEMA,
             written_by: "`readlab report --format json`: the report's document, verdict, selection, tables and every point.",
-            schema: root::<crate::export::ReportJson>,
+            schema: root::<crate::report::json::ReportJson>,
         },
         Doc {
             file: "compare.json",

@@ -151,6 +151,16 @@ impl LatencySummary {
     }
 }
 
+/// Percentile `q` of `l` for people (`ns`, the value of that percentile, in table style), or `–`
+/// when too few samples support it: the table cell of [`LatencySummary::shown`]'s rule.
+pub fn percentile_cell(l: &LatencySummary, q: f64, ns: u64) -> String {
+    if l.supports(q) {
+        crate::units::format_ns(ns as f64, crate::units::Style::Table)
+    } else {
+        "–".into()
+    }
+}
+
 /// One second (or the last partial second) of the measured window.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct TimelinePoint {

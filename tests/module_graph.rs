@@ -874,43 +874,106 @@ fn mod_declarations_and_names_the_parent_only_imports_are_no_edge_to_it() {
     assert!(explain(&g).is_empty());
 }
 
-/// The report document (`src/document/`) is what the report, the verdict and compare render
-/// through: it may use the chart and table types, but nothing that renders it, or those modules
-/// and the document would name each other.
+/// Every module under `prefix` (itself included) and, for each, the modules under any of `above`
+/// it reaches: the arrows that run up from a layer.
+fn upward(g: &Graph, prefix: &str, above: &[&str]) -> Vec<String> {
+    let layer = module(prefix);
+    let above: Vec<Vec<String>> = above.iter().map(|m| module(m)).collect();
+    let mut found = Vec::new();
+    for m in g.keys().filter(|m| m.starts_with(&layer)) {
+        let up: Vec<String> = reach(g, m)
+            .iter()
+            .filter(|d| above.iter().any(|a| d.starts_with(a)))
+            .map(|d| name(d))
+            .collect();
+        if !up.is_empty() {
+            found.push(format!("{} reaches {}", name(m), up.join(", ")));
+        }
+    }
+    found
+}
+
+/// The document layer (`src/document/`: the document's types, the charts' vocabulary, their
+/// drawing, the page and the formats) is what the report, the verdict and compare render
+/// through: none of its modules may reach what composes a document or the points it is made of,
+/// or those modules and the document would name each other.
 #[test]
 fn the_document_reaches_none_of_what_renders_it() {
     let g = graph();
-    let below = reach(&g, &module("crate::document"));
     for m in [
-        "crate::report",
-        "crate::report::html",
-        "crate::report::charts::sections",
-        "crate::verdict",
-        "crate::verdict::render",
-        "crate::compare",
-        "crate::compare::render",
-        "crate::export",
+        "crate::document::chart",
+        "crate::document::draw",
+        "crate::document::page",
+        "crate::document::format",
     ] {
         assert!(
-            !below.contains(&module(m)),
-            "crate::document reaches {m}, which renders it; {}",
-            "keep the document to the chart and table types (report::charts, table)"
+            g.contains_key(&module(m)),
+            "{m} is not in the document layer"
         );
     }
+    let up = upward(
+        &g,
+        "crate::document",
+        &[
+            "crate::report",
+            "crate::points",
+            "crate::verdict",
+            "crate::compare",
+            "crate::export",
+        ],
+    );
+    assert!(
+        up.is_empty(),
+        "{}\n(the document layer names only leaves such as error, table, terminal, units, size; \
+         what composes a document gives it what it needs, as `label_words`)",
+        up.join("\n")
+    );
+}
+
+/// The points (`src/points/`: the inputs loaded, fio's JSON imported, sections and frontier) are
+/// the data layer the verdict, compare and the report read: none of its modules reaches them, nor
+/// the document layer they draw with.
+#[test]
+fn the_points_reach_neither_the_document_nor_the_report() {
+    let g = graph();
+    assert!(g.contains_key(&module("crate::points::fio")));
+    let up = upward(
+        &g,
+        "crate::points",
+        &[
+            "crate::document",
+            "crate::report",
+            "crate::verdict",
+            "crate::compare",
+            "crate::export",
+        ],
+    );
+    assert!(
+        up.is_empty(),
+        "{}\n(the points are data: what reads them (compare, the verdict, the report) does the \
+         comparing and the drawing)",
+        up.join("\n")
+    );
 }
 
 /// The studies say what to measure, how to run it and how to summarise it; how a study is drawn
-/// is the report's (keyed by the study's name), so nothing under `study/` reaches the report.
+/// is the report's (keyed by the study's name), so nothing under `study/` reaches the report, the
+/// points it reads or the outputs of runs. And a run's result (`result.rs`, `result/`) is below the
+/// studies that make results: it names no study module (a study's name is the results' own type).
 #[test]
 fn the_studies_need_nothing_of_the_report() {
     let g = graph();
-    let report = module("crate::report");
-    for m in g.keys().filter(|m| m.starts_with(&module("crate::study"))) {
-        let up: Vec<String> = reach(&g, m)
-            .iter()
-            .filter(|d| d.starts_with(&report))
-            .map(|d| name(d))
-            .collect();
-        assert!(up.is_empty(), "{} reaches {}", name(m), up.join(", "));
-    }
+    let up = upward(
+        &g,
+        "crate::study",
+        &[
+            "crate::report",
+            "crate::points",
+            "crate::export",
+            "crate::document",
+        ],
+    );
+    assert!(up.is_empty(), "{}", up.join("\n"));
+    let up = upward(&g, "crate::result", &["crate::study"]);
+    assert!(up.is_empty(), "{}", up.join("\n"));
 }

@@ -4,7 +4,6 @@
 //! checked-in files (set READLAB_BLESS=1 to rewrite them after an intended change), every chart
 //! must draw, and odd inputs must give notes or clean errors, never a panic.
 
-use readlab::export::{self, ReportExporter};
 use readlab::report::{self, ReportFormat};
 use std::path::{Path, PathBuf};
 
@@ -99,7 +98,7 @@ fn every_study_has_a_section_and_fio_joins_where_it_fits() {
 
 #[test]
 fn csv_snapshot() {
-    let csv = export::CsvExporter.render(&fixture_report()).unwrap();
+    let csv = report::render(&fixture_report(), ReportFormat::Csv).unwrap();
     let header = csv.lines().next().unwrap();
     for k in [
         "lat_min_ns",
@@ -121,7 +120,7 @@ fn csv_snapshot() {
 
 #[test]
 fn markdown_snapshot() {
-    let md = export::MarkdownExporter.render(&fixture_report()).unwrap();
+    let md = report::render(&fixture_report(), ReportFormat::Markdown).unwrap();
     assert!(md.contains("## Single-read latency"));
     assert!(md.contains("| p99.99 |"));
     snapshot("report-small.md", &md);
@@ -130,9 +129,7 @@ fn markdown_snapshot() {
 #[test]
 fn json_has_the_same_tables() {
     let r = fixture_report();
-    let text = export::report_exporter(ReportFormat::Json)
-        .render(&r)
-        .unwrap();
+    let text = report::render(&r, ReportFormat::Json).unwrap();
     let v: serde_json::Value = serde_json::from_str(&text).unwrap();
     let tables = v["tables"].as_array().unwrap();
     assert_eq!(tables.len(), r.sections.len() + 1);
@@ -176,7 +173,7 @@ fn every_chart_draws() {
     let mut seen = std::collections::HashSet::new();
     for c in &charts {
         assert!(seen.insert(c.id.clone()), "duplicate chart id {}", c.id);
-        let svg = report::draw::svg(c).unwrap();
+        let svg = readlab::document::draw::svg(c).unwrap();
         assert!(svg.contains("<svg") && svg.contains("</svg>"), "{}", c.id);
         assert!(
             svg.matches("<text").count() > 5,
@@ -187,7 +184,7 @@ fn every_chart_draws() {
     }
     // The scatter names the fio points.
     let scatter = charts.iter().find(|c| c.id == "all-scatter").unwrap();
-    let svg = report::draw::svg(scatter).unwrap();
+    let svg = readlab::document::draw::svg(scatter).unwrap();
     assert!(
         svg.contains("fio:P"),
         "fio labels on the all-experiments chart"
@@ -215,9 +212,15 @@ fn odd_inputs() {
     std::fs::write(&empty, "").unwrap();
     let r = report::load(std::slice::from_ref(&empty), &[]).unwrap();
     assert!(r.points.is_empty() && r.notes.iter().any(|n| n.contains("empty")));
-    let html = export::HtmlExporter.render(&r).unwrap();
+    let html = report::render(&r, ReportFormat::Html).unwrap();
     assert!(html.contains("No measured points"));
-    assert!(export::CsvExporter.render(&r).unwrap().lines().count() == 1);
+    assert!(
+        report::render(&r, ReportFormat::Csv)
+            .unwrap()
+            .lines()
+            .count()
+            == 1
+    );
 
     // One point: every chart still draws.
     let one = d.join("one.jsonl");
@@ -231,18 +234,17 @@ fn odd_inputs() {
     let r = report::load(std::slice::from_ref(&one), &[]).unwrap();
     assert_eq!(r.points.len(), 1);
     for c in report::charts::every_chart(&r) {
-        report::draw::svg(&c).unwrap();
+        readlab::document::draw::svg(&c).unwrap();
     }
-    export::HtmlExporter.render(&r).unwrap();
+    report::render(&r, ReportFormat::Html).unwrap();
 
     // fio only, with a job that read nothing; and a fio file with zero jobs that read.
     let r = report::load(&[], &[PathBuf::from(FIO_ZERO)]).unwrap();
     assert!(r.points.is_empty() && !r.notes.is_empty());
-    export::HtmlExporter.render(&r).unwrap();
+    report::render(&r, ReportFormat::Html).unwrap();
     let r = report::load(&[], &[PathBuf::from(FIO_PLUS)]).unwrap();
     assert!(
-        export::HtmlExporter
-            .render(&r)
+        report::render(&r, ReportFormat::Html)
             .unwrap()
             .contains("chart-all-scatter")
     );

@@ -3,12 +3,14 @@
 //! regression check of `readlab run --profile P --check` ([`check`]). Configurations are matched
 //! by label, block size, access and direct/buffered; for each match, the change in IOPS, MB/s,
 //! p50, p99, p99.9 and CPU per I/O, and whether it is beyond the run-to-run spread of the two.
+//! It reads the points (`crate::points`) and renders through the document layer
+//! (`crate::document`); the report (`crate::report`), above it, calls it, never the other way.
 
 pub mod check;
 pub mod render;
 
 use crate::interval::interval;
-use crate::report::model::Point;
+use crate::points::Point;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// A figure compared.
@@ -240,7 +242,7 @@ pub struct Difference {
 /// The inputs of each side by name: the file or directory name, or the whole path when both
 /// sides' names are the same.
 fn inputs(a: &[Point], b: &[Point]) -> (String, String) {
-    let short = |ps: &[Point]| distinct(ps, |p| crate::report::model::origin_name(&p.origin));
+    let short = |ps: &[Point]| distinct(ps, |p| crate::points::origin_name(&p.origin));
     let (x, y) = (short(a), short(b));
     if x != y {
         return (x, y);

@@ -3,12 +3,12 @@
 //! terminal, Markdown and HTML with bars of both sides; and the same as JSON.
 
 use super::{Comparison, Delta, Metric};
-use crate::document::html::Html;
-use crate::document::markdown::Markdown;
-use crate::document::terminal::Text;
+use crate::document::chart::{Axis, BarSeries, Bars, Chart, Kind, Unit};
+use crate::document::format::html::Html;
+use crate::document::format::markdown::Markdown;
+use crate::document::format::terminal::Text;
 use crate::document::{Block, Document, Renderer, Section, TableBlock};
 use crate::error::Result;
-use crate::report::charts::{Axis, BarSeries, Bars, Chart, Kind, Unit};
 use crate::table::{Column, Table};
 use crate::terminal::Terminal;
 use crate::units::{Style, format_ns};
@@ -183,6 +183,7 @@ pub fn blocks(c: &Comparison, id: &str) -> Vec<Block> {
 pub fn document(c: &Comparison) -> Document {
     let mut d = Document {
         title: "readlab compare".into(),
+        label_words: Some(|l| crate::label::key(l.iter().copied())),
         ..Document::default()
     };
     let mut s = Section::new("compare", "Configuration by configuration");

@@ -1,6 +1,6 @@
 use super::render;
 use super::*;
-use crate::report::model::tests::point;
+use crate::points::tests::point;
 use crate::stats::TimelinePoint;
 
 /// A point whose per-second IOPS wander by ±`rel` around `iops`.

@@ -2,19 +2,23 @@
 //! comparison) is built once as an ordered list of sections made of blocks, each with a stable
 //! unique id, and HTML, Markdown, JSON, CSV and the terminal render that one document. A section,
 //! its order, its numbers and its warnings therefore cannot differ between formats; a new format
-//! is one renderer file, a new section one entry.
+//! is one renderer file and its line in [`format`]'s registry, a new section one entry.
+//!
+//! The document layer, the base of what readlab shows: the document's types (here), the charts'
+//! vocabulary ([`chart`]), their drawing ([`draw`]), the HTML page ([`page`]) and the formats
+//! ([`format`]). It names only leaves (`error`, `table`, `terminal`, `units`, `size`,
+//! `warnings`), never what composes a document (`report`, `verdict`, `compare`) nor the points
+//! they are made of (`points`): what a table's labels mean is given to it ([`LabelWords`]).
 
-pub mod csv;
-mod format;
-pub mod html;
-pub mod json;
-pub mod markdown;
-pub mod terminal;
+pub mod chart;
+pub mod draw;
+pub mod format;
+pub mod page;
 
 use crate::error::Result;
 
-use crate::report::charts::Chart;
 use crate::table::Table;
+use chart::Chart;
 pub use format::Format;
 use std::collections::BTreeSet;
 
@@ -35,7 +39,13 @@ pub struct Document {
     /// Warnings said once at the top, each with how many points it concerns.
     pub banners: Vec<Banner>,
     pub sections: Vec<Section>,
+    /// What the labels in its tables mean, when they are labels of runs (`crate::label::key`): a
+    /// table pushed without a key gets one from its `label` column. None: no keys.
+    pub label_words: Option<LabelWords>,
 }
+
+/// Labels → (label, words) for those that have words, each once, in first-seen order.
+pub type LabelWords = fn(&[&str]) -> Vec<(String, String)>;
 
 /// One line of the answer: the pick (or "too close to call") for one target, block size and access.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, schemars::JsonSchema)]
@@ -122,8 +132,10 @@ impl Document {
         for b in &mut s.blocks {
             match b {
                 Block::Table(t) => {
-                    if t.key.is_empty() {
-                        t.key = label_key(&t.table);
+                    if t.key.is_empty()
+                        && let Some(words) = self.label_words
+                    {
+                        t.key = label_key(&t.table, words);
                     }
                     t.id =
                         unique(&mut used, &format!("table-{}", t.id))["table-".len()..].to_string()
@@ -179,7 +191,7 @@ impl Document {
 
 /// The key to a table's labels: every label in its `label` column (and the labels it names in
 /// `A ~ B` cells), in words, in first-seen order.
-fn label_key(t: &Table) -> Vec<(String, String)> {
+fn label_key(t: &Table, words: LabelWords) -> Vec<(String, String)> {
     let Some(k) = t.columns.iter().position(|c| c.header == "label") else {
         return Vec::new();
     };
@@ -190,7 +202,7 @@ fn label_key(t: &Table) -> Vec<(String, String)> {
         .flat_map(|c| c.split(" ~ "))
         .map(str::trim)
         .collect();
-    crate::label::key(cells)
+    words(&cells)
 }
 
 /// `want`, or `want-2`, `want-3`, … whichever is not used yet; marks it used.

@@ -1,7 +1,5 @@
-//! The trait of the exporters of finished runs. Apart from `export/mod.rs`, which picks an
-//! exporter per format, so that each exporter and the module choosing among them do not name
-//! each other; apart from the report exporters' trait, so that a table of runs needs nothing of
-//! the report.
+//! The trait of the exporters of finished runs. Apart from `export/mod.rs`, which re-exports
+//! them, so that each exporter and the module gathering them do not name each other.
 
 use crate::error::Result;
 use crate::result::Document;

@@ -4,19 +4,10 @@ use super::Exporter;
 use crate::config::Rw;
 use crate::error::Result;
 use crate::result::{Document, RunResult};
-use crate::stats::LatencySummary;
+use crate::stats::percentile_cell;
 use crate::table::{Column, Table};
 use crate::units::{Style, format_bytes, format_ns};
 use std::fmt::Write;
-
-/// Percentile `q` of `l` for people, or `–` when too few samples support it.
-pub fn percentile_cell(l: &LatencySummary, q: f64, ns: u64) -> String {
-    if l.supports(q) {
-        format_ns(ns as f64, Style::Table)
-    } else {
-        "–".into()
-    }
-}
 
 /// The columns of a run's headline figures, the same in every per-run table: IOPS, MiB/s, the
 /// achieved queue depth, p50, p99, p99.9 and max.
@@ -115,11 +106,21 @@ impl Exporter for TableExporter {
     }
 }
 
-/// Everything about one run, for the terminal.
+/// Everything about one run, for the terminal: what ran and its throughput, its latency, how it
+/// ran, what it cost and what it checked.
 pub fn run_report(d: &Document) -> String {
+    let mut s = headline(d);
+    latency_lines(&mut s, &d.result);
+    shape_lines(&mut s, d);
+    cost_lines(&mut s, &d.result);
+    check_lines(&mut s, &d.result);
+    s
+}
+
+/// What ran, on what, and its throughput.
+fn headline(d: &Document) -> String {
     let c = &d.config;
     let r = &d.result;
-    let l = &r.latency;
     let e = &d.environment;
     let mut s = String::new();
     let dev = match (&e.device.name, &e.filesystem) {
@@ -143,6 +144,13 @@ pub fn run_report(d: &Document) -> String {
         "  {:.0} IOPS, {:.1} MiB/s ({:.1} MB/s) over {:.2} s, {} I/Os",
         r.iops, r.mib_s, r.mb_s, r.seconds, r.ios
     );
+    s
+}
+
+/// The latency line, the percentiles too few samples support, the split of a request's time
+/// and the intervals of a repeated run.
+fn latency_lines(s: &mut String, r: &RunResult) {
+    let l = &r.latency;
     if l.count == 0 {
         let _ = writeln!(s, "  latency  – (no request measured)");
     } else {
@@ -207,6 +215,12 @@ pub fn run_report(d: &Document) -> String {
             }
         );
     }
+}
+
+/// How the run ran: open loop, the depth it achieved, requests of several blocks, features,
+/// completions.
+fn shape_lines(s: &mut String, d: &Document) {
+    let (c, r) = (&d.config, &d.result);
     if let Some(o) = &r.open_loop {
         let _ = writeln!(
             s,
@@ -238,6 +252,10 @@ pub fn run_report(d: &Document) -> String {
     if let Some(c) = &r.completions {
         let _ = writeln!(s, "  irq      {}", c.words());
     }
+}
+
+/// What the run cost: CPU, the timer, readlab's own loop.
+fn cost_lines(s: &mut String, r: &RunResult) {
     let cpu = &r.cpu;
     let _ = write!(
         s,
@@ -280,6 +298,10 @@ pub fn run_report(d: &Document) -> String {
             r.cpu_us_per_io
         );
     }
+}
+
+/// What the run checked and how it ended: verification, errors, an early end.
+fn check_lines(s: &mut String, r: &RunResult) {
     if let Some(v) = &r.verify {
         let _ = writeln!(
             s,
@@ -311,7 +333,6 @@ pub fn run_report(d: &Document) -> String {
     if r.ended_by != crate::result::EndedBy::Runtime {
         let _ = writeln!(s, "  ended    {}", r.ended_by);
     }
-    s
 }
 
 #[cfg(test)]

@@ -3,8 +3,8 @@
 //! on more than one target, one bar per target, so devices are compared on equal terms and never
 //! on one scatter where one device's points look dominated by the other's.
 
-use super::charts::{Axis, BarSeries, Bars, Chart, Kind, Unit};
-use super::model::{Point, Report, caption};
+use crate::document::chart::{Axis, BarSeries, Bars, Chart, Kind, Unit};
+use crate::points::{Point, Report, caption};
 use crate::table::{Column, Table};
 use crate::units::{Style, format_bytes, format_ns};
 use crate::verdict::{Kind as Finding, Verdict};
@@ -171,7 +171,7 @@ pub fn charts(report: &Report, names: &[String]) -> Vec<Chart> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::model::tests::point;
+    use crate::points::tests::point;
 
     #[test]
     fn configurations_on_several_targets_are_drawn_per_target() {

@@ -3,10 +3,10 @@
 //! all experiments and the notes — in that one order for every format. Each section is built here
 //! once; HTML, Markdown, JSON, CSV and the terminal only render it.
 
-use super::model::Report;
 use super::tables::{Table as PointTable, every_row, for_machines, for_people, tables};
 use crate::document::{Block, Document, Section, TableBlock};
 use crate::error::{Error, Result};
+use crate::points::Report;
 use std::path::{Path, PathBuf};
 
 /// The report's lead paragraph: how many points, from where.
@@ -47,6 +47,7 @@ pub fn document(report: &Report) -> Document {
         title: "readlab report".into(),
         lead: lead(report),
         banners: report.banners.clone(),
+        label_words: Some(|l| crate::label::key(l.iter().copied())),
         ..Document::default()
     };
     let verdict = crate::verdict::of_report(report);
@@ -121,9 +122,9 @@ pub fn document(report: &Report) -> Document {
     let fleet = by_section.remove("fleet").unwrap_or_default();
     if !fleet.is_empty() {
         let mut s = Section::new("fleet", "Fleet (MPI ranks)");
-        s.paragraph(super::model::fleet::INTRO);
+        s.paragraph(crate::points::fleet::INTRO);
         s.blocks.extend(fleet.into_iter().map(Block::Chart));
-        if let Some((caption, t)) = super::model::fleet::spread_table(&report.fleet) {
+        if let Some((caption, t)) = crate::points::fleet::spread_table(&report.fleet) {
             s.push(Block::Table(TableBlock {
                 id: "fleet".into(),
                 caption,
@@ -160,7 +161,7 @@ pub fn document(report: &Report) -> Document {
 }
 
 /// Every chart of the page, in its order (the document's).
-pub fn page_charts(report: &Report) -> Vec<super::charts::Chart> {
+pub fn page_charts(report: &Report) -> Vec<crate::document::chart::Chart> {
     document(report).charts().cloned().collect()
 }
 
@@ -183,7 +184,7 @@ pub fn write_pngs(report: &Report, dir: &Path) -> Result<Vec<PathBuf>> {
                 })
                 .collect();
         let path = dir.join(format!("{:02}-{name}.png", n + 1));
-        super::draw::png(c, &path)?;
+        crate::document::draw::png(c, &path)?;
         files.push(path);
     }
     Ok(files)
@@ -224,7 +225,7 @@ mod agreement {
     //! The formats render one document: same sections, same order, unique ids.
     use super::*;
     use crate::document::Format;
-    use crate::report::model::tests::point;
+    use crate::points::tests::point;
 
     /// A report that once gave duplicate ids: two targets (the devices section), the devices
     /// study (its own `devices` section), a baseline (compare charts).

@@ -4,34 +4,40 @@
 //! tune directory has one, else its measured points (study tag `tune`) under the tuner's rule —
 //! and the runs with the selected parameters across block sizes (Figures 73–75, 86–88, 103–105).
 
-use super::charts::{Axis, Chart, Kind, LineSeries, Lines, SHAPES, Unit, XAxis};
-use super::model::{Point, Report, caption};
+use crate::document::chart::{Axis, Chart, Kind, LineSeries, Lines, SHAPES, Unit, XAxis};
+use crate::points::{Point, Report, caption};
 use crate::table::{Column, Table};
 use crate::tune::{Goal, Spread};
 use crate::units::{Style, format_bytes, format_ns};
 use std::collections::{BTreeMap, BTreeSet};
 
-/// One row: what the tuner selected for a goal at a block size on a target.
-#[derive(Debug, Clone, PartialEq)]
+// One row of the table; the report's JSON (`selected`) is this type itself, so a new field is in
+// both. Its name and its fields' descriptions in the JSON reference are those it has always had
+// (`SelectedJson`; the `///` lines below are that reference's words).
+/// What the tuner selected for a goal at a block size on a target.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, schemars::JsonSchema)]
+#[schemars(rename = "SelectedJson")]
 pub struct Selected {
     /// The target's name.
     pub name: String,
     pub bs: u64,
+    /// throughput, latency or balanced.
+    #[schemars(with = "String")]
     pub goal: Goal,
-    /// The goal the tuner was asked for (its profile).
+    /// True for the recommended goal's row.
     pub recommended: bool,
     pub label: String,
     pub engine: String,
     pub threads: usize,
     pub iodepth: usize,
     pub batch: usize,
-    /// io_uring features in words (`fixed files, SQ poll`), `-` without.
+    // io_uring features in words (`fixed files, SQ poll`), `-` without.
     pub features: String,
     pub iops: f64,
     pub mb_s: f64,
     pub p999_ns: f64,
     pub cpu_cores: f64,
-    /// The re-measured finalists' spread (from tune.json).
+    // The re-measured finalists' spread (from tune.json).
     pub spread: Option<Spread>,
 }
 
@@ -178,8 +184,74 @@ pub fn table(rows: &[Selected]) -> Table {
 /// configuration's throughput, CPU and p99.9 at every block size the report measured it (the
 /// tuner's own picks and any run of the same configuration at other block sizes).
 pub fn charts(report: &Report, rows: &[Selected]) -> Vec<Chart> {
-    // One line per target and distinct selected configuration (goals sharing one share a line).
-    let mut lines: Vec<(String, String, Vec<&str>)> = Vec::new();
+    let several_targets = rows.iter().map(|r| &r.name).collect::<BTreeSet<_>>().len() > 1;
+    let mut series: Vec<(String, Values)> = Vec::new();
+    let mut drawn: Vec<&Point> = Vec::new();
+    let mut sizes: BTreeSet<u64> = BTreeSet::new();
+    for (name, label, goals) in &selected_lines(rows) {
+        let v = line_values(report, rows, (name, label), &mut drawn);
+        sizes.extend(v.keys());
+        let who = if several_targets {
+            format!("{name} ")
+        } else {
+            String::new()
+        };
+        series.push((format!("{who}{label} ({})", goals.join(", ")), v));
+    }
+    if series.is_empty() {
+        return Vec::new();
+    }
+    let sizes: Vec<u64> = sizes.into_iter().collect();
+    let cap = if drawn.is_empty() {
+        format!(
+            "From the tuner's picks on {}.",
+            rows.iter()
+                .map(|r| r.name.as_str())
+                .collect::<BTreeSet<_>>()
+                .into_iter()
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    } else {
+        caption(&drawn)
+    };
+    let chart = |id: &str, title: &str, pick: fn(&(f64, f64, f64)) -> f64, y: Axis| Chart {
+        id: format!("selected-{id}"),
+        title: title.into(),
+        caption: cap.clone(),
+        width: 960,
+        height: 400,
+        kind: Kind::Lines(lines_of(&series, &sizes, pick, y)),
+    };
+    vec![
+        chart(
+            "throughput",
+            "Runs with the selected parameters across block sizes: throughput",
+            |t| t.0,
+            Axis::linear("throughput (MB/s)", Unit::Number),
+        ),
+        chart(
+            "cpu",
+            "Runs with the selected parameters across block sizes: CPU",
+            |t| t.1,
+            Axis::linear("CPU (% of one core)", Unit::Pct),
+        ),
+        chart(
+            "p999",
+            "Runs with the selected parameters across block sizes: p99.9 latency",
+            |t| t.2,
+            Axis::log("p99.9 latency (log scale)", Unit::Ns),
+        ),
+    ]
+}
+
+/// A line's figures by block size: MB/s, CPU (% of one core) and p99.9 (ns).
+type Values = BTreeMap<u64, (f64, f64, f64)>;
+
+/// One line per target and distinct selected configuration (goals sharing one share a line):
+/// its target, its label and its goals.
+fn selected_lines(rows: &[Selected]) -> Vec<(String, String, Vec<&'static str>)> {
+    let mut lines: Vec<(String, String, Vec<&'static str>)> = Vec::new();
     for r in rows {
         match lines
             .iter_mut()
@@ -193,62 +265,62 @@ pub fn charts(report: &Report, rows: &[Selected]) -> Vec<Chart> {
             None => lines.push((r.name.clone(), r.label.clone(), vec![r.goal.name()])),
         }
     }
-    let several_targets = rows.iter().map(|r| &r.name).collect::<BTreeSet<_>>().len() > 1;
-    // Each line's points: at a block size the table has a row for, that row's figures (the
-    // re-measured median the table prints, not the tuner's single search run of the same
-    // configuration); at other block sizes, the report's random direct reads of that
-    // configuration on that target (the median IOPS of several).
-    type Values = BTreeMap<u64, (f64, f64, f64)>;
-    let mut series: Vec<(String, Values)> = Vec::new();
-    let mut drawn: Vec<&Point> = Vec::new();
-    let mut sizes: BTreeSet<u64> = BTreeSet::new();
-    for (name, label, goals) in &lines {
-        let mut v: Values = BTreeMap::new();
-        for r in rows.iter().filter(|r| r.name == *name && r.label == *label) {
-            v.entry(r.bs)
-                .or_insert((r.mb_s, 100.0 * r.cpu_cores, r.p999_ns));
-        }
-        let mut by_bs: BTreeMap<u64, Vec<&Point>> = BTreeMap::new();
-        for p in report.points.iter().filter(|p| {
-            p.name == *name
-                && p.label == *label
-                && p.rw == "randread"
-                && p.direct
-                && !p.is_fio()
-                && !v.contains_key(&p.bs)
-        }) {
-            if p.plottable() {
-                by_bs.entry(p.bs).or_default().push(p);
-            }
-        }
-        for (bs, mut ps) in by_bs {
-            ps.sort_by(|a, b| a.iops.total_cmp(&b.iops));
-            let p = ps[(ps.len() - 1) / 2];
-            // A p99.9 its tables withhold (too few requests) is not drawn.
-            let p999 = p.latency.shown(99.9).map_or(f64::NAN, |ns| ns as f64);
-            v.insert(bs, (p.mb_s, p.cpu_pct, p999));
-            drawn.push(p);
-        }
-        sizes.extend(v.keys());
-        let who = if several_targets {
-            format!("{name} ")
-        } else {
-            String::new()
-        };
-        series.push((format!("{who}{label} ({})", goals.join(", ")), v));
+    lines
+}
+
+/// A line's points: at a block size the table has a row for, that row's figures (the
+/// re-measured median the table prints, not the tuner's single search run of the same
+/// configuration); at other block sizes, the report's random direct reads of that configuration
+/// on that target (the median IOPS of several), each added to `drawn`.
+fn line_values<'a>(
+    report: &'a Report,
+    rows: &[Selected],
+    (name, label): (&str, &str),
+    drawn: &mut Vec<&'a Point>,
+) -> Values {
+    let mut v: Values = BTreeMap::new();
+    for r in rows.iter().filter(|r| r.name == name && r.label == label) {
+        v.entry(r.bs)
+            .or_insert((r.mb_s, 100.0 * r.cpu_cores, r.p999_ns));
     }
-    if series.is_empty() {
-        return Vec::new();
+    let mut by_bs: BTreeMap<u64, Vec<&Point>> = BTreeMap::new();
+    for p in report.points.iter().filter(|p| {
+        p.name == name
+            && p.label == label
+            && p.rw == "randread"
+            && p.direct
+            && !p.is_fio()
+            && !v.contains_key(&p.bs)
+    }) {
+        if p.plottable() {
+            by_bs.entry(p.bs).or_default().push(p);
+        }
     }
-    let sizes: Vec<u64> = sizes.into_iter().collect();
-    let names: Vec<String> = sizes
-        .iter()
-        .map(|&b| format_bytes(b as f64, Style::Table))
-        .collect();
-    let lines_of = |pick: fn(&(f64, f64, f64)) -> f64, y: Axis| Lines {
+    for (bs, mut ps) in by_bs {
+        ps.sort_by(|a, b| a.iops.total_cmp(&b.iops));
+        let p = ps[(ps.len() - 1) / 2];
+        // A p99.9 its tables withhold (too few requests) is not drawn.
+        let p999 = p.latency.shown(99.9).map_or(f64::NAN, |ns| ns as f64);
+        v.insert(bs, (p.mb_s, p.cpu_pct, p999));
+        drawn.push(p);
+    }
+    v
+}
+
+/// The lines of `series` over the block sizes `sizes`, y from `pick`.
+fn lines_of(
+    series: &[(String, Values)],
+    sizes: &[u64],
+    pick: fn(&(f64, f64, f64)) -> f64,
+    y: Axis,
+) -> Lines {
+    Lines {
         x: XAxis::Categories {
             desc: "block size".into(),
-            names: names.clone(),
+            names: sizes
+                .iter()
+                .map(|&b| format_bytes(b as f64, Style::Table))
+                .collect(),
         },
         y,
         series: series
@@ -274,60 +346,13 @@ pub fn charts(report: &Report, rows: &[Selected]) -> Vec<Chart> {
                 labels: Vec::new(),
             })
             .collect(),
-    };
-    let cap = if drawn.is_empty() {
-        format!(
-            "From the tuner's picks on {}.",
-            rows.iter()
-                .map(|r| r.name.as_str())
-                .collect::<BTreeSet<_>>()
-                .into_iter()
-                .collect::<Vec<_>>()
-                .join(", ")
-        )
-    } else {
-        caption(&drawn)
-    };
-    let chart = |id: &str, title: &str, kind| Chart {
-        id: format!("selected-{id}"),
-        title: title.into(),
-        caption: cap.clone(),
-        width: 960,
-        height: 400,
-        kind,
-    };
-    vec![
-        chart(
-            "throughput",
-            "Runs with the selected parameters across block sizes: throughput",
-            Kind::Lines(lines_of(
-                |t| t.0,
-                Axis::linear("throughput (MB/s)", Unit::Number),
-            )),
-        ),
-        chart(
-            "cpu",
-            "Runs with the selected parameters across block sizes: CPU",
-            Kind::Lines(lines_of(
-                |t| t.1,
-                Axis::linear("CPU (% of one core)", Unit::Pct),
-            )),
-        ),
-        chart(
-            "p999",
-            "Runs with the selected parameters across block sizes: p99.9 latency",
-            Kind::Lines(lines_of(
-                |t| t.2,
-                Axis::log("p99.9 latency (log scale)", Unit::Ns),
-            )),
-        ),
-    ]
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::model::tests::point;
+    use crate::points::tests::point;
 
     #[test]
     fn tune_points_give_a_row_per_goal_and_block_size() {

@@ -1,7 +1,7 @@
 //! The report's tables as data: one per study section and one of all experiments, every point
 //! with every percentile. Each output format (CSV, Markdown, JSON, HTML) prints these same tables.
 
-use super::model::{Point, Report, caption, origin_name};
+use crate::points::{Point, Report, caption, origin_name};
 use crate::table::{self as render, Column as RenderColumn, Row};
 use crate::units::{Style, format_bytes, format_ns};
 
@@ -174,7 +174,7 @@ mod option_columns {
             assert_eq!(c.key, d.column);
             assert!(d.words.contains(c.header.trim()), "{} {}", c.key, c.header);
         }
-        let mut p = crate::report::model::tests::point("U8B1MF", 4096, 1.0, 10.0);
+        let mut p = crate::points::tests::point("U8B1MF", 4096, 1.0, 10.0);
         p.options.uring.fixed_files = true;
         p.options.pool.pool_threads = Some(4);
         let r = row(&p, false);
@@ -432,7 +432,7 @@ mod tests {
 
     #[test]
     fn rows_match_the_columns() {
-        let p = crate::report::model::tests::point("P", 4096, 10.0, 100.0);
+        let p = crate::points::tests::point("P", 4096, 10.0, 100.0);
         let r = row(&p, true);
         assert_eq!(r.len(), COLUMNS.len());
         let get = |k: &str| &r[COLUMNS.iter().position(|c| c.key == k).unwrap()];
@@ -447,7 +447,7 @@ mod tests {
 
     #[test]
     fn people_see_shared_configuration_once() {
-        let a = crate::report::model::tests::point("P", 4096, 10.0, 100.0);
+        let a = crate::points::tests::point("P", 4096, 10.0, 100.0);
         let mut b = a.clone();
         b.threads = 2;
         b.label = "PT2".into();

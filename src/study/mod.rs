@@ -15,7 +15,6 @@ mod exec;
 mod latency;
 mod latency_breakdown;
 mod multiblock;
-pub mod name;
 mod net;
 mod plan;
 mod queue;
@@ -30,9 +29,9 @@ mod tuned;
 mod uring_features;
 
 pub use crate::config::Timing;
+pub use crate::result::study_name::StudyName;
 pub use cache::{OffsetCache, WHOLE as CACHE_WHOLE_TARGET, by_offset as cache_by_offset};
 pub use exec::{run_each, run_points};
-pub use name::StudyName;
 pub use net::GIVEN_SERVER;
 pub use plan::{Context, Point};
 pub use scheduler::SchedulerGuard;

@@ -470,7 +470,7 @@ mod tests {
         };
         let tag = |delay_us, netem_us| {
             let p = remote(
-                crate::study::name::StudyName::registered("delay"),
+                crate::study::StudyName::registered("delay"),
                 served(delay_us, netem_us),
                 4096,
                 1,

@@ -3,9 +3,9 @@
 
 use super::StudyName;
 use crate::config::Rw;
-use crate::export::percentile_cell;
 use crate::result::Document;
 use crate::size::{format_ns, format_size};
+use crate::stats::percentile_cell;
 use std::collections::BTreeMap;
 use std::fmt::Write;
 

@@ -5,7 +5,7 @@
 
 use super::{Finding, Group, Kind, REPEAT_HINT, Spread, Sureness, TargetVerdict, Verdict};
 use crate::document::Answer;
-use crate::report::model::Point;
+use crate::points::Point;
 use crate::tune::Goal;
 
 /// The goal the answer follows when none is asked for: the tuner's default.

@@ -13,7 +13,7 @@ mod runs;
 pub use runs::{answer_text_for, text_for, text_for_within};
 
 use crate::interval::{Interval, interval};
-use crate::report::model::{Point, Report};
+use crate::points::{Point, Report};
 use crate::result::Document;
 use crate::tune::Goal;
 use crate::units::{Style, format_bytes};

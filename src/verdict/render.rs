@@ -3,11 +3,11 @@
 //! in Markdown and in the HTML report; JSON carries the same facts as values.
 
 use super::{Finding, Group, Kind, Tail, TargetVerdict, Verdict};
-use crate::document::html::Html;
-use crate::document::markdown::Markdown;
-use crate::document::terminal::Text;
+use crate::document::format::html::Html;
+use crate::document::format::markdown::Markdown;
+use crate::document::format::terminal::Text;
 use crate::document::{Block, Document, Renderer, Section, TableBlock};
-use crate::report::model::Point;
+use crate::points::Point;
 use crate::table::{Column, Table};
 use crate::terminal::Terminal;
 use crate::units::{Style, format_ns};
@@ -170,7 +170,10 @@ pub fn blocks(v: &Verdict, points: &[Point]) -> Vec<Block> {
 
 /// The verdict alone as a document (one section).
 pub fn document(v: &Verdict, points: &[Point]) -> Document {
-    let mut d = Document::default();
+    let mut d = Document {
+        label_words: Some(|l| crate::label::key(l.iter().copied())),
+        ..Document::default()
+    };
     let mut s = Section::new("verdict", "Verdict");
     s.blocks = blocks(v, points);
     d.push(s);

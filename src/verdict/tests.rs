@@ -1,7 +1,7 @@
 use super::render;
 use super::*;
 use crate::interval::RepeatSummary;
-use crate::report::model::tests::point;
+use crate::points::tests::point;
 
 fn at(label: &str, engine: &str, iops: f64, p999_us: f64, cpu_us: f64) -> Point {
     let mut p = point(label, 4096, iops * 4096.0 / 1e6, p999_us);
@@ -117,7 +117,7 @@ fn targets_and_block_sizes_are_judged_apart() {
     c.bs = 1 << 20;
     c.rw = "read".into();
     let mut fio = at("fio:P", "psync", 1e9, 1.0, 1.0);
-    fio.source = crate::report::Source::Fio;
+    fio.source = crate::points::Source::Fio;
     let mut failed = at("U1B1", "uring", 1e9, 1.0, 1.0);
     failed.note = Some("FAILED: run failed: 1 I/O error(s)".into());
     let pts = vec![a, b, c, fio, failed];
@@ -402,7 +402,7 @@ fn a_tuners_medians_replace_its_search_runs() {
     search.study = Some("tune".into());
     let mut other = qd(at("U16B1", "uring", 200_000.0, 800.0, 2.0), 16);
     other.study = Some("tune".into());
-    let mut r = crate::report::model::Report::from_points(vec![search, other]);
+    let mut r = crate::points::Report::from_points(vec![search, other]);
     r.tuned = vec![tuned(
         &r.points,
         &[(0, 250_000.0, 0.02), (1, 200_000.0, 0.02)],

@@ -90,7 +90,7 @@ pub fn run(a: &ReportArgs) -> anyhow::Result<ExitCode> {
         crate::progress::warn(&b.line());
     }
     crate::term::notes(&report.notes, "the report lists them all under Notes");
-    let text = readlab::export::report_exporter(format).render(&report)?;
+    let text = report::render(&report, format)?;
     let out = a.out.clone().unwrap_or_else(|| format.default_out());
     if out.as_os_str() == "-" {
         outp!("{text}");
@@ -104,7 +104,7 @@ pub fn run(a: &ReportArgs) -> anyhow::Result<ExitCode> {
         );
     }
     if a.out_json.is_json() || a.out_json.json.is_some() {
-        let text = readlab::export::report_exporter(ReportFormat::Json).render(&report)?;
+        let text = report::render(&report, ReportFormat::Json)?;
         a.out_json.emit(&serde_json::from_str(&text)?)?;
     }
     if let Some(dir) = &a.png {

@@ -448,7 +448,7 @@ pub fn stream(c: &Ctx) -> Vec<Chart> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::model::tests::point;
+    use crate::points::tests::point;
 
     fn ctx<'a>(pts: &[&'a Point], study: &'static str) -> Ctx<'a> {
         let report = Report::from_points(pts.iter().map(|p| (*p).clone()).collect());

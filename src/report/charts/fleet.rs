@@ -3,7 +3,7 @@
 //! hosts named), and each host's latency distribution from its ranks' merged histograms.
 
 use super::*;
-use crate::report::model::fleet::FleetRun;
+use crate::points::fleet::FleetRun;
 
 /// The fleet section's charts; none without fleet runs.
 pub fn fleet_charts(report: &Report) -> Vec<Chart> {

@@ -55,76 +55,14 @@ pub fn monitor_timeline(p: &Point, id: String, title: String) -> Option<Chart> {
         y,
         series,
     };
-    let mut tput = vec![series(
-        "run",
-        p.timeline
-            .iter()
-            .map(|t| (t.t_s, t.mib_s * 1.048_576))
-            .collect(),
-        0,
-        false,
-    )];
-    for (i, name) in rec.options.devices.iter().enumerate() {
-        tput.push(series(
-            &format!("device {name}"),
-            over(&samples, |s| s.device(name).map_or(0.0, |d| d.read_mb_s)),
-            i + 1,
-            true,
-        ));
-    }
+    let tput = throughput(p, rec, &samples);
     let cpu = vec![
         series("user", over(&samples, |s| s.machine.usr_pct), 0, false),
         series("system", over(&samples, |s| s.machine.sys_pct), 1, false),
         series("iowait", over(&samples, |s| s.machine.iowait_pct), 2, true),
     ];
-    let mem = vec![
-        series(
-            "page cache",
-            over(&samples, |s| s.machine.page_cache_kib as f64 * 1024.0),
-            0,
-            false,
-        ),
-        series(
-            "dirty",
-            over(&samples, |s| s.machine.dirty_kib as f64 * 1024.0),
-            1,
-            true,
-        ),
-        series(
-            "page cache with buffers (block devices)",
-            over(&samples, |s| s.machine.file_cache_bytes() as f64),
-            2,
-            true,
-        ),
-    ];
-    let threads = vec![
-        series(
-            "app on CPU or in disk wait",
-            over(&samples, |s| {
-                kind(s, ThreadKind::App, |k| k.running + k.disk)
-            }),
-            0,
-            false,
-        ),
-        series(
-            "iou-wrk workers",
-            over(&samples, |s| kind(s, ThreadKind::IouWrk, |k| k.threads)),
-            1,
-            false,
-        ),
-        series(
-            "iou-wrk in disk wait",
-            over(&samples, |s| kind(s, ThreadKind::IouWrk, |k| k.disk)),
-            2,
-            true,
-        ),
-        series(
-            "kernel threads active",
-            over(&samples, |s| kind(s, ThreadKind::Other, |k| k.threads)),
-            3,
-            true,
-        ),
-    ];
+    let mem = memory(&samples);
+    let threads = threads(&samples);
     let tasks = vec![
         series(
             "runnable",
@@ -182,4 +120,82 @@ pub fn run_monitor(report: &Report) -> Option<Chart> {
             format_size(p.bs)
         ),
     )
+}
+
+/// The run's throughput and each watched device's reads (MB/s).
+fn throughput(p: &Point, rec: &MonitorRecord, samples: &[&Sample]) -> Vec<LineSeries> {
+    let mut tput = vec![series(
+        "run",
+        p.timeline
+            .iter()
+            .map(|t| (t.t_s, t.mib_s * 1.048_576))
+            .collect(),
+        0,
+        false,
+    )];
+    for (i, name) in rec.options.devices.iter().enumerate() {
+        tput.push(series(
+            &format!("device {name}"),
+            over(samples, |s| s.device(name).map_or(0.0, |d| d.read_mb_s)),
+            i + 1,
+            true,
+        ));
+    }
+    tput
+}
+
+/// The page cache (with and without block devices' buffers) and dirty pages (bytes).
+fn memory(samples: &[&Sample]) -> Vec<LineSeries> {
+    vec![
+        series(
+            "page cache",
+            over(samples, |s| s.machine.page_cache_kib as f64 * 1024.0),
+            0,
+            false,
+        ),
+        series(
+            "dirty",
+            over(samples, |s| s.machine.dirty_kib as f64 * 1024.0),
+            1,
+            true,
+        ),
+        series(
+            "page cache with buffers (block devices)",
+            over(samples, |s| s.machine.file_cache_bytes() as f64),
+            2,
+            true,
+        ),
+    ]
+}
+
+/// The process's threads by kind: the app's busy, io_uring's workers, the kernel's.
+fn threads(samples: &[&Sample]) -> Vec<LineSeries> {
+    vec![
+        series(
+            "app on CPU or in disk wait",
+            over(samples, |s| {
+                kind(s, ThreadKind::App, |k| k.running + k.disk)
+            }),
+            0,
+            false,
+        ),
+        series(
+            "iou-wrk workers",
+            over(samples, |s| kind(s, ThreadKind::IouWrk, |k| k.threads)),
+            1,
+            false,
+        ),
+        series(
+            "iou-wrk in disk wait",
+            over(samples, |s| kind(s, ThreadKind::IouWrk, |k| k.disk)),
+            2,
+            true,
+        ),
+        series(
+            "kernel threads active",
+            over(samples, |s| kind(s, ThreadKind::Other, |k| k.threads)),
+            3,
+            true,
+        ),
+    ]
 }

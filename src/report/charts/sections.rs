@@ -5,7 +5,7 @@
 //! and the one choosing among them do not name each other.
 
 use super::{Chart, Ctx, Namer, all_charts, cache, devices, figures, fleet_charts, net, studies};
-use crate::report::model::{Point, Report, Section};
+use crate::points::{Point, Report, Section};
 use crate::study::StudyName;
 use std::collections::BTreeMap;
 
@@ -79,8 +79,8 @@ pub fn charts_by_section(report: &Report) -> BTreeMap<String, Vec<Chart>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::charts::{Chart, Kind, Lines};
-    use crate::report::model::{Point, Report};
+    use crate::document::chart::{Chart, Kind, Lines};
+    use crate::points::{Point, Report};
 
     /// Every value a chart could draw, with where it is.
     fn drawn(c: &Chart) -> Vec<f64> {

@@ -1,17 +1,23 @@
-//! The report's data: every measured point, from readlab results or fio JSON, in one shape
-//! ([`point`]), read from the inputs the user named ([`load`]), grouped into the report's studies
-//! and ranked on the throughput/latency Pareto frontier ([`analysis`]), and captioned with where
-//! and when it was measured ([`caption`]).
+//! The points a report is made of: every measured point, from readlab results or fio JSON
+//! ([`fio`]), in one shape ([`point`]), read from the inputs the user named ([`load`]), grouped
+//! into the report's studies and ranked on the throughput/latency Pareto frontier
+//! ([`analysis`]), and captioned with where and when it was measured ([`caption`]).
+//!
+//! The data layer of what readlab shows: it reads results (`crate::result`, `crate::store`), the
+//! studies' registry and the tuner's answer, and is read by what compares, judges and composes
+//! (`crate::compare`, `crate::verdict`, `crate::report`); it names none of them, nor the document
+//! layer (`crate::document`) they draw with.
 
 pub mod analysis;
 pub mod caption;
+pub mod fio;
 pub mod fleet;
 pub mod load;
 pub mod point;
 
 pub use analysis::{Report, Section};
 pub use caption::caption;
-pub use load::{load, load_baseline, require_points};
+pub use load::{load, require_points};
 pub use point::{Env, Multi, Point, Source, origin_name};
 
 #[cfg(test)]

@@ -1,4 +1,4 @@
-//! Drawing the report's charts with plotters: inline SVG for the HTML page, PNG through the
+//! Drawing charts (`super::chart`) with plotters: inline SVG for the HTML page, PNG through the
 //! bitmap backend for `--png`. Log axes are drawn on log10 values with our own tick labels, so
 //! every axis reads in units (µs, MB/s, % of a core) and empty or zero data cannot upset a scale.
 //!
@@ -14,7 +14,7 @@ mod lines;
 mod scatter;
 mod style;
 
-use super::charts::{Chart, Kind};
+use crate::document::chart::{Chart, Kind};
 use crate::error::{Error, Result};
 use bars::draw_bars;
 use canvas::wrap;
@@ -61,7 +61,7 @@ pub fn draw<DB: DrawingBackend>(c: &Chart, root: &DrawingArea<DB, Shift>, standa
     };
     // Charts made outside the report's chart module obey the same rules (log axes for lines
     // far apart, no axis of one value).
-    let kind = super::charts::fit(c.kind.clone());
+    let kind = crate::document::chart::fit(c.kind.clone());
     match &kind {
         Kind::Bars(b) => draw_bars(&area, b),
         Kind::Lines(l) => draw_lines(&area, l, true),

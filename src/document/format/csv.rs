@@ -2,7 +2,7 @@
 //! header, one line per row; tables whose columns differ from the first such table are left to
 //! the JSON, which carries every table.
 
-use super::{Block, Document, Renderer};
+use crate::document::{Block, Document, Renderer};
 use crate::error::Result;
 
 /// CSV (RFC 4180).

@@ -37,7 +37,7 @@ pub(super) const PALETTE: [RGBColor; 10] = [
     RGBColor(23, 190, 207),
 ];
 
-/// The block sizes' own colours, 512 B … 16 MiB ([`crate::report::charts::bs_color`]): the
+/// The block sizes' own colours, 512 B … 16 MiB ([`crate::document::chart::bs_color`]): the
 /// usual sizes (4K … 1M) the most distinct hues, neighbours never alike.
 pub(super) const BS_PALETTE: [RGBColor; 16] = [
     RGBColor(23, 190, 207),
@@ -62,9 +62,9 @@ pub(super) const GRID: RGBColor = RGBColor(225, 225, 225);
 pub(super) const FIO: RGBColor = RGBColor(0, 90, 200);
 
 /// A palette index's colour: a series' by its order, or from
-/// [`crate::report::charts::BS_COLOR_BASE`] on a block size's.
+/// [`crate::document::chart::BS_COLOR_BASE`] on a block size's.
 pub(super) fn color(i: usize) -> RGBColor {
-    use crate::report::charts::BS_COLOR_BASE;
+    use crate::document::chart::BS_COLOR_BASE;
     if i >= BS_COLOR_BASE {
         BS_PALETTE[(i - BS_COLOR_BASE) % BS_PALETTE.len()]
     } else {

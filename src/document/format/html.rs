@@ -2,9 +2,9 @@
 //! list made from the same sections as the body, inline SVG figures numbered in document order,
 //! every table with the key to its labels. No script, nothing loaded from anywhere.
 
-use super::{Block, Document, Renderer, TableBlock};
+use crate::document::page::{figure, page_parts};
+use crate::document::{Block, Document, Renderer, TableBlock};
 use crate::error::Result;
-use crate::report::page::{figure, page_parts};
 use crate::table::html_escape as esc;
 use std::fmt::Write;
 

@@ -1,5 +1,7 @@
 //! A study's name as a type: what `StudyTag` stores and results files carry. Only the registry in
-//! `study/mod.rs` makes one, so every `StudyName` names a registered study.
+//! `study/mod.rs` makes one, so every `StudyName` names a registered study. Here with the results
+//! that carry it, below the studies (`crate::study` re-exports it and reads it back against its
+//! registry), so a result names no study module.
 
 use std::fmt;
 

@@ -3,7 +3,7 @@
 
 use super::canvas::draw_marker;
 use super::style::*;
-use crate::report::charts::Shape;
+use crate::document::chart::Shape;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};

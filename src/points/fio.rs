@@ -1,7 +1,7 @@
 //! fio's JSON output (`--output-format=json` or `json+`) as report points: one point per job that
 //! read anything, with fio's own latency percentiles and, from json+, its latency histogram.
 
-use super::model::point::{Env, Point, Source};
+use super::point::{Env, Point, Source};
 use crate::config::RunConfig;
 use crate::engine::{EngineKind, EngineOptions};
 use crate::error::{Error, Result};
@@ -175,184 +175,232 @@ pub fn import(text: &str, origin: &str) -> Result<Imported> {
     let jobs = v.get("jobs").and_then(Value::as_array).ok_or_else(|| {
         bad("not fio JSON: no \"jobs\"; run fio with --output-format=json or json+".into())
     })?;
-    let version = v
-        .get("fio version")
-        .and_then(Value::as_str)
-        .unwrap_or("fio")
-        .to_string();
-    let date = v
-        .get("timestamp")
-        .and_then(Value::as_u64)
-        .map(rfc3339)
-        .unwrap_or_default();
     let empty = Map::new();
-    let global = v
-        .get("global options")
-        .and_then(Value::as_object)
-        .unwrap_or(&empty);
-    let disks: Vec<String> = v
-        .get("disk_util")
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(|d| d.get("name")?.as_str().map(str::to_string))
-                .collect()
-        })
-        .unwrap_or_default();
+    let run = Run {
+        version: v
+            .get("fio version")
+            .and_then(Value::as_str)
+            .unwrap_or("fio")
+            .to_string(),
+        date: v
+            .get("timestamp")
+            .and_then(Value::as_u64)
+            .map(rfc3339)
+            .unwrap_or_default(),
+        global: v
+            .get("global options")
+            .and_then(Value::as_object)
+            .unwrap_or(&empty),
+        disks: v
+            .get("disk_util")
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(|d| d.get("name")?.as_str().map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default(),
+    };
     let mut out = Imported::default();
     for (n, job) in jobs.iter().enumerate() {
-        let mut opts = global.clone();
-        if let Some(o) = job.get("job options").and_then(Value::as_object) {
-            opts.extend(o.iter().map(|(k, v)| (k.clone(), v.clone())));
-        }
-        let name = job
-            .get("jobname")
-            .and_then(Value::as_str)
-            .map_or_else(|| format!("job {}", n + 1), str::to_string);
-        let read = job.get("read").unwrap_or(&Value::Null);
-        let ios = count(read, "total_ios");
-        if ios == 0 {
-            let wrote = count(job.get("write").unwrap_or(&Value::Null), "total_ios") > 0;
-            out.notes.push(format!(
-                "{origin}: fio job '{name}' read nothing{}; left out",
-                if wrote {
-                    " (it wrote; readlab reports reads)"
-                } else {
-                    ""
-                }
-            ));
-            continue;
-        }
-        let engine = engine_name(&opt(&opts, &["ioengine"]).unwrap_or_default());
-        let rw = opt(&opts, &["rw", "readwrite"]).unwrap_or_else(|| "read".into());
-        let io_bytes = count(read, "io_bytes");
-        let bs = opt(&opts, &["bs", "blocksize", "rw_min_bs"])
-            .and_then(|s| block_size(&s))
-            .unwrap_or_else(|| io_bytes.checked_div(ios).unwrap_or(0));
-        let iodepth = opt_count(&opts, &["iodepth"]).unwrap_or(1);
-        let batch = opt_count(&opts, &["iodepth_batch_submit", "iodepth_batch"])
-            .unwrap_or(1)
-            .min(iodepth);
-        // With group_reporting a job stands for all its clones; otherwise each clone is listed.
-        let threads = if opts.contains_key("group_reporting") {
-            opt_count(&opts, &["numjobs"]).unwrap_or(1)
-        } else {
-            1
-        };
-        let direct = opt(&opts, &["direct"]).is_some_and(|d| d == "1" || d == "true")
-            || opt(&opts, &["buffered"]).is_some_and(|b| b == "0" || b == "false");
-        let runtime_ms = num(read, "runtime").max(num(job, "job_runtime"));
-        let seconds = runtime_ms / 1000.0;
-        let iops = {
-            let i = num(read, "iops");
-            if i > 0.0 || seconds <= 0.0 {
-                i
-            } else {
-                ios as f64 / seconds
-            }
-        };
-        let bw_bytes = {
-            let b = num(read, "bw_bytes");
-            if b > 0.0 { b } else { num(read, "bw") * 1024.0 }
-        };
-        // readlab measures from submission to completion (fio's lat); use fio's lat percentiles
-        // when it printed them (lat_percentiles=1), else the completion latency (clat).
-        let lat = read.get("lat_ns").unwrap_or(&Value::Null);
-        let clat = read.get("clat_ns").unwrap_or(&Value::Null);
-        // A block is usable when it has a maximum and a mean; a job with neither block usable
-        // has no latency to draw (never 0 ns).
-        let usable = |b: &Value| count(b, "max") > 0 && num(b, "mean") > 0.0;
-        let (block, kind) = if usable(lat) && lat.get("percentile").is_some() {
-            (lat, "lat")
-        } else if usable(clat) {
-            (clat, "clat")
-        } else if usable(lat) {
-            (lat, "lat")
-        } else {
-            out.notes.push(format!(
-                "{origin}: fio job '{name}' has no latency figures (lat_ns and clat_ns missing or \
-                 empty); left out"
-            ));
-            continue;
-        };
-        let mut latency = summary(block);
-        if block.get("percentile").and_then(Value::as_object).is_none() {
-            // Without fio's percentiles there are none to show: marked as unsupported (–).
-            latency.count = 0;
-        }
-        let mut hist = bins(lat);
-        let mut hist_kind = "lat";
-        if hist.is_empty() {
-            hist = bins(clat);
-            hist_kind = "clat";
-        }
-        let mut note = format!("fio {kind} percentiles");
-        if !hist.is_empty() {
-            note.push_str(&format!(", json+ {hist_kind} histogram"));
-        }
-        let target = opt(&opts, &["filename", "directory"]).unwrap_or_else(|| name.clone());
-        let options = options(&engine, &opts);
-        let cpu_pct = num(job, "usr_cpu") + num(job, "sys_cpu");
-        out.points.push(Point {
-            source: Source::Fio,
-            // fio names the disks it watched; else the target's file name.
-            name: if disks.is_empty() {
-                crate::outdir::target_name(std::path::Path::new(&target))
-            } else {
-                disks.join(", ")
-            },
-            origin: origin.to_string(),
-            study: None,
-            scheduler: None,
-            net: None,
-            setting: None,
-            label: label(&engine, iodepth, batch, threads, &options),
-            engine,
-            rw,
-            bs,
-            threads,
-            iodepth,
-            achieved_depth: super::model::point::little(iops, latency.mean_ns, threads),
-            batch,
-            blocks_per_request: 1,
-            options,
-            direct,
-            offset: opt(&opts, &["offset"])
-                .and_then(|s| crate::size::parse_size(&s).ok())
-                .unwrap_or(0),
-            seconds,
-            ios,
-            iops,
-            mb_s: bw_bytes / 1e6,
-            cpu_pct,
-            sqpoll_cpu_pct: 0.0,
-            open_loop: None,
-            cpu_us_per_io: if iops > 0.0 {
-                cpu_pct / 100.0 / iops * 1e6
-            } else {
-                0.0
-            },
-            timer_ns_per_io: None,
-            runner_cost: None,
-            spread: None,
-            latency,
-            timeline: Vec::new(),
-            offset_samples: Vec::new(),
-            bins: hist,
-            env: Env {
-                target,
-                device: disks.join(", "),
-                kernel: String::new(),
-                hostname: String::new(),
-                date: date.clone(),
-                tool: version.clone(),
-            },
-            note: Some(note),
-            monitor: None,
-            multi: None,
-        });
+        read_job(&run, n, job, origin, &mut out);
     }
     Ok(out)
+}
+
+/// What a fio document says of all its jobs: fio's version, when it ran, its global options and
+/// the disks it watched.
+struct Run<'a> {
+    version: String,
+    date: String,
+    global: &'a Map<String, Value>,
+    disks: Vec<String>,
+}
+
+/// Job `n` of the document as a point in `out`, or the note saying why it is left out.
+fn read_job(run: &Run, n: usize, job: &Value, origin: &str, out: &mut Imported) {
+    let mut opts = run.global.clone();
+    if let Some(o) = job.get("job options").and_then(Value::as_object) {
+        opts.extend(o.iter().map(|(k, v)| (k.clone(), v.clone())));
+    }
+    let name = job
+        .get("jobname")
+        .and_then(Value::as_str)
+        .map_or_else(|| format!("job {}", n + 1), str::to_string);
+    let read = job.get("read").unwrap_or(&Value::Null);
+    let ios = count(read, "total_ios");
+    if ios == 0 {
+        let wrote = count(job.get("write").unwrap_or(&Value::Null), "total_ios") > 0;
+        out.notes.push(format!(
+            "{origin}: fio job '{name}' read nothing{}; left out",
+            if wrote {
+                " (it wrote; readlab reports reads)"
+            } else {
+                ""
+            }
+        ));
+        return;
+    }
+    let engine = engine_name(&opt(&opts, &["ioengine"]).unwrap_or_default());
+    let rw = opt(&opts, &["rw", "readwrite"]).unwrap_or_else(|| "read".into());
+    let io_bytes = count(read, "io_bytes");
+    let bs = opt(&opts, &["bs", "blocksize", "rw_min_bs"])
+        .and_then(|s| block_size(&s))
+        .unwrap_or_else(|| io_bytes.checked_div(ios).unwrap_or(0));
+    let iodepth = opt_count(&opts, &["iodepth"]).unwrap_or(1);
+    let batch = opt_count(&opts, &["iodepth_batch_submit", "iodepth_batch"])
+        .unwrap_or(1)
+        .min(iodepth);
+    // With group_reporting a job stands for all its clones; otherwise each clone is listed.
+    let threads = if opts.contains_key("group_reporting") {
+        opt_count(&opts, &["numjobs"]).unwrap_or(1)
+    } else {
+        1
+    };
+    let direct = opt(&opts, &["direct"]).is_some_and(|d| d == "1" || d == "true")
+        || opt(&opts, &["buffered"]).is_some_and(|b| b == "0" || b == "false");
+    let (seconds, iops, bw_bytes) = rates(read, job, ios);
+    let Some(JobLatency {
+        latency,
+        hist,
+        note,
+    }) = job_latency(read)
+    else {
+        out.notes.push(format!(
+            "{origin}: fio job '{name}' has no latency figures (lat_ns and clat_ns missing or \
+             empty); left out"
+        ));
+        return;
+    };
+    let target = opt(&opts, &["filename", "directory"]).unwrap_or_else(|| name.clone());
+    let options = options(&engine, &opts);
+    let cpu_pct = num(job, "usr_cpu") + num(job, "sys_cpu");
+    out.points.push(Point {
+        source: Source::Fio,
+        // fio names the disks it watched; else the target's file name.
+        name: if run.disks.is_empty() {
+            crate::outdir::target_name(std::path::Path::new(&target))
+        } else {
+            run.disks.join(", ")
+        },
+        origin: origin.to_string(),
+        study: None,
+        scheduler: None,
+        net: None,
+        setting: None,
+        label: label(&engine, iodepth, batch, threads, &options),
+        engine,
+        rw,
+        bs,
+        threads,
+        iodepth,
+        achieved_depth: super::point::little(iops, latency.mean_ns, threads),
+        batch,
+        blocks_per_request: 1,
+        options,
+        direct,
+        offset: opt(&opts, &["offset"])
+            .and_then(|s| crate::size::parse_size(&s).ok())
+            .unwrap_or(0),
+        seconds,
+        ios,
+        iops,
+        mb_s: bw_bytes / 1e6,
+        cpu_pct,
+        sqpoll_cpu_pct: 0.0,
+        open_loop: None,
+        cpu_us_per_io: if iops > 0.0 {
+            cpu_pct / 100.0 / iops * 1e6
+        } else {
+            0.0
+        },
+        timer_ns_per_io: None,
+        runner_cost: None,
+        spread: None,
+        latency,
+        timeline: Vec::new(),
+        offset_samples: Vec::new(),
+        bins: hist,
+        env: Env {
+            target,
+            device: run.disks.join(", "),
+            kernel: String::new(),
+            hostname: String::new(),
+            date: run.date.clone(),
+            tool: run.version.clone(),
+        },
+        note: Some(note),
+        monitor: None,
+        multi: None,
+    });
+}
+
+/// A job's seconds, IOPS and bytes per second: fio's, else worked out from its counts.
+fn rates(read: &Value, job: &Value, ios: u64) -> (f64, f64, f64) {
+    let runtime_ms = num(read, "runtime").max(num(job, "job_runtime"));
+    let seconds = runtime_ms / 1000.0;
+    let iops = {
+        let i = num(read, "iops");
+        if i > 0.0 || seconds <= 0.0 {
+            i
+        } else {
+            ios as f64 / seconds
+        }
+    };
+    let bw_bytes = {
+        let b = num(read, "bw_bytes");
+        if b > 0.0 { b } else { num(read, "bw") * 1024.0 }
+    };
+    (seconds, iops, bw_bytes)
+}
+
+/// A job's latency: fio's lat percentiles when it printed them (lat_percentiles=1), else its
+/// completion latency's (clat); its json+ histogram; and the note saying which were used. None
+/// when neither block has figures.
+fn job_latency(read: &Value) -> Option<JobLatency> {
+    // readlab measures from submission to completion (fio's lat); use fio's lat percentiles
+    // when it printed them (lat_percentiles=1), else the completion latency (clat).
+    let lat = read.get("lat_ns").unwrap_or(&Value::Null);
+    let clat = read.get("clat_ns").unwrap_or(&Value::Null);
+    // A block is usable when it has a maximum and a mean; a job with neither block usable
+    // has no latency to draw (never 0 ns).
+    let usable = |b: &Value| count(b, "max") > 0 && num(b, "mean") > 0.0;
+    let (block, kind) = if usable(lat) && lat.get("percentile").is_some() {
+        (lat, "lat")
+    } else if usable(clat) {
+        (clat, "clat")
+    } else if usable(lat) {
+        (lat, "lat")
+    } else {
+        return None;
+    };
+    let mut latency = summary(block);
+    if block.get("percentile").and_then(Value::as_object).is_none() {
+        // Without fio's percentiles there are none to show: marked as unsupported (–).
+        latency.count = 0;
+    }
+    let mut hist = bins(lat);
+    let mut hist_kind = "lat";
+    if hist.is_empty() {
+        hist = bins(clat);
+        hist_kind = "clat";
+    }
+    let mut note = format!("fio {kind} percentiles");
+    if !hist.is_empty() {
+        note.push_str(&format!(", json+ {hist_kind} histogram"));
+    }
+    Some(JobLatency {
+        latency,
+        hist,
+        note,
+    })
+}
+
+/// What [`job_latency`] found: the summary, the histogram and the note saying whose they are.
+struct JobLatency {
+    latency: LatencySummary,
+    hist: Vec<(u64, u64)>,
+    note: String,
 }
 
 #[cfg(test)]

@@ -1,8 +1,8 @@
 //! The frame every readlab page shares: the style sheet, the page around a body, and charts as
 //! numbered figures of inline SVG with their captions (the report and `readlab compare` use it).
 
-use super::charts::Chart;
 use super::draw;
+use crate::document::chart::Chart;
 use crate::error::Result;
 use crate::table::html_escape as esc;
 use std::fmt::Write;

@@ -2,7 +2,7 @@
 //! plot frame with its grid and tick labels, point markers, and wrapping text to a width.
 
 use super::style::*;
-use crate::report::charts::Shape;
+use crate::document::chart::Shape;
 use plotters::coord::Shift;
 use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint, Ranged};
 use plotters::prelude::*;

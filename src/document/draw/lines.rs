@@ -6,7 +6,7 @@ use super::canvas::{configure, draw_marker, mesh_chart};
 use super::labels::{Placer, h_pos};
 use super::legend::{Entry, Swatch, draw_legend, entry, with_legend};
 use super::style::*;
-use crate::report::charts::{Lines, Scale, Shape, Unit, XAxis};
+use crate::document::chart::{Lines, Scale, Shape, Unit, XAxis};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{Pos, VPos};
@@ -27,27 +27,11 @@ pub(super) fn draw_lines_beside<DB: DrawingBackend>(
     legend: bool,
     legend_width: u32,
 ) -> Res {
-    let mut entries: Vec<Entry> = Vec::new();
-    if legend {
-        entries = l
-            .series
-            .iter()
-            .map(|s| {
-                entry(
-                    Swatch::Line {
-                        color: color(s.color),
-                        dashed: s.dashed,
-                        marker: s.marker,
-                        hollow: s.fio,
-                    },
-                    s.name.clone(),
-                )
-            })
-            .collect();
-        if l.series.iter().any(|s| s.fio) {
-            entries.push(entry(Swatch::Heading, "dashed, hollow: fio"));
-        }
-    }
+    let entries = if legend {
+        legend_entries(l)
+    } else {
+        Vec::new()
+    };
     let (plot, leg) = with_legend(area, &entries, legend_width)?;
     if let Some(a) = &leg {
         draw_legend(a, &entries)?;
@@ -56,29 +40,7 @@ pub(super) fn draw_lines_beside<DB: DrawingBackend>(
         &l.y,
         l.series.iter().flat_map(|s| s.points.iter().map(|p| p.1)),
     );
-    let (xmap, names, turned) = match &l.x {
-        XAxis::Categories { names, .. } => {
-            let (lo, hi, _, turned) = category_axis(&plot, names);
-            (
-                AxisMap {
-                    scale: Scale::Linear,
-                    unit: Unit::Number,
-                    lo,
-                    hi,
-                },
-                Some(names.clone()),
-                turned,
-            )
-        }
-        XAxis::Numeric(ax) => (
-            AxisMap::new(
-                ax,
-                l.series.iter().flat_map(|s| s.points.iter().map(|p| p.0)),
-            ),
-            None,
-            false,
-        ),
-    };
+    let (xmap, names, turned) = x_axis(&plot, l);
     let xt = match &names {
         Some(n) => (0..n.len()).map(|i| i as f64).collect(),
         None => xmap.ticks(),
@@ -87,20 +49,7 @@ pub(super) fn draw_lines_beside<DB: DrawingBackend>(
         XAxis::Categories { desc, .. } => desc.clone(),
         XAxis::Numeric(a) => a.desc.clone(),
     };
-    let label_h = if turned {
-        names
-            .as_ref()
-            .map(|n| {
-                n.iter()
-                    .map(|s| text_width(&plot, s, SMALL))
-                    .max()
-                    .unwrap_or(0)
-            })
-            .unwrap_or(0)
-            + 40
-    } else {
-        48
-    };
+    let label_h = label_height(&plot, names.as_deref(), turned);
     let mut chart = mesh_chart(
         &plot,
         (xmap.lo, xmap.hi, xt),
@@ -134,18 +83,7 @@ pub(super) fn draw_lines_beside<DB: DrawingBackend>(
             .filter_map(|(k, &(x, y))| Some(((xmap.t(x)?, ymap.t(y)?), s.labels.get(k))))
             .collect();
         let pts: Vec<(f64, f64)> = labelled.iter().map(|p| p.0).collect();
-        let path: Vec<(f64, f64)> = if s.step {
-            let mut v = Vec::with_capacity(pts.len() * 2);
-            for (k, &(x, y)) in pts.iter().enumerate() {
-                if k > 0 {
-                    v.push((x, pts[k - 1].1));
-                }
-                v.push((x, y));
-            }
-            v
-        } else {
-            pts.clone()
-        };
+        let path = if s.step { steps(&pts) } else { pts.clone() };
         if path.len() > 1 {
             let style = c.stroke_width(2);
             if s.dashed {
@@ -183,8 +121,104 @@ pub(super) fn draw_lines_beside<DB: DrawingBackend>(
             }
         }
     }
+    draw_labels(&pa, placer, labels)
+}
+
+/// The legend: a line swatch per series, and what fio's lines look like.
+fn legend_entries(l: &Lines) -> Vec<Entry> {
+    let mut entries: Vec<Entry> = l
+        .series
+        .iter()
+        .map(|s| {
+            entry(
+                Swatch::Line {
+                    color: color(s.color),
+                    dashed: s.dashed,
+                    marker: s.marker,
+                    hollow: s.fio,
+                },
+                s.name.clone(),
+            )
+        })
+        .collect();
+    if l.series.iter().any(|s| s.fio) {
+        entries.push(entry(Swatch::Heading, "dashed, hollow: fio"));
+    }
+    entries
+}
+
+/// The x axis: its map, its names when it is a category axis, and whether they are turned (too
+/// wide to stand side by side).
+fn x_axis<DB: DrawingBackend>(
+    plot: &DrawingArea<DB, Shift>,
+    l: &Lines,
+) -> (AxisMap, Option<Vec<String>>, bool) {
+    match &l.x {
+        XAxis::Categories { names, .. } => {
+            let (lo, hi, _, turned) = category_axis(plot, names);
+            (
+                AxisMap {
+                    scale: Scale::Linear,
+                    unit: Unit::Number,
+                    lo,
+                    hi,
+                },
+                Some(names.clone()),
+                turned,
+            )
+        }
+        XAxis::Numeric(ax) => (
+            AxisMap::new(
+                ax,
+                l.series.iter().flat_map(|s| s.points.iter().map(|p| p.0)),
+            ),
+            None,
+            false,
+        ),
+    }
+}
+
+/// The height under the plot for the x axis' tick labels (turned names need their width).
+fn label_height<DB: DrawingBackend>(
+    plot: &DrawingArea<DB, Shift>,
+    names: Option<&[String]>,
+    turned: bool,
+) -> u32 {
+    if turned {
+        names
+            .map(|n| {
+                n.iter()
+                    .map(|s| text_width(plot, s, SMALL))
+                    .max()
+                    .unwrap_or(0)
+            })
+            .unwrap_or(0)
+            + 40
+    } else {
+        48
+    }
+}
+
+/// A distribution's points as steps: each value held until the next x.
+fn steps(pts: &[(f64, f64)]) -> Vec<(f64, f64)> {
+    let mut v = Vec::with_capacity(pts.len() * 2);
+    for (k, &(x, y)) in pts.iter().enumerate() {
+        if k > 0 {
+            v.push((x, pts[k - 1].1));
+        }
+        v.push((x, y));
+    }
+    v
+}
+
+/// The points' labels, each where `placer` finds it room (or dropped).
+fn draw_labels<DB: DrawingBackend>(
+    pa: &DrawingArea<DB, Shift>,
+    mut placer: Placer,
+    labels: Vec<(String, (i32, i32), RGBColor)>,
+) -> Res {
     for (text, at, c) in labels {
-        let (tw, th) = text_box(&pa, &text, SMALL);
+        let (tw, th) = text_box(pa, &text, SMALL);
         if let Some(spot) = placer.place(&text, at, 4, tw, th) {
             pa.draw_text(
                 &text,

@@ -2,15 +2,16 @@
 //! documents and fio JSON, each turned into points (with a note for anything odd), then analysed.
 
 use super::analysis::Report;
+use super::fio;
 use super::point::Point;
 use crate::error::{Error, Result};
-use crate::report::fio;
 use crate::result::Document;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-/// The schema of the report's JSON (`readlab report --format json`), which reports read back.
-const REPORT_SCHEMA: &str = "readlab.report/1";
+/// The schema of the report's JSON (`readlab report --format json`, written by
+/// `crate::report::json`), which reports read back.
+pub const REPORT_SCHEMA: &str = "readlab.report/1";
 
 fn bad(path: &Path, why: impl std::fmt::Display) -> Error {
     Error::invalid(format!("{}: {why}", path.display()))
@@ -19,35 +20,7 @@ fn bad(path: &Path, why: impl std::fmt::Display) -> Error {
 /// Read one readlab input: a results directory, a results.jsonl, or a `--json` document (one run
 /// or an array of runs). fio JSON given here is imported as if passed with `--fio`.
 fn load_results(path: &Path, report: &mut Report, said: &mut Vec<Said>) -> Result<()> {
-    let meta = std::fs::metadata(path).map_err(|e| bad(path, format!("cannot read: {e}")))?;
-    let file: PathBuf = if meta.is_dir() {
-        let f = path.join(crate::store::RESULTS);
-        if !f.is_file() {
-            return Err(bad(
-                path,
-                format!(
-                    "no {} here; give a study's --out directory, a results.jsonl, or a `readlab run --json` file",
-                    crate::store::RESULTS
-                ),
-            ));
-        }
-        // A tune directory's selected parameters.
-        let tuned = path.join(crate::tune::REPORT_FILE);
-        if tuned.is_file() {
-            let text = std::fs::read_to_string(&tuned)
-                .map_err(|e| bad(&tuned, format!("cannot read: {e}")))?;
-            match serde_json::from_str::<crate::tune::TuneReport>(&text) {
-                Ok(t) => report.tuned.push(t),
-                Err(e) => report.notes.push(format!(
-                    "{}: not a tuner's report ({e}); the selected parameters come from its points",
-                    tuned.display()
-                )),
-            }
-        }
-        f
-    } else {
-        path.to_path_buf()
-    };
+    let file = results_file(path, report)?;
     let origin = file.display().to_string();
     let bytes = crate::store::read_bounded(&file)?;
     let Ok(text) = String::from_utf8(bytes) else {
@@ -101,11 +74,52 @@ fn load_results(path: &Path, report: &mut Report, said: &mut Vec<Said>) -> Resul
         // Several values: results.jsonl, one run per line (a torn last line is ignored).
         Err(_) => crate::store::load(&file)?,
     };
+    add_runs(&docs, &origin, report, said);
+    Ok(())
+}
+
+/// The file a readlab input names: the input itself, or a directory's results.jsonl (and then
+/// its tuner's report, when it has one, is read into `report`).
+fn results_file(path: &Path, report: &mut Report) -> Result<PathBuf> {
+    let meta = std::fs::metadata(path).map_err(|e| bad(path, format!("cannot read: {e}")))?;
+    Ok(if meta.is_dir() {
+        let f = path.join(crate::store::RESULTS);
+        if !f.is_file() {
+            return Err(bad(
+                path,
+                format!(
+                    "no {} here; give a study's --out directory, a results.jsonl, or a `readlab run --json` file",
+                    crate::store::RESULTS
+                ),
+            ));
+        }
+        // A tune directory's selected parameters.
+        let tuned = path.join(crate::tune::REPORT_FILE);
+        if tuned.is_file() {
+            let text = std::fs::read_to_string(&tuned)
+                .map_err(|e| bad(&tuned, format!("cannot read: {e}")))?;
+            match serde_json::from_str::<crate::tune::TuneReport>(&text) {
+                Ok(t) => report.tuned.push(t),
+                Err(e) => report.notes.push(format!(
+                    "{}: not a tuner's report ({e}); the selected parameters come from its points",
+                    tuned.display()
+                )),
+            }
+        }
+        f
+    } else {
+        path.to_path_buf()
+    })
+}
+
+/// The runs of one input as points (a run that measured nothing as a note), each with what it
+/// says of itself.
+fn add_runs(docs: &[Document], origin: &str, report: &mut Report, said: &mut Vec<Said>) {
     if docs.is_empty() {
         report.notes.push(format!("{origin} holds no runs"));
     }
     report.runs_read += docs.len();
-    for d in &docs {
+    for d in docs {
         // A run that measured nothing has no figure to draw (never 0 ns, never 0 IOPS).
         if d.result.requests == 0 {
             report.notes.push(format!(
@@ -119,7 +133,7 @@ fn load_results(path: &Path, report: &mut Report, said: &mut Vec<Said>) -> Resul
         // The run's own point (a run on several targets: its aggregate) comes first; a
         // target's own warnings are in its run's, named.
         let first = report.points.len();
-        let points = Point::from_run(d, &origin);
+        let points = Point::from_run(d, origin);
         if let Some(p) = points.first() {
             said.push(Said {
                 point: format!(
@@ -137,7 +151,6 @@ fn load_results(path: &Path, report: &mut Report, said: &mut Vec<Said>) -> Resul
             report.fleet.push(f);
         }
     }
-    Ok(())
 }
 
 /// The `schema` a JSON document names.
@@ -333,32 +346,4 @@ fn note_points(report: &mut Report, said: Vec<Said>) {
                 .push(format!("{}: {}", s.point, parts.join("; ")));
         }
     }
-}
-
-/// Read `inputs` as the baseline of `report` (`readlab report --baseline OLD NEW`): their points
-/// are compared with the report's, not drawn among them.
-pub fn load_baseline(report: &mut Report, inputs: &[PathBuf]) -> Result<()> {
-    let old = load(inputs, &[])?;
-    report
-        .notes
-        .extend(old.notes.into_iter().map(|n| format!("baseline: {n}")));
-    report
-        .banners
-        .extend(old.banners.into_iter().map(|b| crate::warnings::Banner {
-            text: format!("baseline: {}", b.text),
-            ..b
-        }));
-    if crate::compare::compare(&old.points, &report.points)
-        .rows
-        .is_empty()
-    {
-        let names = |v: &[String]| v.join(", ");
-        return Err(Error::invalid(format!(
-            "nothing to compare with the baseline: {} and the baseline {} have no configuration (engine, block size, access, direct I/O) in common; give a baseline measured the same way, or leave out --baseline",
-            names(&report.inputs),
-            names(&old.inputs)
-        )));
-    }
-    report.baseline = old.points;
-    Ok(())
 }

@@ -1,7 +1,7 @@
 //! The document as Markdown: the same sections in the same order as the HTML page, tables as
 //! Markdown tables with their key, charts named by their figure number (drawn in the HTML page).
 
-use super::{Block, Document, Renderer};
+use crate::document::{Block, Document, Renderer};
 use crate::error::Result;
 use crate::table::markdown_escape as md;
 use std::fmt::Write;

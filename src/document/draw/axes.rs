@@ -2,7 +2,7 @@
 //! values, and tick labels in units (`crate::units`, chart style); category axes for bar charts.
 
 use super::style::{TICK, text_width};
-use crate::report::charts::{Axis, Scale, Unit};
+use crate::document::chart::{Axis, Scale, Unit};
 use crate::units::{Style, format_bytes, format_count, format_ns, format_pct, format_seconds, sig};
 use plotters::coord::Shift;
 use plotters::prelude::*;

@@ -1,7 +1,7 @@
 //! The document as JSON values: the same sections and blocks, each table with its columns, its
 //! rows as people read them and, where it has one, its rows for machines (raw numbers).
 
-use super::{Block, Document, Renderer};
+use crate::document::{Block, Document, Renderer};
 use crate::error::{Error, Result};
 use crate::table::Table;
 use schemars::JsonSchema;
@@ -18,7 +18,7 @@ pub struct DocumentJson {
     /// The sentence under the title.
     pub lead: String,
     /// The answers the document opens with.
-    pub answers: Vec<super::Answer>,
+    pub answers: Vec<crate::document::Answer>,
     /// What the reader must know first (a point that failed, a measurement in doubt).
     pub banners: Vec<BannerJson>,
     pub sections: Vec<SectionJson>,

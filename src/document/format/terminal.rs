@@ -2,7 +2,7 @@
 //! then each section's text and tables fitted to the terminal's width, each table followed by the
 //! key to its labels. Charts are left to the HTML page.
 
-use super::{Block, Document, Renderer};
+use crate::document::{Block, Document, Renderer};
 use crate::error::Result;
 use crate::terminal::Terminal;
 use std::fmt::Write;

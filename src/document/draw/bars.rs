@@ -1,0 +1,155 @@
+//! Bar charts: one bar per series in each category, side by side; layered bars (min, p50, …,
+//! max) drawn as shades of the series' hue; fio series outlined.
+
+use super::axes::{AxisMap, category_axis, category_name};
+use super::canvas::{Plane, configure, mesh_chart};
+use super::legend::{Entry, Swatch, draw_legend, entry, with_legend};
+use super::style::*;
+use crate::document::chart::{Bars, Scale};
+use plotters::coord::Shift;
+use plotters::prelude::*;
+
+pub(super) fn draw_bars<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, b: &Bars) -> Res {
+    let layered = b.layers.len() > 1;
+    let entries = legend_entries(b, layered);
+    let (plot, legend) = with_legend(area, &entries, 0)?;
+    if let Some(l) = &legend {
+        draw_legend(l, &entries)?;
+    }
+    let mut ymap = AxisMap::new(
+        &b.y,
+        b.series
+            .iter()
+            .flat_map(|s| s.values.iter().flatten().flatten().copied()),
+    );
+    if ymap.scale == Scale::Log {
+        // Bars start at a power of ten, so their lengths do not exaggerate small differences.
+        ymap.lo = ymap.lo.min((ymap.lo + 0.08).floor());
+    }
+    let (x_lo, x_hi, xt, turned) = category_axis(&plot, &b.categories);
+    let label_h = if turned {
+        b.categories
+            .iter()
+            .map(|s| text_width(&plot, s, SMALL))
+            .max()
+            .unwrap_or(0)
+            + 40
+    } else {
+        48
+    };
+    let mut chart = mesh_chart(
+        &plot,
+        (x_lo, x_hi, xt),
+        (ymap.lo, ymap.hi, ymap.ticks()),
+        label_h.min(160),
+    )?;
+    let names = b.categories.clone();
+    configure(
+        &mut chart,
+        &b.x_desc,
+        &b.y.desc,
+        &|v| category_name(&names, *v),
+        &|v| ymap.label(*v),
+        true,
+        turned,
+    )?;
+    // In each category, bars for the series that have a value there, side by side.
+    let widest = b.series.len().clamp(1, 2) as f64;
+    for i in 0..b.categories.len() {
+        let present: Vec<usize> = (0..b.series.len())
+            .filter(|&j| b.series[j].values.get(i).is_some_and(|v| v.is_some()))
+            .collect();
+        let slot = 0.8 / (present.len() as f64).max(widest);
+        let start = i as f64 - slot * present.len() as f64 / 2.0;
+        for (pos, &j) in present.iter().enumerate() {
+            let s = &b.series[j];
+            let Some(Some(vals)) = s.values.get(i) else {
+                continue;
+            };
+            let hue = color(j);
+            let x0 = start + pos as f64 * slot + slot * 0.06;
+            let x1 = x0 + slot * 0.88;
+            draw_bar(&mut chart, &ymap, (x0, x1), vals, hue, layered, s.fio)?;
+        }
+    }
+    Ok(())
+}
+
+/// The legend: a swatch per series (its shades when bars are layered, with the layers named),
+/// fio's outline; none for a single plain series.
+fn legend_entries(b: &Bars, layered: bool) -> Vec<Entry> {
+    let mut entries: Vec<Entry> = b
+        .series
+        .iter()
+        .enumerate()
+        .map(|(j, s)| {
+            let swatch = if layered {
+                Swatch::Shades(color(j), b.layers.len())
+            } else if s.fio {
+                Swatch::Outlined(color(j))
+            } else {
+                Swatch::Fill(color(j))
+            };
+            entry(swatch, s.name.clone())
+        })
+        .collect();
+    if layered {
+        entries.push(entry(Swatch::Heading, "layers, dark to light:"));
+        for (k, l) in b.layers.iter().enumerate() {
+            entries.push(entry(
+                Swatch::Fill(shade(RGBColor(110, 110, 110), k, b.layers.len())),
+                l.clone(),
+            ));
+        }
+    }
+    if b.series.iter().any(|s| s.fio) {
+        entries.push(entry(Swatch::Outlined(WHITE), "black outline: fio"));
+    }
+    if b.series.len() == 1 && !layered && !b.series[0].fio {
+        entries.clear();
+    }
+    entries
+}
+
+/// One bar from `x0` to `x1`: its layers `vals` overlaid in shades of `hue` (one colour when
+/// not layered), the largest behind, outlined in black for fio.
+fn draw_bar<DB: DrawingBackend>(
+    chart: &mut ChartContext<'_, DB, Plane>,
+    ymap: &AxisMap,
+    (x0, x1): (f64, f64),
+    vals: &[f64],
+    hue: RGBColor,
+    layered: bool,
+    fio: bool,
+) -> Res {
+    let mut order: Vec<usize> = (0..vals.len()).collect();
+    // Largest behind; of equal values the lower layer in front, so a stacked bar whose
+    // top layer adds nothing shows its bottom layer.
+    order.sort_by(|&a, &c| vals[c].total_cmp(&vals[a]).then(c.cmp(&a)));
+    let mut top_all: Option<f64> = None;
+    for k in order {
+        let Some(top) = ymap.t(vals[k]) else { continue };
+        let top = top.clamp(ymap.lo, ymap.hi);
+        top_all = Some(top_all.map_or(top, |t| t.max(top)));
+        let fill = if layered {
+            shade(hue, k, vals.len())
+        } else {
+            hue
+        };
+        chart
+            .draw_series(std::iter::once(Rectangle::new(
+                [(x0, ymap.lo), (x1, top)],
+                fill.filled(),
+            )))
+            .map_err(fail)?;
+    }
+    if fio && let Some(top) = top_all {
+        chart
+            .draw_series(std::iter::once(Rectangle::new(
+                [(x0, ymap.lo), (x1, top)],
+                BLACK.stroke_width(2),
+            )))
+            .map_err(fail)?;
+    }
+    Ok(())
+}
