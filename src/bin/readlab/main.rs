@@ -53,6 +53,7 @@ macro_rules! errln {
 mod args;
 mod compare;
 mod completions;
+mod engine_flags;
 mod fleet;
 mod info;
 mod lines;
