@@ -5,6 +5,7 @@
 
 use crate::args::{OutputArg, count, duration, fraction, size};
 use crate::engine_flags::{EngineFlags, Scope};
+use crate::fio_flags::{FioNoops, rw_word, switch, verify_switch};
 use crate::progress::{Progress, print_warnings};
 use clap::{Args, ValueEnum};
 use readlab::config::{Arrivals, Fadvise, Rate, RunConfig, Rw};
@@ -13,6 +14,7 @@ use readlab::error::Error;
 use readlab::export::{self, Exporter, JsonExporter, TableExporter};
 use readlab::result::Document;
 use readlab::stability::StopRule;
+use readlab::tune::Candidate;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -216,91 +218,6 @@ impl Scope for RunEngines {
     }
 
     const REFUSED_BESIDE: &'static [&'static str] = REPLAYS;
-}
-
-/// fio options that mean what readlab always does (hidden; a note says so when given).
-#[derive(Args, Debug)]
-pub struct FioNoops {
-    #[arg(long = "time_based", alias = "time-based", hide = true)]
-    time_based: bool,
-    #[arg(long = "group_reporting", alias = "group-reporting", hide = true)]
-    group_reporting: bool,
-    #[arg(long, hide = true)]
-    thread: bool,
-    #[arg(long = "norandommap", hide = true)]
-    norandommap: bool,
-    #[arg(long = "randrepeat", hide = true, num_args = 0..=1, require_equals = true, default_missing_value = "1")]
-    randrepeat: Option<String>,
-    #[arg(long = "lat_percentiles", alias = "lat-percentiles", hide = true, num_args = 0..=1, require_equals = true, default_missing_value = "1")]
-    lat_percentiles: Option<String>,
-    #[arg(long = "clat_percentiles", alias = "clat-percentiles", hide = true, num_args = 0..=1, require_equals = true, default_missing_value = "1")]
-    clat_percentiles: Option<String>,
-}
-
-impl FioNoops {
-    /// One note per fio option given that readlab accepted as meaning nothing more.
-    pub fn notes(&self) -> Vec<String> {
-        [
-            ("time_based", self.time_based),
-            ("group_reporting", self.group_reporting),
-            ("thread", self.thread),
-            ("norandommap", self.norandommap),
-            ("randrepeat", self.randrepeat.is_some()),
-            ("lat_percentiles", self.lat_percentiles.is_some()),
-            ("clat_percentiles", self.clat_percentiles.is_some()),
-        ]
-        .into_iter()
-        .filter(|(_, given)| *given)
-        .filter_map(|(k, _)| match readlab::fiojob::foreign(k) {
-            Some(readlab::fiojob::Foreign::NoOp(why)) => Some(format!("--{k}: {why}; ignored")),
-            _ => None,
-        })
-        .collect()
-    }
-}
-
-/// `--rw`: read or randread; writing patterns are refused as writes, not as typos.
-fn rw_word(s: &str) -> Result<Rw, String> {
-    readlab::fiojob::rw(s)
-}
-
-/// fio's switch value: bare, 1/0, true/false.
-fn switch(s: &str) -> Result<bool, String> {
-    match s.trim() {
-        "1" | "true" | "yes" | "on" => Ok(true),
-        "0" | "false" | "no" | "off" => Ok(false),
-        v => Err(format!("'{v}' is not 0 or 1")),
-    }
-}
-
-/// `--verify` is readlab's own (no value, or 1/0); fio's `--verify=crc32c` is refused by name.
-fn verify_switch(s: &str) -> Result<bool, String> {
-    switch(s).map_err(|_| match readlab::fiojob::foreign("verify") {
-        Some(readlab::fiojob::Foreign::Refused(what)) => format!("verify={s}: {what}"),
-        _ => format!("'{s}' is not 0 or 1"),
-    })
-}
-
-/// The one-line refusal of a fio option readlab does not have, when clap found one it does not
-/// know (fio's ioscheduler → what to do instead); none for anything else.
-pub fn fio_refusal(e: &clap::Error) -> Option<String> {
-    use clap::error::{ContextKind, ContextValue, ErrorKind};
-    if e.kind() != ErrorKind::UnknownArgument {
-        return None;
-    }
-    let Some(ContextValue::String(arg)) = e.get(ContextKind::InvalidArg) else {
-        return None;
-    };
-    let name = arg.trim_start_matches('-');
-    let name = name.split('=').next().unwrap_or(name);
-    match readlab::fiojob::foreign(name)? {
-        readlab::fiojob::Foreign::Refused(what) => {
-            Some(format!("error: {arg} is fio's, not readlab's: {what}"))
-        }
-        readlab::fiojob::Foreign::NoOp(why) => Some(format!(
-            "error: {arg}: {why}; readlab run takes it alone, without a value"
-        )),
-    }
 }
 
 impl RunArgs {
@@ -634,63 +551,11 @@ pub fn run(a: &RunArgs) -> anyhow::Result<ExitCode> {
         let paths: Vec<_> = specs.iter().map(|t| t.path.as_path()).collect();
         readlab::outpath::check_file(p, &profile.chain(paths).collect::<Vec<_>>())?;
     }
-    let expected = match (&a.profile, a.check) {
-        (Some(p), true) => Some(readlab::tune::load_profile(p)?.expected),
-        _ => None,
-    };
-    // A profile too noisy to hold the replay to the tolerance is refused before anything runs.
-    let too_wide = expected
-        .as_ref()
-        .and_then(|e| readlab::compare::check::too_wide(e, a.tolerance));
-    if let Some(why) = &too_wide
-        && !a.check_anyway
-    {
-        return Err(readlab::Error::InvalidArgument(format!(
-            "{}: {why}",
-            a.profile
-                .as_ref()
-                .map_or_else(String::new, |p| p.display().to_string())
-        ))
-        .into());
-    }
+    let expected = expected(a)?;
     let progress = Progress::new(a.quiet || a.output == OutputArg::Json).with_monitor(a.monitor);
-    let mut docs = Vec::new();
-    progress.series(&cfgs, if single { a.repeat } else { 1 });
-    for cfg in &cfgs {
-        if progress.interrupted() {
-            break;
-        }
-        let doc = if single {
-            let step = &mut |_| progress.step(&cfg.label());
-            readlab::repeat::run_counted(cfg, a.repeat, &progress, step)?
-        } else {
-            progress.step(&cfg.label());
-            readlab::runner::run_targets(cfg, &specs, &progress)?
-        };
-        let interrupted = doc.result.ended_by == readlab::result::EndedBy::Interrupted;
-        docs.push(doc);
-        if interrupted {
-            break;
-        }
-    }
-    progress.finish();
+    let docs = measure(a, &cfgs, &specs, single, &progress)?;
     print_warnings(&docs);
-    if let Some(path) = &a.json {
-        readlab::fsio::write_file(path, &JsonExporter.render(&docs)?)?;
-    }
-    match a.output {
-        OutputArg::Json => outp!("{}", JsonExporter.render(&docs)?),
-        OutputArg::Table if docs.len() == 1 => print_one(&docs[0]),
-        OutputArg::Table => {
-            // The answer first, then the figures it rests on.
-            crate::progress::print_answer(&readlab::verdict::answer_text_for(&docs));
-            outp!("{}", runs_table(&docs)?);
-            let verdict = readlab::verdict::text_for_within(&docs, crate::out().width);
-            if !verdict.is_empty() {
-                outln!("\n{}", crate::out().fit(&verdict));
-            }
-        }
-    }
+    print_docs(a, &docs)?;
     let mut failed = false;
     for doc in &docs {
         failed |= report_failures(doc);
@@ -703,29 +568,109 @@ pub fn run(a: &RunArgs) -> anyhow::Result<ExitCode> {
         errln!("readlab: interrupted; the figures cover only the part of the run measured");
         return Ok(crate::progress::interrupted_exit());
     }
-    if let (Some(expected), Some(doc)) = (&expected, docs.first()) {
-        let check = readlab::compare::check::check(expected, &doc.result, a.tolerance);
-        if let Some(why) = &too_wide {
-            eprintln!("readlab: check: {why} (checking anyway, as asked)");
-        }
-        for l in &check.lines {
-            errln!("readlab: check: {l}");
-        }
-        if !check.passed {
-            errln!(
-                "readlab: check FAILED: {} on {} is slower than its profile",
-                doc.result.label,
-                doc.config.target.display()
-            );
-            return Ok(ExitCode::from(REGRESSION));
-        }
-        errln!("readlab: check passed");
+    if let (Some((expected, too_wide)), Some(doc)) = (&expected, docs.first())
+        && !holds(expected, too_wide.as_deref(), doc, a.tolerance)
+    {
+        return Ok(ExitCode::from(REGRESSION));
     }
     if failed || docs.iter().any(|d| d.result.requests == 0) {
         // A run that measured nothing already said so in its warning ("nothing was measured …").
         return Ok(ExitCode::from(1));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// What `--check` holds the result to: the profile's expected result, and why its stored spread
+/// is wider than `--tolerance` when it is (a profile too noisy to hold the replay to the
+/// tolerance is refused before anything runs, unless `--check-anyway`).
+fn expected(a: &RunArgs) -> anyhow::Result<Option<(Candidate, Option<String>)>> {
+    let (Some(p), true) = (&a.profile, a.check) else {
+        return Ok(None);
+    };
+    let expected = readlab::tune::load_profile(p)?.expected;
+    let too_wide = readlab::compare::check::too_wide(&expected, a.tolerance);
+    if let Some(why) = &too_wide
+        && !a.check_anyway
+    {
+        return Err(Error::InvalidArgument(format!("{}: {why}", p.display())).into());
+    }
+    Ok(Some((expected, too_wide)))
+}
+
+/// Run each configuration in turn (on every target, or repeated on the one), until the last or
+/// an interruption.
+fn measure(
+    a: &RunArgs,
+    cfgs: &[RunConfig],
+    specs: &[readlab::targets::TargetSpec],
+    single: bool,
+    progress: &Progress,
+) -> anyhow::Result<Vec<Document>> {
+    let mut docs = Vec::new();
+    progress.series(cfgs, if single { a.repeat } else { 1 });
+    for cfg in cfgs {
+        if progress.interrupted() {
+            break;
+        }
+        let doc = if single {
+            let step = &mut |_| progress.step(&cfg.label());
+            readlab::repeat::run_counted(cfg, a.repeat, progress, step)?
+        } else {
+            progress.step(&cfg.label());
+            readlab::runner::run_targets(cfg, specs, progress)?
+        };
+        let interrupted = doc.result.ended_by == readlab::result::EndedBy::Interrupted;
+        docs.push(doc);
+        if interrupted {
+            break;
+        }
+    }
+    progress.finish();
+    Ok(docs)
+}
+
+/// Write `--json FILE` and print the documents: as JSON, one run's table, or the answer, the
+/// table of several runs and their verdict.
+fn print_docs(a: &RunArgs, docs: &[Document]) -> anyhow::Result<()> {
+    if let Some(path) = &a.json {
+        readlab::fsio::write_file(path, &JsonExporter.render(docs)?)?;
+    }
+    match a.output {
+        OutputArg::Json => outp!("{}", JsonExporter.render(docs)?),
+        OutputArg::Table if docs.len() == 1 => print_one(&docs[0]),
+        OutputArg::Table => {
+            // The answer first, then the figures it rests on.
+            crate::progress::print_answer(&readlab::verdict::answer_text_for(docs));
+            outp!("{}", runs_table(docs)?);
+            let verdict = readlab::verdict::text_for_within(docs, crate::out().width);
+            if !verdict.is_empty() {
+                outln!("\n{}", crate::out().fit(&verdict));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `--check`: whether the run holds to its profile's expected result, each line of the
+/// comparison said on stderr.
+fn holds(expected: &Candidate, too_wide: Option<&str>, doc: &Document, tolerance: f64) -> bool {
+    let check = readlab::compare::check::check(expected, &doc.result, tolerance);
+    if let Some(why) = too_wide {
+        eprintln!("readlab: check: {why} (checking anyway, as asked)");
+    }
+    for l in &check.lines {
+        errln!("readlab: check: {l}");
+    }
+    if !check.passed {
+        errln!(
+            "readlab: check FAILED: {} on {} is slower than its profile",
+            doc.result.label,
+            doc.config.target.display()
+        );
+        return false;
+    }
+    errln!("readlab: check passed");
+    true
 }
 
 /// One run's table: per target when it read several, then what the monitor saw.
