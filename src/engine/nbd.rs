@@ -42,17 +42,15 @@ pub static SPEC: EngineSpec = EngineSpec {
         flag: "busy-poll",
         letter: Some('P'),
         words: "busy-polling its socket",
+        help: "spin on the socket for a reply for up to this long (default 200us; `--busy-poll=300us`) before sleeping for it: QD1 latency without the wake-up of an idle CPU, at the cost of a spinning core",
         fio: None,
         column: "busy_poll_us",
-        value: Value::Setting { unit: "us" },
-        get: |o| (o.nbd.busy_poll_us > 0).then_some(o.nbd.busy_poll_us.into()),
-        set: |o, n| {
-            o.nbd.busy_poll_us = if n > 1 {
-                n.min(u32::MAX as u64) as u32
-            } else {
-                NbdOptions::BUSY_POLL_US
-            }
+        value: Value::Setting {
+            unit: "us",
+            bare: Some(NbdOptions::BUSY_POLL_US as u64),
         },
+        get: |o| (o.nbd.busy_poll_us > 0).then_some(o.nbd.busy_poll_us.into()),
+        set: |o, n| o.nbd.busy_poll_us = n.min(u32::MAX as u64) as u32,
     }],
     check: check_depth,
     // It reads remote exports only: nothing to try on a local file in the probe or the

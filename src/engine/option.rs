@@ -1,7 +1,9 @@
-//! One table of engine options: each engine declares each of its options once (its flag, label
-//! letter, words, fio option and field), and everything that names an option reads that row —
-//! the label and its reading back, the check that an option belongs to the engine run, the
-//! words in tables and tooltips, the `readlab run` and fio command lines and the fio import.
+//! One table of engine options: each engine declares each of its options once (its flag, help,
+//! kind of value, label letter, words, fio option and field), and everything that names an option
+//! reads that row — the flags of `readlab run` and `readlab serve` (the binary makes each row a
+//! flag, refused beside `--profile` and `--job`), the label and its reading back, the check that
+//! an option belongs to the engine run, the words in tables and tooltips, the `readlab run` and
+//! fio command lines written for a configuration, and the fio import.
 
 pub use super::spec::{EngineOption, Value};
 use super::{EngineKind, EngineOptions, registry};
@@ -56,7 +58,7 @@ pub fn parse_suffix(kind: EngineKind, s: &str) -> Option<EngineOptions> {
         let k = table[next..].iter().position(|d| d.letter == Some(c))? + next;
         let d = &table[k];
         rest = &rest[c.len_utf8()..];
-        let mut n = 1;
+        let mut n = d.bare().unwrap_or(1);
         if d.value == Value::Count {
             let end = rest
                 .find(|c: char| !c.is_ascii_digit())
@@ -76,6 +78,35 @@ pub fn parse_suffix(kind: EngineKind, s: &str) -> Option<EngineOptions> {
 /// The options in `o` of `kind`, in words (`fixed files, SQ poll`); empty when none is set.
 pub fn words(kind: EngineKind, o: &EngineOptions) -> Vec<String> {
     set_in(kind, o).filter_map(|d| d.words_in(o)).collect()
+}
+
+/// The names a row's flag has on the command line: the flag, and fio's name for the option where
+/// it is no flag of its own and no earlier row's (`--fixed-files` is also `--registerfiles`; fio's
+/// `hipri` is pvsync2's own flag, so io_uring's `--iopoll` is not also `--hipri`).
+pub fn flag_names(d: &'static EngineOption) -> impl Iterator<Item = &'static str> {
+    let alias = d.fio.filter(|&f| {
+        f != d.flag
+            && all().all(|(_, e)| e.flag != f)
+            && all()
+                .find(|(_, e)| e.fio == Some(f))
+                .is_some_and(|(_, e)| e.flag == d.flag)
+    });
+    std::iter::once(d.flag).chain(alias)
+}
+
+/// The row of `kind` that `owner`'s flag stands for on the command line: `owner` itself when it
+/// is `kind`'s, else `kind`'s row fio calls by one of the flag's names (`--hipri` is pvsync2's
+/// RWF_HIPRI, and with `--engine uring` io_uring's `--iopoll`, as fio's `hipri` means there);
+/// none when the flag is not one of `kind`'s.
+pub fn on_command_line(
+    kind: EngineKind,
+    owner: &'static EngineOption,
+) -> Option<&'static EngineOption> {
+    let own = kind.spec().options;
+    own.iter().find(|d| d.flag == owner.flag).or_else(|| {
+        own.iter()
+            .find(|d| d.fio.is_some_and(|f| flag_names(owner).any(|n| n == f)))
+    })
 }
 
 /// fio's options for the same features, as readlab's options of `kind`: `fio_value(name)` gives
@@ -181,6 +212,39 @@ mod tests {
                     .starts_with(&format!("--{}", d.flag))
             );
         }
+    }
+
+    /// On the command line each flag stands for its own row with its engine, and with another
+    /// engine only for a row fio calls by the flag's name: `--hipri` is io_uring's `--iopoll`,
+    /// `--registerfiles` is `--fixed-files`, `--iopoll` is nothing of pvsync2's.
+    #[test]
+    fn a_flag_stands_for_its_own_row_or_the_one_fio_names_so() {
+        for (k, d) in all() {
+            assert_eq!(on_command_line(k, d).map(|e| e.flag), Some(d.flag));
+            for other in EngineKind::all().filter(|&o| o != k) {
+                if let Some(e) = on_command_line(other, d) {
+                    assert!(e.fio.is_some_and(|f| flag_names(d).any(|n| n == f)));
+                }
+            }
+            // A setting the flag gives without a value says so in its help.
+            if let Value::Setting {
+                unit,
+                bare: Some(b),
+            } = d.value
+            {
+                assert!(d.help.contains(&format!("default {b}{unit}")), "{}", d.flag);
+            }
+            assert!(!d.help.is_empty() && !d.help.ends_with('.'), "{}", d.flag);
+        }
+        let flag = |f: &str| all().find(|(_, d)| d.flag == f).unwrap().1;
+        let uring = |f: &str| on_command_line(EngineKind::Uring, flag(f)).map(|d| d.flag);
+        assert_eq!(uring("hipri"), Some("iopoll"));
+        assert_eq!(uring("nowait"), None);
+        assert!(on_command_line(EngineKind::Pvsync2, flag("iopoll")).is_none());
+        let names: Vec<_> = flag_names(flag("fixed-files")).collect();
+        assert_eq!(names, ["fixed-files", "registerfiles"]);
+        assert_eq!(flag_names(flag("iopoll")).collect::<Vec<_>>(), ["iopoll"]);
+        assert_eq!(flag_names(flag("hipri")).collect::<Vec<_>>(), ["hipri"]);
     }
 
     /// Every letter reads back as its option, and every option's words are in the words of a

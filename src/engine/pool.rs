@@ -27,6 +27,7 @@ pub static SPEC: EngineSpec = EngineSpec {
         flag: "pool-threads",
         letter: Some('R'),
         words: "{n} reader threads",
+        help: "reader threads behind the submitting thread (default: iodepth)",
         fio: None,
         column: "pool_threads",
         value: Value::Count,

@@ -201,8 +201,13 @@ pub enum Value {
     /// A number the label writes after the letter (`--pool-threads 8`, label `R8`).
     Count,
     /// A number the label leaves out (the SQ poll thread's CPU; the busy-poll budget, whose letter
-    /// only says it is on): `unit` is what the command line writes after it.
-    Setting { unit: &'static str },
+    /// only says it is on), at most `u32::MAX`: `unit` is what the command line writes after it
+    /// (none, or a unit of time: `us`), `bare` what the flag without a value and the letter alone
+    /// mean (none: the flag needs its value).
+    Setting {
+        unit: &'static str,
+        bare: Option<u64>,
+    },
 }
 
 /// One engine option, declared once in its engine's file.
@@ -213,6 +218,9 @@ pub struct EngineOption {
     pub letter: Option<char>,
     /// What it is, in words (`fixed files`); `{n}` stands for its value (`{n} reader threads`).
     pub words: &'static str,
+    /// What it does, for the command line's help (`registered file (fixed-file SQEs; fio's
+    /// --registerfiles)`): the binary writes the engine's name before it.
+    pub help: &'static str,
     /// fio's option for the same thing (`registerfiles`), none when fio has none.
     pub fio: Option<&'static str>,
     /// Its field in the results and its column in the report's CSV and JSON (`fixed_files`).
@@ -220,11 +228,21 @@ pub struct EngineOption {
     pub value: Value,
     /// Its value in `o`: none when it is off or unset (a switch that is on is `Some(1)`).
     pub get: fn(&EngineOptions) -> Option<u64>,
-    /// Set it in `o` to `n` (a switch ignores `n`; a letter without a number sets the default).
+    /// Set it in `o` to `n` (a switch ignores `n`; a setting of 0 is off when its `get` says so).
     pub set: fn(&mut EngineOptions, u64),
 }
 
 impl EngineOption {
+    /// The value the letter alone (and, on the command line, the flag alone) stands for: on for
+    /// a switch, the setting's `bare`; none for a count, which is always written.
+    pub fn bare(&self) -> Option<u64> {
+        match self.value {
+            Value::Switch => Some(1),
+            Value::Count => None,
+            Value::Setting { bare, .. } => bare,
+        }
+    }
+
     /// Its words for value `n` (`8 reader threads`, `fixed files`).
     pub fn words_for(&self, n: u64) -> String {
         self.words.replace("{n}", &n.to_string())
@@ -242,8 +260,8 @@ impl EngineOption {
         Some(match self.value {
             Value::Switch => format!("--{}", self.flag),
             Value::Count => format!("--{} {n}", self.flag),
-            Value::Setting { unit: "" } => format!("--{} {n}", self.flag),
-            Value::Setting { unit } => format!("--{}={n}{unit}", self.flag),
+            Value::Setting { unit: "", .. } => format!("--{} {n}", self.flag),
+            Value::Setting { unit, .. } => format!("--{}={n}{unit}", self.flag),
         })
     }
 

@@ -211,14 +211,19 @@ impl Server {
                 p.display()
             )));
         }
-        let u = &cfg.options.uring;
-        if (u.fixed_files || u.fixed_bufs || u.sqpoll)
-            && !(cfg.model == Model::Thread && cfg.engine == EngineKind::Uring)
-        {
-            return Err(Error::invalid(
-                "--fixed-files, --fixed-bufs and --sqpoll set up the uring engine's ring, which \
-                 only --model thread --engine uring reads through; drop them",
-            ));
+        // An engine option sets up the reads of the engine whose table has it, and only the
+        // thread model reads through an engine.
+        let stray = crate::engine::option::foreign(cfg.engine, &cfg.options).or_else(|| {
+            let own = crate::engine::option::set_in(cfg.engine, &cfg.options).next();
+            own.filter(|_| cfg.model != Model::Thread)
+                .map(|d| (cfg.engine, d.flag))
+        });
+        if let Some((owner, flag)) = stray {
+            return Err(Error::invalid(format!(
+                "--{flag} sets up the {0} engine's reads, which only --model thread --engine {0} \
+                 reads through; drop it",
+                owner.name()
+            )));
         }
         if cfg.export_name.len() > crate::nbd::proto::MAX_EXPORT_NAME {
             return Err(Error::invalid(format!(

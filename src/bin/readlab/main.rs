@@ -53,6 +53,8 @@ macro_rules! errln {
 mod args;
 mod compare;
 mod completions;
+mod engine_flags;
+mod fio_flags;
 mod fleet;
 mod info;
 mod lines;
@@ -158,8 +160,8 @@ fn main() -> ExitCode {
             // Any other mistake on the command line (an unknown flag, a missing value, a value
             // not among the choices): one line too, with clap's choices and tips kept; a fio
             // option readlab does not have, by name with what to use instead.
-            let line =
-                run::fio_refusal(&e).unwrap_or_else(|| clap_one_line(&e.render().to_string()));
+            let line = fio_flags::fio_refusal(&e)
+                .unwrap_or_else(|| clap_one_line(&e.render().to_string()));
             eprintln!("readlab: {line}");
             return ExitCode::from(2);
         }

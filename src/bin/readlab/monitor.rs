@@ -4,7 +4,6 @@
 
 use crate::args::{count, duration};
 use crate::lines::HEADER_EVERY;
-pub use crate::lines::Lines;
 use crate::progress::Progress;
 use clap::Args;
 use readlab::monitor::line::Layout;

@@ -31,7 +31,7 @@ pub struct Progress {
     quiet: bool,
     interrupted: Arc<AtomicBool>,
     /// `--monitor`: the monitor's options and its lines (printed above the bar).
-    monitor: Option<(MonitorOptions, crate::monitor::Lines)>,
+    monitor: Option<(MonitorOptions, crate::lines::Lines)>,
     /// Several runs in a row (configurations, repetitions): the time left of them all and the
     /// run in flight.
     series: Mutex<Option<Series>>,
@@ -139,7 +139,7 @@ impl Progress {
             let width = crate::err().width;
             self.monitor = Some((
                 MonitorOptions::new(Vec::new(), None),
-                crate::monitor::Lines::new(width),
+                crate::lines::Lines::new(width),
             ));
         }
         self

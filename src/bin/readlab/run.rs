@@ -4,16 +4,17 @@
 //! if a run (or any of its targets) failed.
 
 use crate::args::{OutputArg, count, duration, fraction, size};
+use crate::engine_flags::{EngineFlags, Scope};
+use crate::fio_flags::{FioNoops, rw_word, switch, verify_switch};
 use crate::progress::{Progress, print_warnings};
 use clap::{Args, ValueEnum};
 use readlab::config::{Arrivals, Fadvise, Rate, RunConfig, Rw};
-use readlab::engine::{
-    EngineKind, EngineOptions, NbdOptions, PoolOptions, Pvsync2Options, UringOptions,
-};
+use readlab::engine::{EngineKind, EngineOptions};
 use readlab::error::Error;
 use readlab::export::{self, Exporter, JsonExporter, TableExporter};
 use readlab::result::Document;
 use readlab::stability::StopRule;
+use readlab::tune::Candidate;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -49,13 +50,13 @@ pub struct RunArgs {
     pub monitor: bool,
     /// Replay a device profile written by `readlab tune` (its configuration; TARGET overrides its
     /// target, --runtime its runtime; the workload's flags are refused beside it).
-    #[arg(long, conflicts_with_all = WORKLOAD)]
+    #[arg(long)]
     pub profile: Option<PathBuf>,
     /// Run a fio job file's jobs (the read subset: [global] and job sections, fio's option names
     /// and units), one after another in file order, ending with a verdict; anything readlab cannot
     /// honour is listed with its line and nothing runs (exit 2). TARGET stands in for a missing
     /// filename=, --runtime for a missing runtime=.
-    #[arg(long, value_name = "FILE.fio", conflicts_with_all = WORKLOAD, conflicts_with = "profile")]
+    #[arg(long, value_name = "FILE.fio", conflicts_with = "profile")]
     pub job: Option<PathBuf>,
     /// Also write the fio job file of what runs (one configuration), to replay it with
     /// `fio FILE` or `readlab run --job FILE`.
@@ -68,14 +69,15 @@ pub struct RunArgs {
         long,
         alias = "ioengine",
         default_value = "psync",
-        value_delimiter = ','
+        value_delimiter = ',',
+        conflicts_with_all = REPLAYS
     )]
     pub engine: Vec<String>,
     /// Block size, 512 B … 64 MiB (e.g. 4k, 1m); comma-separated for several.
-    #[arg(long, default_value = "4k", allow_hyphen_values = true, value_parser = size, value_delimiter = ',')]
+    #[arg(long, default_value = "4k", allow_hyphen_values = true, value_parser = size, value_delimiter = ',', conflicts_with_all = REPLAYS)]
     pub bs: Vec<u64>,
     /// Access pattern: read or randread (readlab only reads).
-    #[arg(long, alias = "readwrite", default_value = "randread", value_parser = rw_word)]
+    #[arg(long, alias = "readwrite", default_value = "randread", value_parser = rw_word, conflicts_with_all = REPLAYS)]
     pub rw: Rw,
     /// Worker threads, each with its own descriptor (fio's numjobs).
     #[arg(
@@ -84,44 +86,45 @@ pub struct RunArgs {
         default_value = "1",
         allow_hyphen_values = true,
         value_parser = count,
-        value_delimiter = ','
+        value_delimiter = ',',
+        conflicts_with_all = REPLAYS
     )]
     pub numjobs: Vec<usize>,
     /// I/Os in flight per thread (comma-separated for several; synchronous engines take 1).
-    #[arg(long, default_value = "1", allow_hyphen_values = true, value_parser = count, value_delimiter = ',')]
+    #[arg(long, default_value = "1", allow_hyphen_values = true, value_parser = count, value_delimiter = ',', conflicts_with_all = REPLAYS)]
     pub iodepth: Vec<usize>,
     /// I/Os added to the queue per submit (comma-separated for several, up to the queue size;
     /// fio's --iodepth_batch_submit).
-    #[arg(long, aliases = ["iodepth_batch_submit", "iodepth_batch"], default_value = "1", allow_hyphen_values = true, value_parser = count, value_delimiter = ',')]
+    #[arg(long, aliases = ["iodepth_batch_submit", "iodepth_batch"], default_value = "1", allow_hyphen_values = true, value_parser = count, value_delimiter = ',', conflicts_with_all = REPLAYS)]
     pub batch: Vec<usize>,
     /// Completions awaited per reap, at most --batch (fio's --iodepth_batch_complete_min).
-    #[arg(long, aliases = ["iodepth_batch_complete_min", "iodepth_batch_complete"], default_value = "1", allow_hyphen_values = true, value_parser = count)]
+    #[arg(long, aliases = ["iodepth_batch_complete_min", "iodepth_batch_complete"], default_value = "1", allow_hyphen_values = true, value_parser = count, conflicts_with_all = REPLAYS)]
     pub complete_min: usize,
     /// fio's --iodepth_batch_complete_max: readlab reaps at most one --batch, so it must equal it.
-    #[arg(long = "iodepth_batch_complete_max", hide = true, value_parser = count)]
+    #[arg(long = "iodepth_batch_complete_max", hide = true, value_parser = count, conflicts_with_all = REPLAYS)]
     pub complete_max: Option<usize>,
     /// Use O_DIRECT (the default); fio's --direct=1 / --direct=0 (= --buffered) too.
-    #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "1", value_parser = switch)]
+    #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "1", value_parser = switch, conflicts_with_all = REPLAYS)]
     pub direct: Option<bool>,
     /// Read through the page cache instead of O_DIRECT.
-    #[arg(long)]
+    #[arg(long, conflicts_with_all = REPLAYS)]
     pub buffered: bool,
     /// Measured time (e.g. 5s, 500ms, 2m). The run ends at most 5 s after it whatever the
     /// target does (an NBD server's reads still unanswered then fail).
     #[arg(long, default_value = "5s", allow_hyphen_values = true, value_parser = duration)]
     pub runtime: Duration,
     /// Warm-up before measuring, excluded from every figure (fio's --ramp_time).
-    #[arg(long, alias = "ramp_time", default_value = "0s", allow_hyphen_values = true, value_parser = duration)]
+    #[arg(long, alias = "ramp_time", default_value = "0s", allow_hyphen_values = true, value_parser = duration, conflicts_with_all = REPLAYS)]
     pub ramp: Duration,
     /// Bytes of the target to read from --offset on (default: to the end).
-    #[arg(long, allow_hyphen_values = true, value_parser = size)]
+    #[arg(long, allow_hyphen_values = true, value_parser = size, conflicts_with_all = REPLAYS)]
     pub size: Option<u64>,
     /// nbd:// target: connect from inside this network namespace (`ip netns`, root), as
     /// ?netns=NAME in the URL does.
     #[arg(long)]
     pub netns: Option<String>,
     /// First byte of the range to read.
-    #[arg(long, default_value = "0", allow_hyphen_values = true, value_parser = size)]
+    #[arg(long, default_value = "0", allow_hyphen_values = true, value_parser = size, conflicts_with_all = REPLAYS)]
     pub offset: u64,
     /// Seed of the random offsets (the same seed reads the same offsets; fio's --randseed).
     #[arg(long, alias = "randseed", default_value_t = 1)]
@@ -130,27 +133,17 @@ pub struct RunArgs {
     #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "1", value_parser = verify_switch)]
     pub verify: Option<bool>,
     /// posix_fadvise hint for the range before reading.
-    #[arg(long, value_enum)]
+    #[arg(long, value_enum, conflicts_with_all = REPLAYS)]
     pub fadvise: Option<FadviseArg>,
-    /// pvsync2: RWF_HIPRI (polled completion); uring: --iopoll, as fio's hipri means there.
-    #[arg(long)]
-    pub hipri: bool,
-    /// pvsync2: RWF_NOWAIT (EAGAIN instead of blocking; counted apart from errors).
-    #[arg(long)]
-    pub nowait: bool,
-    /// nbd: spin on the socket for a reply for up to this long (default 200us; `--busy-poll=300us`) before sleeping
-    /// for it: QD1 latency without the wake-up of an idle CPU, at the cost of a spinning core.
-    #[arg(long, value_parser = duration, num_args = 0..=1, require_equals = true, default_missing_value = "200us")]
-    pub busy_poll: Option<Duration>,
     /// Open loop: issue this many requests per second (all threads together); latency is measured
     /// from each request's intended issue time, and a backlog is reported when the target cannot keep up.
-    #[arg(long, allow_hyphen_values = true)]
+    #[arg(long, allow_hyphen_values = true, conflicts_with_all = REPLAYS)]
     pub rate: Option<f64>,
     /// Open loop: how requests arrive.
-    #[arg(long, value_enum, default_value = "poisson")]
+    #[arg(long, value_enum, default_value = "poisson", conflicts_with_all = REPLAYS)]
     pub arrivals: ArrivalsArg,
     /// Stop each thread after it has read this many bytes (e.g. the whole target once; fio's --io_size).
-    #[arg(long, alias = "io_size", allow_hyphen_values = true, value_parser = size)]
+    #[arg(long, alias = "io_size", allow_hyphen_values = true, value_parser = size, conflicts_with_all = REPLAYS)]
     pub io_limit: Option<u64>,
     /// Also record throughput every this many bytes of the target read (e.g. 16m): bandwidth
     /// against offset for a scan, in the JSON's `offset_samples`.
@@ -169,32 +162,14 @@ pub struct RunArgs {
     #[arg(long, default_value = "3s", allow_hyphen_values = true, value_parser = duration)]
     pub min_runtime: Duration,
     /// Random blocks per logical request; latency is per request (report §7.2).
-    #[arg(long, default_value = "1", allow_hyphen_values = true, value_parser = count)]
+    #[arg(long, default_value = "1", allow_hyphen_values = true, value_parser = count, conflicts_with_all = REPLAYS)]
     pub blocks_per_request: usize,
-    /// uring: registered file (fixed-file SQEs; fio's --registerfiles).
-    #[arg(long, alias = "registerfiles")]
-    pub fixed_files: bool,
-    /// uring: registered buffers (READ_FIXED; fio's --fixedbufs).
-    #[arg(long, alias = "fixedbufs")]
-    pub fixed_bufs: bool,
-    /// uring: kernel SQ poll thread (IORING_SETUP_SQPOLL; fio's --sqthread_poll); its CPU is reported.
-    #[arg(long, alias = "sqthread_poll")]
-    pub sqpoll: bool,
-    /// uring: pin the SQ poll thread to this CPU (fio's --sqthread_poll_cpu).
-    #[arg(long, alias = "sqthread_poll_cpu")]
-    pub sqpoll_cpu: Option<u32>,
+    /// Each engine's options, from its table (`--fixed-files`, `--pool-threads N`, …).
+    #[command(flatten)]
+    pub engine_options: EngineFlags<RunEngines>,
     /// uring: how long the SQ poll thread spins idle before sleeping.
-    #[arg(long, default_value = "1s", value_parser = duration)]
+    #[arg(long, default_value = "1s", value_parser = duration, conflicts_with_all = REPLAYS)]
     pub sqpoll_idle: Duration,
-    /// uring: polled completions (IORING_SETUP_IOPOLL; needs device poll queues).
-    #[arg(long)]
-    pub iopoll: bool,
-    /// uring: skip COOP_TASKRUN / SINGLE_ISSUER / DEFER_TASKRUN / NO_SQARRAY / registered ring fd.
-    #[arg(long)]
-    pub plain_setup: bool,
-    /// pool: reader threads behind the submitting thread (default: iodepth).
-    #[arg(long, allow_hyphen_values = true, value_parser = count)]
-    pub pool_threads: Option<usize>,
     /// What to print on stdout: a table, or the JSON document alone.
     #[arg(long, value_enum, default_value = "table")]
     pub output: OutputArg,
@@ -224,115 +199,25 @@ pub struct RunArgs {
     pub fio_noops: FioNoops,
 }
 
-/// The flags that describe the workload: a profile or a job file says all of them, so beside
-/// `--profile` or `--job` they are refused rather than silently overridden or ignored.
-const WORKLOAD: [&str; 25] = [
-    "engine",
-    "bs",
-    "rw",
-    "numjobs",
-    "iodepth",
-    "batch",
-    "complete_min",
-    "complete_max",
-    "direct",
-    "buffered",
-    "ramp",
-    "size",
-    "offset",
-    "fadvise",
-    "hipri",
-    "nowait",
-    "rate",
-    "io_limit",
-    "blocks_per_request",
-    "fixed_files",
-    "fixed_bufs",
-    "sqpoll",
-    "sqpoll_cpu",
-    "iopoll",
-    "pool_threads",
-];
+/// The flags that say what to replay, the whole workload: beside either, a flag of the workload
+/// (each engine option, and each flag declared `conflicts_with_all = REPLAYS`) is refused rather
+/// than silently overridden or ignored.
+pub const REPLAYS: &[&str] = &["profile", "job"];
 
-/// fio options that mean what readlab always does (hidden; a note says so when given).
-#[derive(Args, Debug)]
-pub struct FioNoops {
-    #[arg(long = "time_based", alias = "time-based", hide = true)]
-    time_based: bool,
-    #[arg(long = "group_reporting", alias = "group-reporting", hide = true)]
-    group_reporting: bool,
-    #[arg(long, hide = true)]
-    thread: bool,
-    #[arg(long = "norandommap", hide = true)]
-    norandommap: bool,
-    #[arg(long = "randrepeat", hide = true, num_args = 0..=1, require_equals = true, default_missing_value = "1")]
-    randrepeat: Option<String>,
-    #[arg(long = "lat_percentiles", alias = "lat-percentiles", hide = true, num_args = 0..=1, require_equals = true, default_missing_value = "1")]
-    lat_percentiles: Option<String>,
-    #[arg(long = "clat_percentiles", alias = "clat-percentiles", hide = true, num_args = 0..=1, require_equals = true, default_missing_value = "1")]
-    clat_percentiles: Option<String>,
-}
+/// Every engine's options are flags of `run`, refused beside `--profile` and `--job`.
+#[derive(Debug)]
+pub struct RunEngines;
 
-impl FioNoops {
-    /// One note per fio option given that readlab accepted as meaning nothing more.
-    pub fn notes(&self) -> Vec<String> {
-        [
-            ("time_based", self.time_based),
-            ("group_reporting", self.group_reporting),
-            ("thread", self.thread),
-            ("norandommap", self.norandommap),
-            ("randrepeat", self.randrepeat.is_some()),
-            ("lat_percentiles", self.lat_percentiles.is_some()),
-            ("clat_percentiles", self.clat_percentiles.is_some()),
-        ]
-        .into_iter()
-        .filter(|(_, given)| *given)
-        .filter_map(|(k, _)| match readlab::fiojob::foreign(k) {
-            Some(readlab::fiojob::Foreign::NoOp(why)) => Some(format!("--{k}: {why}; ignored")),
-            _ => None,
-        })
-        .collect()
+impl Scope for RunEngines {
+    fn takes(_: EngineKind) -> bool {
+        true
     }
-}
 
-/// `--rw`: read or randread; writing patterns are refused as writes, not as typos.
-fn rw_word(s: &str) -> Result<Rw, Error> {
-    readlab::fiojob::rw(s)
-}
-
-/// fio's switch value: 1/0, true/false (bare is clap's default_missing_value).
-fn switch(s: &str) -> Result<bool, Error> {
-    readlab::fiojob::switch_word(s)
-}
-
-/// `--verify` is readlab's own (no value, or 1/0); fio's `--verify=crc32c` is refused by name.
-fn verify_switch(s: &str) -> Result<bool, String> {
-    switch(s).map_err(|_| match readlab::fiojob::foreign("verify") {
-        Some(readlab::fiojob::Foreign::Refused(what)) => format!("verify={s}: {what}"),
-        _ => format!("'{s}' is not 0 or 1"),
-    })
-}
-
-/// The one-line refusal of a fio option readlab does not have, when clap found one it does not
-/// know (fio's ioscheduler → what to do instead); none for anything else.
-pub fn fio_refusal(e: &clap::Error) -> Option<String> {
-    use clap::error::{ContextKind, ContextValue, ErrorKind};
-    if e.kind() != ErrorKind::UnknownArgument {
-        return None;
+    fn prefix(kind: EngineKind) -> String {
+        format!("{}: ", kind.name())
     }
-    let Some(ContextValue::String(arg)) = e.get(ContextKind::InvalidArg) else {
-        return None;
-    };
-    let name = arg.trim_start_matches('-');
-    let name = name.split('=').next().unwrap_or(name);
-    match readlab::fiojob::foreign(name)? {
-        readlab::fiojob::Foreign::Refused(what) => {
-            Some(format!("error: {arg} is fio's, not readlab's: {what}"))
-        }
-        readlab::fiojob::Foreign::NoOp(why) => Some(format!(
-            "error: {arg}: {why}; readlab run takes it alone, without a value"
-        )),
-    }
+
+    const REFUSED_BESIDE: &'static [&'static str] = REPLAYS;
 }
 
 impl RunArgs {
@@ -504,61 +389,16 @@ impl RunArgs {
         }
     }
 
-    /// The engine options the flags set; with several engines, each engine keeps only the
-    /// options it owns, so `--engine psync,uring --fixed-files` gives io_uring fixed files.
+    /// The engine options the flags set (from the engines' tables); with several engines, each
+    /// engine keeps only the options it owns, so `--engine psync,uring --fixed-files` gives
+    /// io_uring fixed files. The SQ poll thread's idle time is a setting every configuration
+    /// carries.
     fn options_for(&self, engine: EngineKind) -> EngineOptions {
-        let all = EngineOptions {
-            pvsync2: Pvsync2Options {
-                // fio's hipri is io_uring's IOPOLL there (above), RWF_HIPRI elsewhere.
-                hipri: self.hipri && engine != EngineKind::Uring,
-                nowait: self.nowait,
-            },
-            uring: UringOptions {
-                fixed_files: self.fixed_files,
-                fixed_bufs: self.fixed_bufs,
-                sqpoll: self.sqpoll,
-                sqpoll_cpu: self.sqpoll_cpu,
-                sqpoll_idle_ms: self.sqpoll_idle.as_millis().min(u32::MAX as u128) as u32,
-                iopoll: self.iopoll || (self.hipri && engine == EngineKind::Uring),
-                plain_setup: self.plain_setup,
-            },
-            pool: PoolOptions {
-                pool_threads: self.pool_threads,
-            },
-            nbd: NbdOptions {
-                busy_poll_us: self
-                    .busy_poll
-                    .map_or(0, |d| d.as_micros().min(u32::MAX as u128) as u32),
-            },
-        };
-        if self.engine.len() == 1 {
-            return all;
-        }
-        EngineOptions {
-            pvsync2: if engine == EngineKind::Pvsync2 {
-                all.pvsync2
-            } else {
-                Default::default()
-            },
-            uring: if engine == EngineKind::Uring {
-                all.uring
-            } else {
-                UringOptions {
-                    sqpoll_idle_ms: all.uring.sqpoll_idle_ms,
-                    ..Default::default()
-                }
-            },
-            pool: if engine == EngineKind::Pool {
-                all.pool
-            } else {
-                Default::default()
-            },
-            nbd: if engine.name() == "nbd" {
-                all.nbd
-            } else {
-                Default::default()
-            },
-        }
+        let mut o = self
+            .engine_options
+            .options_for(engine, self.engine.len() == 1);
+        o.uring.sqpoll_idle_ms = self.sqpoll_idle.as_millis().min(u32::MAX as u128) as u32;
+        o
     }
 }
 
@@ -703,63 +543,11 @@ pub fn run(a: &RunArgs) -> anyhow::Result<ExitCode> {
         let paths: Vec<_> = specs.iter().map(|t| t.path.as_path()).collect();
         readlab::outpath::check_file(p, &profile.chain(paths).collect::<Vec<_>>())?;
     }
-    let expected = match (&a.profile, a.check) {
-        (Some(p), true) => Some(readlab::tune::load_profile(p)?.expected),
-        _ => None,
-    };
-    // A profile too noisy to hold the replay to the tolerance is refused before anything runs.
-    let too_wide = expected
-        .as_ref()
-        .and_then(|e| readlab::compare::check::too_wide(e, a.tolerance));
-    if let Some(why) = &too_wide
-        && !a.check_anyway
-    {
-        return Err(readlab::Error::InvalidArgument(format!(
-            "{}: {why}",
-            a.profile
-                .as_ref()
-                .map_or_else(String::new, |p| p.display().to_string())
-        ))
-        .into());
-    }
+    let expected = expected(a)?;
     let progress = Progress::new(a.quiet || a.output == OutputArg::Json).with_monitor(a.monitor);
-    let mut docs = Vec::new();
-    progress.series(&cfgs, if single { a.repeat } else { 1 });
-    for cfg in &cfgs {
-        if progress.interrupted() {
-            break;
-        }
-        let doc = if single {
-            let step = &mut |_| progress.step(&cfg.label());
-            readlab::repeat::run_counted(cfg, a.repeat, &progress, step)?
-        } else {
-            progress.step(&cfg.label());
-            readlab::runner::run_targets(cfg, &specs, &progress)?
-        };
-        let interrupted = doc.result.ended_by == readlab::result::EndedBy::Interrupted;
-        docs.push(doc);
-        if interrupted {
-            break;
-        }
-    }
-    progress.finish();
+    let docs = measure(a, &cfgs, &specs, single, &progress)?;
     print_warnings(&docs);
-    if let Some(path) = &a.json {
-        readlab::fsio::write_file(path, &JsonExporter.render(&docs)?)?;
-    }
-    match a.output {
-        OutputArg::Json => outp!("{}", JsonExporter.render(&docs)?),
-        OutputArg::Table if docs.len() == 1 => print_one(&docs[0]),
-        OutputArg::Table => {
-            // The answer first, then the figures it rests on.
-            crate::progress::print_answer(&readlab::verdict::answer_text_for(&docs));
-            outp!("{}", runs_table(&docs)?);
-            let verdict = readlab::verdict::text_for_within(&docs, crate::out().width);
-            if !verdict.is_empty() {
-                outln!("\n{}", crate::out().fit(&verdict));
-            }
-        }
-    }
+    print_docs(a, &docs)?;
     let mut failed = false;
     for doc in &docs {
         failed |= report_failures(doc);
@@ -772,29 +560,109 @@ pub fn run(a: &RunArgs) -> anyhow::Result<ExitCode> {
         errln!("readlab: interrupted; the figures cover only the part of the run measured");
         return Ok(crate::progress::interrupted_exit());
     }
-    if let (Some(expected), Some(doc)) = (&expected, docs.first()) {
-        let check = readlab::compare::check::check(expected, &doc.result, a.tolerance);
-        if let Some(why) = &too_wide {
-            eprintln!("readlab: check: {why} (checking anyway, as asked)");
-        }
-        for l in &check.lines {
-            errln!("readlab: check: {l}");
-        }
-        if !check.passed {
-            errln!(
-                "readlab: check FAILED: {} on {} is slower than its profile",
-                doc.result.label,
-                doc.config.target.display()
-            );
-            return Ok(ExitCode::from(REGRESSION));
-        }
-        errln!("readlab: check passed");
+    if let (Some((expected, too_wide)), Some(doc)) = (&expected, docs.first())
+        && !holds(expected, too_wide.as_deref(), doc, a.tolerance)
+    {
+        return Ok(ExitCode::from(REGRESSION));
     }
     if failed || docs.iter().any(|d| d.result.requests == 0) {
         // A run that measured nothing already said so in its warning ("nothing was measured …").
         return Ok(ExitCode::from(1));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// What `--check` holds the result to: the profile's expected result, and why its stored spread
+/// is wider than `--tolerance` when it is (a profile too noisy to hold the replay to the
+/// tolerance is refused before anything runs, unless `--check-anyway`).
+fn expected(a: &RunArgs) -> anyhow::Result<Option<(Candidate, Option<String>)>> {
+    let (Some(p), true) = (&a.profile, a.check) else {
+        return Ok(None);
+    };
+    let expected = readlab::tune::load_profile(p)?.expected;
+    let too_wide = readlab::compare::check::too_wide(&expected, a.tolerance);
+    if let Some(why) = &too_wide
+        && !a.check_anyway
+    {
+        return Err(Error::InvalidArgument(format!("{}: {why}", p.display())).into());
+    }
+    Ok(Some((expected, too_wide)))
+}
+
+/// Run each configuration in turn (on every target, or repeated on the one), until the last or
+/// an interruption.
+fn measure(
+    a: &RunArgs,
+    cfgs: &[RunConfig],
+    specs: &[readlab::targets::TargetSpec],
+    single: bool,
+    progress: &Progress,
+) -> anyhow::Result<Vec<Document>> {
+    let mut docs = Vec::new();
+    progress.series(cfgs, if single { a.repeat } else { 1 });
+    for cfg in cfgs {
+        if progress.interrupted() {
+            break;
+        }
+        let doc = if single {
+            let step = &mut |_| progress.step(&cfg.label());
+            readlab::repeat::run_counted(cfg, a.repeat, progress, step)?
+        } else {
+            progress.step(&cfg.label());
+            readlab::runner::run_targets(cfg, specs, progress)?
+        };
+        let interrupted = doc.result.ended_by == readlab::result::EndedBy::Interrupted;
+        docs.push(doc);
+        if interrupted {
+            break;
+        }
+    }
+    progress.finish();
+    Ok(docs)
+}
+
+/// Write `--json FILE` and print the documents: as JSON, one run's table, or the answer, the
+/// table of several runs and their verdict.
+fn print_docs(a: &RunArgs, docs: &[Document]) -> anyhow::Result<()> {
+    if let Some(path) = &a.json {
+        readlab::fsio::write_file(path, &JsonExporter.render(docs)?)?;
+    }
+    match a.output {
+        OutputArg::Json => outp!("{}", JsonExporter.render(docs)?),
+        OutputArg::Table if docs.len() == 1 => print_one(&docs[0]),
+        OutputArg::Table => {
+            // The answer first, then the figures it rests on.
+            crate::progress::print_answer(&readlab::verdict::answer_text_for(docs));
+            outp!("{}", runs_table(docs)?);
+            let verdict = readlab::verdict::text_for_within(docs, crate::out().width);
+            if !verdict.is_empty() {
+                outln!("\n{}", crate::out().fit(&verdict));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `--check`: whether the run holds to its profile's expected result, each line of the
+/// comparison said on stderr.
+fn holds(expected: &Candidate, too_wide: Option<&str>, doc: &Document, tolerance: f64) -> bool {
+    let check = readlab::compare::check::check(expected, &doc.result, tolerance);
+    if let Some(why) = too_wide {
+        eprintln!("readlab: check: {why} (checking anyway, as asked)");
+    }
+    for l in &check.lines {
+        errln!("readlab: check: {l}");
+    }
+    if !check.passed {
+        errln!(
+            "readlab: check FAILED: {} on {} is slower than its profile",
+            doc.result.label,
+            doc.config.target.display()
+        );
+        return false;
+    }
+    errln!("readlab: check passed");
+    true
 }
 
 /// One run's table: per target when it read several, then what the monitor saw.

@@ -3,9 +3,10 @@
 //! summary as JSON at exit. SIGINT and SIGTERM stop it cleanly (exit 0: that is how a server ends).
 
 use crate::args::{count, duration, size};
+use crate::engine_flags::{EngineFlags, Scope};
 use crate::progress::Progress;
 use clap::{Args, ValueEnum};
-use readlab::engine::{EngineKind, EngineOptions, UringOptions};
+use readlab::engine::EngineKind;
 use readlab::nbd::Address;
 use readlab::runner::Observer;
 use readlab::serve::{Backend, Model, Second, ServeConfig, ServeObserver, Server};
@@ -64,15 +65,9 @@ pub struct ServeArgs {
     /// Read the target through the page cache.
     #[arg(long)]
     pub buffered: bool,
-    /// uring engine (--model thread --engine uring): registered file.
-    #[arg(long)]
-    pub fixed_files: bool,
-    /// uring engine (--model thread --engine uring): registered buffers.
-    #[arg(long)]
-    pub fixed_bufs: bool,
-    /// uring engine (--model thread --engine uring): SQ poll thread.
-    #[arg(long)]
-    pub sqpoll: bool,
+    /// The reading engine's options, from its table (`--fixed-files`, `--pool-threads N`, …).
+    #[command(flatten)]
+    pub engine_options: EngineFlags<ServeEngines>,
     /// Clients served at once; more are disconnected at once.
     #[arg(long, default_value = "256", value_parser = count)]
     pub max_clients: usize,
@@ -102,6 +97,23 @@ pub struct ServeArgs {
     pub quiet: bool,
 }
 
+/// The options of the engines the server reads local storage through (all but the nbd client,
+/// which `Server::bind` refuses) are flags of `serve`, for its thread model.
+#[derive(Debug)]
+pub struct ServeEngines;
+
+impl Scope for ServeEngines {
+    fn takes(kind: EngineKind) -> bool {
+        kind.name() != "nbd"
+    }
+
+    fn prefix(kind: EngineKind) -> String {
+        format!("{0} engine (--model thread --engine {0}): ", kind.name())
+    }
+
+    const REFUSED_BESIDE: &'static [&'static str] = &[];
+}
+
 impl ServeArgs {
     fn to_config(&self) -> anyhow::Result<ServeConfig> {
         let backend = match (&self.target, self.null) {
@@ -119,15 +131,8 @@ impl ServeArgs {
         cfg.engine = EngineKind::parse(&self.engine)?;
         cfg.iodepth = self.iodepth;
         cfg.direct = !self.buffered;
-        cfg.options = EngineOptions {
-            uring: UringOptions {
-                fixed_files: self.fixed_files,
-                fixed_bufs: self.fixed_bufs,
-                sqpoll: self.sqpoll,
-                ..UringOptions::default()
-            },
-            ..EngineOptions::default()
-        };
+        // An option of another engine is kept, for the server's check to refuse by name.
+        cfg.options = self.engine_options.options_for(cfg.engine, true);
         cfg.delay = self.delay;
         cfg.busy_poll = self.busy_poll.unwrap_or_default();
         cfg.max_clients = self.max_clients;

@@ -149,42 +149,8 @@ pub fn run(a: &TuneArgs) -> anyhow::Result<ExitCode> {
                 term.fit(&tune::recommendation_text(rec, &opts, &term))
             );
         }
-        match Profile::of(rec) {
-            Some(profile) => {
-                let path = profile.save(&opts.out)?;
-                // The same pick as a fio job file beside it, when fio has words for it.
-                let job = readlab::fiojob::beside(&path);
-                let written = readlab::fiojob::write(
-                    &profile.config,
-                    &profile.config.label(),
-                    &format!("written by readlab tune with {}", path.display()),
-                )
-                .map(|t| readlab::fsio::write_file(&job, &t));
-                if text {
-                    outln!(
-                        "{}",
-                        crate::out().fit(&format!(
-                            "  profile: {} (replay: readlab run --profile {})",
-                            path.display(),
-                            path.display()
-                        ))
-                    );
-                    let line = match &written {
-                        Ok(_) => format!(
-                            "  fio job: {} (replay: fio {} or readlab run --job {})",
-                            job.display(),
-                            job.display(),
-                            job.display()
-                        ),
-                        Err(why) => format!("  fio job: none ({why})"),
-                    };
-                    outln!("{}", crate::out().fit(&line));
-                }
-                if let Ok(Err(e)) = written {
-                    return Err(e.into());
-                }
-                profiles.push(path);
-            }
+        match save_profile(rec, &opts, text)? {
+            Some(path) => profiles.push(path),
             None => exit = ExitCode::from(1),
         }
     }
@@ -205,4 +171,48 @@ pub fn run(a: &TuneArgs) -> anyhow::Result<ExitCode> {
         report.results.display()
     );
     Ok(exit)
+}
+
+/// Save the profile of a recommendation's pick, with its fio job file beside it when fio has words
+/// for it, and say where (with the text); none when nothing met the constraints.
+fn save_profile(
+    rec: &tune::Recommendation,
+    opts: &TuneOptions,
+    text: bool,
+) -> anyhow::Result<Option<PathBuf>> {
+    let Some(profile) = Profile::of(rec) else {
+        return Ok(None);
+    };
+    let path = profile.save(&opts.out)?;
+    let job = readlab::fiojob::beside(&path);
+    let written = readlab::fiojob::write(
+        &profile.config,
+        &profile.config.label(),
+        &format!("written by readlab tune with {}", path.display()),
+    )
+    .map(|t| readlab::fsio::write_file(&job, &t));
+    if text {
+        outln!(
+            "{}",
+            crate::out().fit(&format!(
+                "  profile: {} (replay: readlab run --profile {})",
+                path.display(),
+                path.display()
+            ))
+        );
+        let line = match &written {
+            Ok(_) => format!(
+                "  fio job: {} (replay: fio {} or readlab run --job {})",
+                job.display(),
+                job.display(),
+                job.display()
+            ),
+            Err(why) => format!("  fio job: none ({why})"),
+        };
+        outln!("{}", crate::out().fit(&line));
+    }
+    if let Ok(Err(e)) = written {
+        return Err(e.into());
+    }
+    Ok(Some(path))
 }
