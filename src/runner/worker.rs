@@ -146,7 +146,7 @@ fn worker_loop(
         match (&mut schedule, stopping) {
             (_, true) => {}
             (None, false) => {
-                q.refill(&mut req, engine.as_mut(), &mut out.clock_reads)?;
+                q.refill(&mut req, engine.as_mut(), &mut out)?;
                 wait_for = cfg.complete_min.min(req.inflight);
             }
             (Some(s), false) => {
@@ -337,7 +337,7 @@ impl Queue {
         &mut self,
         req: &mut Requests,
         engine: &mut dyn Engine,
-        clock_reads: &mut u64,
+        out: &mut WorkerOut,
     ) -> Result<()> {
         while !req.free.is_empty() && req.budget != Some(0) {
             if self.unsubmitted {
@@ -347,7 +347,7 @@ impl Queue {
             let ts = match self.fresh.take() {
                 Some(t) => t,
                 None => {
-                    *clock_reads += 1;
+                    out.clock_reads += 1;
                     Tick::now()
                 }
             };
@@ -412,10 +412,8 @@ fn account(
     now: Tick,
     in_window: bool,
 ) -> Reaped {
-    let g = tl.g;
+    let (g, bpr, bs) = (tl.g, req.bpr, req.bs);
     let cfg = g.cfg;
-    let bpr = cfg.blocks_per_request;
-    let bs = cfg.bs as u32;
     let mut light = g.file_id.is_none() && cfg.sample_bytes.is_none();
     let mut succeeded = false;
     let mut finished = 0;
