@@ -367,19 +367,7 @@ impl Search<'_> {
 pub fn tune(opts: &TuneOptions, obs: &dyn TuneObserver) -> Result<TuneReport> {
     let started = Instant::now();
     let target = Target::inspect(&opts.target)?;
-    if opts.engines.is_empty() || opts.block_sizes.is_empty() {
-        return Err(Error::invalid(
-            "give at least one engine and one block size",
-        ));
-    }
-    if opts.cpu_max.is_some_and(|c| c.is_nan() || c <= 0.0) {
-        return Err(Error::invalid(
-            "--cpu-max must be a positive number of cores",
-        ));
-    }
-    if opts.budget < Duration::from_secs(10) {
-        return Err(Error::invalid("--budget must be at least 10s"));
-    }
+    check(opts)?;
     let verify = opts.verify.unwrap_or(target.prepared_id.is_some());
     if verify {
         runner::check_prepared_throughout(&target, "--no-verify")?;
@@ -415,22 +403,59 @@ pub fn tune(opts: &TuneOptions, obs: &dyn TuneObserver) -> Result<TuneReport> {
     for (i, &bs) in opts.block_sizes.iter().enumerate() {
         // Each block size gets its share of what is left.
         let share = s.time_left() / (opts.block_sizes.len() - i) as u32;
+        recs.push(s.recommend(bs, share));
+    }
+    Ok(TuneReport {
+        target: opts.target.clone(),
+        recommendations: recs,
+        seconds: started.elapsed().as_secs_f64(),
+        budget_s: opts.budget.as_secs_f64(),
+        results: s.store.path().to_path_buf(),
+        failures: s.failures,
+        warnings: crate::warnings::group(&s.warned).banners,
+    })
+}
+
+/// Refuse what the tuner cannot search: no engine or block size, a CPU limit that is not a
+/// positive number of cores, a budget under 10 s.
+fn check(opts: &TuneOptions) -> Result<()> {
+    if opts.engines.is_empty() || opts.block_sizes.is_empty() {
+        return Err(Error::invalid(
+            "give at least one engine and one block size",
+        ));
+    }
+    if opts.cpu_max.is_some_and(|c| c.is_nan() || c <= 0.0) {
+        return Err(Error::invalid(
+            "--cpu-max must be a positive number of cores",
+        ));
+    }
+    if opts.budget < Duration::from_secs(10) {
+        return Err(Error::invalid("--budget must be at least 10s"));
+    }
+    Ok(())
+}
+
+impl Search<'_> {
+    /// Search every engine at block size `bs` within `share` of the time left, re-measure the
+    /// finalists, and recommend a configuration per goal.
+    fn recommend(&mut self, bs: u64, share: Duration) -> Recommendation {
+        let opts = self.opts;
         let bs_deadline = Instant::now() + share;
-        let saved = s.deadline;
-        s.deadline = bs_deadline.min(saved);
+        let saved = self.deadline;
+        self.deadline = bs_deadline.min(saved);
         for &engine in &opts.engines {
-            if obs.cancelled() {
+            if self.obs.cancelled() {
                 break;
             }
-            s.tune_engine(engine, bs);
+            self.tune_engine(engine, bs);
         }
-        let mine: Vec<Candidate> = s
+        let mine: Vec<Candidate> = self
             .all
             .iter()
             .filter(|c| c.config.bs == bs)
             .cloned()
             .collect();
-        let feasible: Vec<Candidate> = mine.iter().filter(|c| s.ok(c)).cloned().collect();
+        let feasible: Vec<Candidate> = mine.iter().filter(|c| self.ok(c)).cloned().collect();
         let frontier = pareto(&feasible);
         // Finalists: the best point of each goal and the next-fastest frontier points (a single
         // short measurement may have flattered or wronged them), re-measured together.
@@ -441,8 +466,8 @@ pub fn tune(opts: &TuneOptions, obs: &dyn TuneObserver) -> Result<TuneReport> {
                 finalists.push(c);
             }
         }
-        s.deadline = saved;
-        let finals = s.remeasure(&finalists);
+        self.deadline = saved;
+        let finals = self.remeasure(&finalists);
         let per_goal: Vec<(Goal, Candidate)> = Goal::ALL
             .iter()
             .filter_map(|&g| choose(&finals, g).map(|c| (g, c)))
@@ -463,33 +488,11 @@ pub fn tune(opts: &TuneOptions, obs: &dyn TuneObserver) -> Result<TuneReport> {
             None => Vec::new(),
         };
         let closest = if pick.is_none() {
-            let mut m = mine.clone();
-            m.sort_by_key(|c| c.p999_ns);
-            m.into_iter()
-                .take(3)
-                .map(|c| {
-                    let mut why = Vec::new();
-                    if let Some(max) = opts.p999_max
-                        && c.p999_ns as u128 > max.as_nanos()
-                    {
-                        why.push(format!(
-                            "p99.9 {} > {}",
-                            format_ns(c.p999_ns as f64, Style::Table),
-                            format_ns(max.as_nanos() as f64, Style::Table)
-                        ));
-                    }
-                    if let Some(max) = opts.cpu_max
-                        && c.cpu_cores > max
-                    {
-                        why.push(format!("CPU {:.2} cores > {max}", c.cpu_cores));
-                    }
-                    (c, why.join(", "))
-                })
-                .collect()
+            closest(&mine, opts)
         } else {
             Vec::new()
         };
-        recs.push(Recommendation {
+        Recommendation {
             bs,
             goal: opts.goal,
             pick,
@@ -499,17 +502,36 @@ pub fn tune(opts: &TuneOptions, obs: &dyn TuneObserver) -> Result<TuneReport> {
             closest,
             points_measured: mine.len(),
             finalists: finals,
-        });
+        }
     }
-    Ok(TuneReport {
-        target: opts.target.clone(),
-        recommendations: recs,
-        seconds: started.elapsed().as_secs_f64(),
-        budget_s: opts.budget.as_secs_f64(),
-        results: s.store.path().to_path_buf(),
-        failures: s.failures,
-        warnings: crate::warnings::group(&s.warned).banners,
-    })
+}
+
+/// With no point within the limits: the three of `mine` with the lowest p99.9, each with the
+/// limits it misses.
+fn closest(mine: &[Candidate], opts: &TuneOptions) -> Vec<(Candidate, String)> {
+    let mut m = mine.to_vec();
+    m.sort_by_key(|c| c.p999_ns);
+    m.into_iter()
+        .take(3)
+        .map(|c| {
+            let mut why = Vec::new();
+            if let Some(max) = opts.p999_max
+                && c.p999_ns as u128 > max.as_nanos()
+            {
+                why.push(format!(
+                    "p99.9 {} > {}",
+                    format_ns(c.p999_ns as f64, Style::Table),
+                    format_ns(max.as_nanos() as f64, Style::Table)
+                ));
+            }
+            if let Some(max) = opts.cpu_max
+                && c.cpu_cores > max
+            {
+                why.push(format!("CPU {:.2} cores > {max}", c.cpu_cores));
+            }
+            (c, why.join(", "))
+        })
+        .collect()
 }
 
 #[cfg(test)]

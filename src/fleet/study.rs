@@ -9,13 +9,14 @@
 use super::{Fleet, MEET_WITHIN, run};
 use crate::config::RunConfig;
 use crate::error::{Error, Result};
-use crate::result::StudyTag;
-use crate::source::TargetKind;
+use crate::result::{Document, StudyTag};
+use crate::source::{Target, TargetKind};
 use crate::store::Store;
 use crate::study::{
-    Context, Exec, Outcome, Point, StudyName, StudyObserver, StudyOptions, summarize,
+    Context, Exec, Outcome, Point, StudyName, StudyObserver, StudyOptions, Timing, summarize,
 };
 use serde::{Deserialize, Serialize};
+use std::path::Path;
 
 /// What rank 0 tells every rank before a study: its points still to run, and how many there are.
 #[derive(Debug, Serialize, Deserialize)]
@@ -61,26 +62,7 @@ pub fn run(
              (it may name {rank}, {local_rank}, {host})",
         ));
     };
-    let target = fleet.agree(
-        crate::study::inspect(&fleet.expand(template), names),
-        "study set-up",
-    )?;
-    let server = target.kind == TargetKind::Nbd;
-    let timing = fleet.agree(crate::study::timing(opts), "study set-up")?;
-    let said = fleet.broadcast(
-        &[opts.verify.unwrap_or(target.prepared_id.is_some()) as u8],
-        MEET_WITHIN,
-        "study set-up",
-    )?;
-    let verify = said.first() == Some(&1);
-    let prepared = if verify && target.prepared_id.is_none() {
-        Err(Error::NotPrepared {
-            path: target.path.clone(),
-        })
-    } else {
-        Ok(())
-    };
-    fleet.agree(prepared, "study set-up")?;
+    let (target, timing, verify) = set_up(fleet, names, opts, template)?;
     let opened = if fleet.is_root() {
         Store::open(&opts.out, opts.resume).map(Some)
     } else {
@@ -98,9 +80,15 @@ pub fn run(
         allow_device_changes: false,
         network: None,
     };
-    let (mut measured, mut skipped, mut interrupted) = (0, 0, false);
+    let across = Across {
+        fleet,
+        obs,
+        template,
+        server: target.kind == TargetKind::Nbd,
+    };
+    let mut tally = Tally::default();
     for &name in names {
-        if server {
+        if across.server {
             obs.note(&format!(
                 "{name} study against {}: the clients of each point spread over the {} ranks (rank r runs N/{}, one more when r < N mod {}); {}",
                 target.path.display(),
@@ -111,7 +99,7 @@ pub fn run(
             ));
         }
         let plan = match name.spec().exec {
-            _ if server => None,
+            _ if across.server => None,
             Exec::Plan(plan) => Some(plan),
             _ => {
                 // The scheduler study would switch each rank's own device's I/O scheduler; the
@@ -122,14 +110,99 @@ pub fn run(
                 continue;
             }
         };
-        let planned: Result<Plan> = match &store {
+        let plan = across.plan(name, plan, &ctx, store.as_ref())?;
+        across.study(name, plan, store.as_mut(), &mut tally)?;
+        if tally.interrupted {
+            break;
+        }
+    }
+    let Some(store) = store else {
+        return Ok(None);
+    };
+    let summary = summarize(names, store.docs());
+    let summary_path = opts.out.join("summary.md");
+    crate::fsio::write_file(&summary_path, &summary)?;
+    Ok(Some(Outcome {
+        results: store.path().to_path_buf(),
+        summary_path,
+        summary,
+        interrupted: tally.interrupted,
+        measured: tally.measured,
+        skipped: tally.skipped,
+    }))
+}
+
+/// What every rank agrees on before its studies: its target (inspected), the timing, and
+/// whether the reads are verified (rank 0's decision; every rank's target must then be
+/// prepared).
+fn set_up(
+    fleet: &Fleet,
+    names: &[StudyName],
+    opts: &StudyOptions,
+    template: &Path,
+) -> Result<(Target, Timing, bool)> {
+    let target = fleet.agree(
+        crate::study::inspect(&fleet.expand(template), names),
+        "study set-up",
+    )?;
+    let timing = fleet.agree(crate::study::timing(opts), "study set-up")?;
+    let said = fleet.broadcast(
+        &[opts.verify.unwrap_or(target.prepared_id.is_some()) as u8],
+        MEET_WITHIN,
+        "study set-up",
+    )?;
+    let verify = said.first() == Some(&1);
+    let prepared = if verify && target.prepared_id.is_none() {
+        Err(Error::NotPrepared {
+            path: target.path.clone(),
+        })
+    } else {
+        Ok(())
+    };
+    fleet.agree(prepared, "study set-up")?;
+    Ok((target, timing, verify))
+}
+
+/// A study's plan (its [`Exec::Plan`]).
+type PlanFn = fn(&Context, &[Document]) -> Vec<RunConfig>;
+
+/// The points measured, found stored already, and whether the studies were interrupted.
+#[derive(Default)]
+struct Tally {
+    measured: usize,
+    skipped: usize,
+    interrupted: bool,
+}
+
+/// The ranks measuring the studies together.
+struct Across<'a> {
+    fleet: &'a Fleet,
+    obs: &'a dyn StudyObserver,
+    /// Each rank's target as given (it may name `{rank}`, `{local_rank}`, `{host}`).
+    template: &'a Path,
+    /// The target is one server that every rank reads: each point's clients spread over them.
+    server: bool,
+}
+
+impl Across<'_> {
+    /// Study `name`'s points still to run, as rank 0 planned them from its store (`plan`, or the
+    /// server's points when the ranks read one server) and told every rank.
+    fn plan(
+        &self,
+        name: StudyName,
+        plan: Option<PlanFn>,
+        ctx: &Context,
+        store: Option<&Store>,
+    ) -> Result<Plan> {
+        let fleet = self.fleet;
+        let planned: Result<Plan> = match store {
             Some(s) => {
                 let points: Vec<Point> = match plan {
-                    Some(plan) => plan(&ctx, s.docs())
+                    Some(plan) => plan(ctx, s.docs())
                         .into_iter()
                         .map(|cfg| Point::of(name, cfg))
                         .collect(),
-                    None => crate::study::server_points(name, &ctx, Some(fleet.size()))
+                    None => crate::study::server_points(name, ctx, Some(fleet.size()))
                         .unwrap_or_default(),
                 };
                 let total = points.len();
@@ -155,10 +228,22 @@ pub fn run(
             MEET_WITHIN,
             "study plan",
         )?;
-        let plan: Plan = serde_json::from_slice(&said)
-            .map_err(|e| Error::Mpi(format!("fleet: rank 0 sent an unreadable plan ({e})")))?;
+        serde_json::from_slice(&said)
+            .map_err(|e| Error::Mpi(format!("fleet: rank 0 sent an unreadable plan ({e})")))
+    }
+
+    /// Measure study `name`'s points still to run, each a fleet run on every rank, stopping when
+    /// any rank was cancelled; rank 0 appends each point's document to `store`.
+    fn study(
+        &self,
+        name: StudyName,
+        plan: Plan,
+        mut store: Option<&mut Store>,
+        tally: &mut Tally,
+    ) -> Result<()> {
+        let (fleet, obs) = (self.fleet, self.obs);
         let done = plan.total - plan.todo.len();
-        skipped += done;
+        tally.skipped += done;
         obs.study_start(name, plan.total, done);
         let planned = crate::eta::planned_series(plan.todo.iter().map(|(_, c)| c));
         obs.points_planned(&planned);
@@ -166,7 +251,7 @@ pub fn run(
             let cancelled =
                 fleet.all_gather(&[obs.cancelled() as u8], MEET_WITHIN, "next point")?;
             if cancelled.iter().any(|c| c.first() == Some(&1)) {
-                interrupted = true;
+                tally.interrupted = true;
                 break;
             }
             let point = crate::study::Point {
@@ -175,8 +260,8 @@ pub fn run(
             };
             obs.point_start(done + i, plan.total, &point);
             let mut each = cfg;
-            each.target = template.clone();
-            let outcome = if server {
+            each.target = self.template.to_path_buf();
+            let outcome = if self.server {
                 run::spread(fleet, &each, obs)
             } else {
                 run::once(fleet, &each, obs)
@@ -191,10 +276,10 @@ pub fn run(
                 Err(e) => return Err(e),
             };
             if o.interrupted {
-                interrupted = true;
+                tally.interrupted = true;
                 break;
             }
-            let appended = match (o.doc, store.as_mut()) {
+            let appended = match (o.doc, store.as_deref_mut()) {
                 (Some(mut doc), Some(s)) => {
                     doc.study = Some(tag);
                     obs.point_done(&doc);
@@ -203,26 +288,10 @@ pub fn run(
                 _ => Ok(()),
             };
             fleet.agree(appended, "results store")?;
-            measured += 1;
+            tally.measured += 1;
         }
-        if interrupted {
-            break;
-        }
+        Ok(())
     }
-    let Some(store) = store else {
-        return Ok(None);
-    };
-    let summary = summarize(names, store.docs());
-    let summary_path = opts.out.join("summary.md");
-    crate::fsio::write_file(&summary_path, &summary)?;
-    Ok(Some(Outcome {
-        results: store.path().to_path_buf(),
-        summary_path,
-        summary,
-        interrupted,
-        measured,
-        skipped,
-    }))
 }
 
 /// A study point as a fleet measures it: a fixed runtime (stopping once stable is each rank's

@@ -69,61 +69,21 @@ pub(super) fn result(
     let last_done = outs.iter().filter_map(|o| o.as_ref().ok()?.last_done).max();
     let window = ended.window_until(last_done);
     let Ended { cpu, ended_by, .. } = ended;
+    let Merged {
+        errors,
+        verify,
+        service,
+        handoff,
+        features,
+        clock_reads,
+        ios_all,
+        open,
+        depth_area,
+        stretches,
+    } = Merged::of(outs)?;
     let mut lat = Recorder::default();
-    let mut errors = ErrorSummary::default();
-    let mut verify = VerifySummary::default();
-    let (mut service, mut handoff) = (Recorder::default(), Recorder::default());
-    let mut features = Vec::new();
-    let (mut clock_reads, mut ios_all) = (0u64, 0u64);
-    let mut open: Option<OpenLoopTotals> = None;
-    let mut depth_area = 0.0;
-    let mut stretches: BTreeMap<u64, (u64, u64)> = BTreeMap::new();
-    for o in outs {
-        let o = o?;
-        for (k, (bytes, last)) in &o.samples {
-            let e = stretches.entry(*k).or_insert((0, 0));
-            e.0 += bytes;
-            e.1 = e.1.max(*last);
-        }
-        service.merge(&o.service);
-        if let Some(ol) = &o.open_loop {
-            open.get_or_insert_with(OpenLoopTotals::default).add(ol);
-        }
-        clock_reads += o.clock_reads;
-        depth_area += o.depth_area;
-        ios_all += o.ios_all;
-        handoff.merge(&o.handoff);
-        if features.is_empty() {
-            features = o.features;
-        }
-        errors.count += o.errors.count;
-        errors.eagain += o.errors.eagain;
-        errors.first.extend(o.errors.first);
-        verify.checked_ios += o.verify.checked_ios;
-        verify.mismatches += o.verify.mismatches;
-        verify.first.extend(o.verify.first);
-    }
-    errors.first.sort_by_key(|e| e.offset);
-    errors.first.truncate(KEEP_FIRST);
-    verify.first.sort_by_key(|m| m.offset);
-    verify.first.truncate(KEEP_FIRST);
-
-    let mut timeline = Vec::with_capacity(intervals.len());
     let bpr = cfg.blocks_per_request as u64;
-    for (sec, rec) in intervals {
-        lat.merge(rec);
-        let t_end = ((sec + 1) as f64).min(window.max(1e-9));
-        let len = (t_end - *sec as f64).max(1e-9);
-        timeline.push(TimelinePoint {
-            t_s: t_end,
-            ios: rec.count * bpr,
-            iops: (rec.count * bpr) as f64 / len,
-            mib_s: rec.bytes as f64 / len / (1u64 << 20) as f64,
-            p50_ns: rec.percentile(50.0),
-            p99_ns: rec.percentile(99.0),
-            max_ns: rec.max,
-        });
-    }
+    let timeline = timeline(intervals, window, bpr, &mut lat);
 
     let offset_samples = offset_samples(cfg, &stretches);
     let secs = window.max(1e-9);
@@ -190,4 +150,94 @@ pub(super) fn result(
         repeat: None,
         histogram: stats::encode_histogram(&lat.hist),
     })
+}
+
+/// The workers' outputs summed; errors and mismatches the first [`KEEP_FIRST`] by offset.
+#[derive(Default)]
+struct Merged {
+    errors: ErrorSummary,
+    verify: VerifySummary,
+    service: Recorder,
+    handoff: Recorder,
+    features: Vec<String>,
+    clock_reads: u64,
+    ios_all: u64,
+    open: Option<OpenLoopTotals>,
+    depth_area: f64,
+    stretches: BTreeMap<u64, (u64, u64)>,
+}
+
+impl Merged {
+    /// Sum what the workers handed back; the first worker's error, if any, is the run's.
+    fn of(outs: Vec<Result<WorkerOut>>) -> Result<Merged> {
+        let mut m = Merged::default();
+        let Merged {
+            errors,
+            verify,
+            service,
+            handoff,
+            features,
+            clock_reads,
+            ios_all,
+            open,
+            depth_area,
+            stretches,
+        } = &mut m;
+        for o in outs {
+            let o = o?;
+            for (k, (bytes, last)) in &o.samples {
+                let e = stretches.entry(*k).or_insert((0, 0));
+                e.0 += bytes;
+                e.1 = e.1.max(*last);
+            }
+            service.merge(&o.service);
+            if let Some(ol) = &o.open_loop {
+                open.get_or_insert_with(OpenLoopTotals::default).add(ol);
+            }
+            *clock_reads += o.clock_reads;
+            *depth_area += o.depth_area;
+            *ios_all += o.ios_all;
+            handoff.merge(&o.handoff);
+            if features.is_empty() {
+                *features = o.features;
+            }
+            errors.count += o.errors.count;
+            errors.eagain += o.errors.eagain;
+            errors.first.extend(o.errors.first);
+            verify.checked_ios += o.verify.checked_ios;
+            verify.mismatches += o.verify.mismatches;
+            verify.first.extend(o.verify.first);
+        }
+        errors.first.sort_by_key(|e| e.offset);
+        errors.first.truncate(KEEP_FIRST);
+        verify.first.sort_by_key(|m| m.offset);
+        verify.first.truncate(KEEP_FIRST);
+        Ok(m)
+    }
+}
+
+/// The run's timeline, a point per second of the `window` (the last one as long as the window
+/// ran into it), each second's latencies merged into `lat` too.
+fn timeline(
+    intervals: &BTreeMap<u64, Recorder>,
+    window: f64,
+    bpr: u64,
+    lat: &mut Recorder,
+) -> Vec<TimelinePoint> {
+    let mut timeline = Vec::with_capacity(intervals.len());
+    for (sec, rec) in intervals {
+        lat.merge(rec);
+        let t_end = ((sec + 1) as f64).min(window.max(1e-9));
+        let len = (t_end - *sec as f64).max(1e-9);
+        timeline.push(TimelinePoint {
+            t_s: t_end,
+            ios: rec.count * bpr,
+            iops: (rec.count * bpr) as f64 / len,
+            mib_s: rec.bytes as f64 / len / (1u64 << 20) as f64,
+            p50_ns: rec.percentile(50.0),
+            p99_ns: rec.percentile(99.0),
+            max_ns: rec.max,
+        });
+    }
+    timeline
 }

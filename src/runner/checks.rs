@@ -85,7 +85,9 @@ pub fn check_prepared_throughout(target: &crate::source::Target, no_verify: &str
 
 /// Never spin for the whole runtime on an interface that fails every read (IOPOLL on a device
 /// without poll queues): once a worker's first [`ABORT_AFTER_FAILURES`] reads have all failed,
-/// the error that stops the run, with the probe's explanation.
+/// the error that stops the run, with the probe's explanation. Inline: the worker asks after
+/// every reap.
+#[inline]
 pub(super) fn every_read_failed(
     errors: &ErrorSummary,
     succeeded: bool,

@@ -46,6 +46,93 @@ pub(super) fn watch(
     gate: Option<&dyn StartGate>,
 ) -> Watched {
     let cfg = shared.timing;
+    let (t0, gate_failed) = release(shared, gate);
+
+    // Checked: durations are bounded before a run (RunConfig::check), but a panic here would
+    // leave the workers waiting at their barrier forever.
+    let far = |d: Duration| t0.checked_add(d).unwrap_or(t0 + crate::size::MAX_DURATION);
+    let planned = cfg.ramp.saturating_add(cfg.runtime);
+    let at = Times {
+        t0,
+        ramp_end: far(cfg.ramp),
+        end: far(planned),
+        planned,
+    };
+    let mut seen = Seen {
+        irq_start: if cfg.ramp.is_zero() {
+            irq(shared)
+        } else {
+            None
+        },
+        cpu_start: (cfg.ramp.is_zero()).then(CpuSnapshot::take),
+        interrupted: false,
+        stable: false,
+    };
+    if gate_failed.is_none() {
+        until_end(shared, observer, at, &mut seen);
+    }
+    let cpu_end = CpuSnapshot::take();
+    let irq_end = seen.irq_start.as_ref().and_then(|_| irq(shared));
+    shared.stop.store(true, Ordering::Relaxed);
+    let stopped_at = Instant::now();
+    if let Some(m) = shared.monitor {
+        m.end_at(stopped_at.min(at.end));
+    }
+    let interrupted = seen.interrupted;
+    finish_workers(shared, observer, interrupted, stopped_at);
+    let ios = shared.total_done();
+    observer.tick(&Tick {
+        phase: Phase::Drain,
+        elapsed: stopped_at - t0,
+        planned,
+        ios,
+        recent_iops: 0.0,
+    });
+    Watched {
+        ramp_end: at.ramp_end,
+        end: at.end,
+        cpu_start: seen.cpu_start,
+        cpu_end,
+        irq_start: seen.irq_start,
+        irq_end,
+        stopped_at,
+        interrupted,
+        stable: seen.stable,
+        gate_failed,
+    }
+}
+
+/// The run's times: its start, the end of its ramp, its planned end, and the ramp and runtime
+/// together.
+#[derive(Clone, Copy)]
+struct Times {
+    t0: Instant,
+    ramp_end: Instant,
+    end: Instant,
+    planned: Duration,
+}
+
+/// What the runner's thread saw while the workers ran.
+struct Seen {
+    /// Taken when the ramp ended (None while the ramp runs).
+    cpu_start: Option<CpuSnapshot>,
+    irq_start: Option<Snapshot>,
+    interrupted: bool,
+    stable: bool,
+}
+
+/// /proc/interrupts now, when some target's device has lines there.
+fn irq(shared: &Shared) -> Option<Snapshot> {
+    if shared.irq { Snapshot::take() } else { None }
+}
+
+/// Wait for the workers' set-up, pass the start gate (if any) and release the workers: the run's
+/// start, and the gate's error if it refused (the workers are then told to stop at once).
+fn release(
+    shared: &Shared,
+    gate: Option<&dyn StartGate>,
+) -> (Instant, Option<crate::error::Error>) {
+    let cfg = shared.timing;
     shared.ready.wait();
     if let Some(m) = shared.monitor {
         m.begin();
@@ -73,25 +160,30 @@ pub(super) fn watch(
         m.set_epoch(t0.checked_add(cfg.ramp).unwrap_or(t0));
     }
     shared.start.wait();
+    (t0, gate_failed)
+}
 
-    // Checked: durations are bounded before a run (RunConfig::check), but a panic here would
-    // leave the workers waiting at their barrier forever.
-    let far = |d: Duration| t0.checked_add(d).unwrap_or(t0 + crate::size::MAX_DURATION);
-    let planned = cfg.ramp.saturating_add(cfg.runtime);
-    let ramp_end = far(cfg.ramp);
-    let end = far(planned);
-    let irq = || if shared.irq { Snapshot::take() } else { None };
-    let mut irq_start = if cfg.ramp.is_zero() { irq() } else { None };
-    let mut cpu_start = (cfg.ramp.is_zero()).then(CpuSnapshot::take);
-    let mut interrupted = false;
-    let mut stable = false;
+/// Watch the running workers a few times per second until the run ends (its planned end, stable
+/// IOPS, cancelled, or every worker done): progress to the observer, the CPU and interrupt
+/// snapshots when the ramp ends, the stop rule fed once a second.
+fn until_end(shared: &Shared, observer: &dyn Observer, at: Times, seen: &mut Seen) {
+    let Times {
+        t0,
+        ramp_end,
+        end,
+        planned,
+    } = at;
     let mut last = (t0, 0u64);
     let period = Duration::from_millis(200);
-    let mut tracker = cfg.stop_when_stable.map(Tracker::new);
+    let mut tracker = shared.timing.stop_when_stable.map(Tracker::new);
     let mut next_second = (ramp_end + Duration::from_secs(1), shared.total_done());
-    while gate_failed.is_none() {
+    loop {
         let now = Instant::now();
-        let next = if cpu_start.is_none() { ramp_end } else { end };
+        let next = if seen.cpu_start.is_none() {
+            ramp_end
+        } else {
+            end
+        };
         let mut wake = (last.0 + period).min(next);
         if tracker.is_some() {
             wake = wake.min(next_second.0);
@@ -100,9 +192,9 @@ pub(super) fn watch(
             std::thread::sleep(wake - now);
         }
         let now = Instant::now();
-        if cpu_start.is_none() && now >= ramp_end {
-            irq_start = irq();
-            cpu_start = Some(CpuSnapshot::take());
+        if seen.cpu_start.is_none() && now >= ramp_end {
+            seen.irq_start = irq(shared);
+            seen.cpu_start = Some(CpuSnapshot::take());
             next_second = (now + Duration::from_secs(1), shared.total_done());
         }
         if let Some(t) = &mut tracker
@@ -113,7 +205,7 @@ pub(super) fn watch(
             t.push((done - next_second.1) as f64 / now.duration_since(started).as_secs_f64());
             next_second = (now + Duration::from_secs(1), done);
             if t.stable(now.duration_since(ramp_end)) {
-                stable = true;
+                seen.stable = true;
                 break;
             }
         }
@@ -135,19 +227,21 @@ pub(super) fn watch(
         });
         last = (now, ios);
         if observer.cancelled() || shared.exited.load(Ordering::Relaxed) == shared.threads {
-            interrupted = observer.cancelled();
+            seen.interrupted = observer.cancelled();
             break;
         }
     }
-    let cpu_end = CpuSnapshot::take();
-    let irq_end = irq_start.as_ref().and_then(|_| irq());
-    shared.stop.store(true, Ordering::Relaxed);
-    let stopped_at = Instant::now();
-    if let Some(m) = shared.monitor {
-        m.end_at(stopped_at.min(end));
-    }
-    // The workers finish the reads in flight; whatever does not answer within the grace period
-    // is abandoned, so the run ends then whatever the target does.
+}
+
+/// Once the run was stopped at `stopped_at`: the workers finish the reads in flight; whatever
+/// does not answer within the grace period is abandoned, so the run ends then whatever the
+/// target does. Returns once every worker has passed the finish barrier.
+fn finish_workers(
+    shared: &Shared,
+    observer: &dyn Observer,
+    interrupted: bool,
+    stopped_at: Instant,
+) {
     let grace = if interrupted || observer.cancelled() {
         CANCEL_GRACE
     } else {
@@ -167,26 +261,6 @@ pub(super) fn watch(
         });
     }
     shared.finish.wait();
-    let ios = shared.total_done();
-    observer.tick(&Tick {
-        phase: Phase::Drain,
-        elapsed: stopped_at - t0,
-        planned,
-        ios,
-        recent_iops: 0.0,
-    });
-    Watched {
-        ramp_end,
-        end,
-        cpu_start,
-        cpu_end,
-        irq_start,
-        irq_end,
-        stopped_at,
-        interrupted,
-        stable,
-        gate_failed,
-    }
 }
 
 impl Watched {

@@ -8,12 +8,14 @@ use super::schedule::{OpenLoopStats, Schedule};
 use super::{EngineFactory, Group, Shared};
 use crate::buffer::BufferPool;
 use crate::clock::Tick;
+use crate::config::RunConfig;
 use crate::data;
 use crate::engine::{Completion, Engine, EngineSetup};
 use crate::error::Result;
 use crate::result::{ErrorSummary, VerifySummary};
 use crate::source::Handle;
 use crate::stats::Recorder;
+use std::collections::BTreeMap;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
@@ -97,6 +99,7 @@ impl Drop for Exit<'_, '_> {
     }
 }
 
+/// The worker's closed (or open) loop from its engine's set-up to its last completion.
 fn worker_loop(
     sh: &Shared,
     g: &Group,
@@ -106,32 +109,9 @@ fn worker_loop(
     stage: &mut Stage,
 ) -> Result<WorkerOut> {
     let cfg = g.cfg;
-    let depth = cfg.iodepth;
     let bpr = cfg.blocks_per_request;
     let bs = cfg.bs as u32;
-    let setup = EngineSetup {
-        handle,
-        pool: BufferPool::new(depth * bpr, cfg.bs as usize),
-        depth: depth * bpr,
-        direct: cfg.direct,
-        options: cfg.options.clone(),
-    };
-    // Engines are created before the start barrier so set-up cost is never measured; a failed
-    // set-up still reaches the barrier so the other threads are not left waiting.
-    let engine = open(idx, setup);
-    if let Err(e) = &engine {
-        sh.setup_failed(&e.to_string());
-    }
-    sh.ready.wait();
-    *stage = Stage::Ready;
-    sh.start.wait();
-    *stage = Stage::Started;
-    let mut engine = engine?;
-    let t0 = Tick::from_instant(
-        *sh.t0
-            .get()
-            .expect("t0 set before the start barrier is released"),
-    );
+    let (mut engine, t0) = start(sh, g, idx, handle, open, stage)?;
     let ramp_end = t0.plus(cfg.ramp);
     let end = ramp_end.plus(cfg.runtime);
 
@@ -140,48 +120,14 @@ fn worker_loop(
         ..WorkerOut::default()
     };
     let mut req = Requests::new(cfg, &g.range, idx, t0, (ramp_end, end));
-    let mut comps: Vec<Completion> = Vec::with_capacity(depth * bpr);
-    let batch = cfg.batch;
-    // Reap no more than a batch (at least --complete-min) before refilling: one out, one in at
-    // batch 1, the way fio's iodepth_batch_complete_max holds the queue at its depth. Taking every
-    // completion at once and then submitting each freed slot in turn left slots idle while the
-    // others were submitted (QD32 ran at a mean depth of ~20). The open loop issues on its
-    // schedule, not on completions, so it takes all there are.
-    let reap_max = if cfg.rate.is_some() {
-        usize::MAX
-    } else {
-        batch.max(cfg.complete_min) * bpr
-    };
-    let mut tl = Timeline {
-        g,
-        ramp_end,
-        bytes: bs as u64 * bpr as u64,
-        interval: Recorder::default(),
-        second: 0,
-        next_second: ramp_end.plus_ns(NS_PER_S),
-        pending: Vec::with_capacity(depth),
-        pending_at: t0,
-    };
+    let mut comps: Vec<Completion> = Vec::with_capacity(cfg.iodepth * bpr);
+    let mut q = Queue::new(cfg, engine.as_ref());
+    let mut tl = Timeline::new(g, t0, ramp_end);
     let mut now = Tick::now();
     let mut stopping = false;
     let mut succeeded = false;
     let counter = &g.done[idx].0;
     let mut completed = 0u64;
-    // The clock read that saw the last completions, when nothing heavier than freeing their
-    // slots ran since: it stamps the refill that follows at once (one clock read per I/O, not
-    // two). Verification reads the buffer before its slot is reused, so with it on (or after
-    // an error's message was formatted) the refill reads the clock afresh.
-    let mut fresh: Option<Tick> = None;
-    // A synchronous engine reads during `submit`: what runs between two of its clock reads is
-    // that read's latency, so it records and stamps as before (two clock reads per I/O), and
-    // only an asynchronous engine's refill reuses the completion's clock read.
-    let reuse = cfg.engine.capabilities().asynchronous;
-    // Requests queued and not yet submitted: the refill's last batch, which the reap that follows
-    // submits when the engine does both in one system call (io_uring). The pending latencies are
-    // then recorded before that call rather than between two: like the rest of the bookkeeping
-    // after the completion's clock read, that time counts in the refill's latency (~20 ns).
-    let combine = reuse && engine.combines_submit_and_reap();
-    let mut unsubmitted = false;
     let mut last_done: Option<Tick> = None;
 
     // Open loop: requests are due on a schedule; their latency counts from the due time.
@@ -200,37 +146,7 @@ fn worker_loop(
         match (&mut schedule, stopping) {
             (_, true) => {}
             (None, false) => {
-                // Refill every free slot, up to `batch` requests per submit call; a request is
-                // never held back to fill a batch (its latency would count the wait).
-                while !req.free.is_empty() && req.budget != Some(0) {
-                    if unsubmitted {
-                        engine.submit()?;
-                        unsubmitted = false;
-                    }
-                    let ts = match fresh.take() {
-                        Some(t) => t,
-                        None => {
-                            out.clock_reads += 1;
-                            Tick::now()
-                        }
-                    };
-                    let mut n = 0;
-                    while n < batch && req.budget != Some(0) {
-                        let Some(r) = req.free.pop() else { break };
-                        if let Some(b) = &mut req.budget {
-                            *b -= 1;
-                        }
-                        req.start(r as usize, ts, engine.as_mut())?;
-                        n += 1;
-                    }
-                    if combine {
-                        unsubmitted = true;
-                    } else {
-                        engine.submit()?;
-                    }
-                    req.inflight += n * bpr;
-                    req.depth.started(ts, n);
-                }
+                q.refill(&mut req, engine.as_mut(), &mut out)?;
                 wait_for = cfg.complete_min.min(req.inflight);
             }
             (Some(s), false) => {
@@ -246,18 +162,12 @@ fn worker_loop(
                 }
             }
         }
-        fresh = None;
+        q.fresh = None;
         tl.record();
         if req.inflight == 0 {
             break;
         }
-        comps.clear();
-        let reaped = if std::mem::take(&mut unsubmitted) {
-            engine.submit_and_reap(wait_for, reap_max, &mut comps)
-        } else {
-            engine.reap_at_most(wait_for, reap_max, &mut comps)
-        };
-        if let Err(e) = reaped {
+        if let Err(e) = q.reap(engine.as_mut(), wait_for, &mut comps) {
             if !sh.aborted.load(Ordering::SeqCst) {
                 return Err(e);
             }
@@ -271,82 +181,34 @@ fn worker_loop(
         if comps.is_empty() {
             continue;
         }
-        out.clock_reads += 1;
-        out.ios_all += comps.len() as u64;
-        req.inflight -= comps.len();
         // One writer per counter: a plain store, not a locked read-modify-write.
         completed += comps.len() as u64;
         counter.store(completed, Ordering::Relaxed);
         let in_window = now >= ramp_end && now <= end;
-        let mut light = g.file_id.is_none() && cfg.sample_bytes.is_none();
-        let mut finished = 0;
-        for c in &comps {
-            let t = c.token as usize;
-            let r = t / bpr;
-            let offset = req.at[t];
-            req.remaining[r] -= 1;
-            if c.res < 0 {
-                let errno = (-c.res) as i32;
-                req.failed[r] = true;
-                light = false;
-                if errno == libc::EAGAIN && cfg.options.pvsync2.nowait {
-                    out.errors.eagain += 1;
-                } else {
-                    record_error(&mut out.errors, offset, bs as u64, errno, None);
-                }
-            } else if (c.res as u64) < bs as u64 {
-                req.failed[r] = true;
-                light = false;
-                let msg = format!("short read: {} of {} bytes", c.res, bs);
-                record_error(&mut out.errors, offset, bs as u64, 0, Some(msg));
-            } else {
-                succeeded = true;
-                if let Some(id) = g.file_id {
-                    out.verify.checked_ios += 1;
-                    if let Some(m) = data::verify(id, offset, engine.buffer(c.token, bs as usize)) {
-                        record_mismatch(&mut out.verify, m);
-                    }
-                }
-                if in_window && c.service_ns > 0 {
-                    light = false;
-                    let total = now.ns_since(req.issued[r]);
-                    out.service.record(c.service_ns, 0);
-                    if bpr == 1 {
-                        out.handoff.record(total.saturating_sub(c.service_ns), 0);
-                    }
-                }
-            }
-            if req.remaining[r] > 0 {
-                continue;
-            }
-            req.free.push(r as u32);
-            finished += 1;
-            if in_window && !req.failed[r] {
-                // Taken now: the refill below reuses the slot and its issue time.
-                let ns = now.ns_since(req.issued[r]);
-                tl.pending.push((ns, offset));
-            }
-        }
-        if finished > 0 {
-            req.depth.finished(now, finished);
+        let reaped = account(
+            &comps,
+            &mut req,
+            &mut out,
+            &mut tl,
+            engine.as_ref(),
+            now,
+            in_window,
+        );
+        succeeded |= reaped.succeeded;
+        if reaped.finished > 0 {
+            req.depth.finished(now, reaped.finished);
             if in_window {
                 last_done = Some(now);
             }
         }
         if let Some(every) = cfg.sample_bytes {
-            let at = now.ns_since(ramp_end);
-            for &(_, offset) in &tl.pending {
-                let k = offset.saturating_sub(g.range.offset) / every;
-                let e = out.samples.entry(k).or_insert((0, 0));
-                e.0 += bs as u64 * bpr as u64;
-                e.1 = e.1.max(at);
-            }
+            sample(&mut out.samples, &tl, every, now.ns_since(ramp_end));
         }
         tl.pending_at = now;
-        if !reuse {
+        if !q.reuse {
             tl.record();
-        } else if light && schedule.is_none() {
-            fresh = Some(now);
+        } else if reaped.light && schedule.is_none() {
+            q.fresh = Some(now);
         }
         if let Some(e) = checks::every_read_failed(&out.errors, succeeded, cfg) {
             tl.record();
@@ -355,13 +217,273 @@ fn worker_loop(
             return Err(e);
         }
     }
+    Ok(finish(out, &mut tl, req, schedule, (now, end), last_done))
+}
+
+/// The worker's output once its loop ended at `now` (the run's planned end `end`): the last
+/// second of its timeline handed over, its depth over the window, its open-loop figures.
+#[inline]
+fn finish(
+    mut out: WorkerOut,
+    tl: &mut Timeline,
+    req: Requests,
+    schedule: Option<Schedule>,
+    (now, end): (Tick, Tick),
+    last_done: Option<Tick>,
+) -> WorkerOut {
     tl.flush();
     out.depth_area = req.depth.area(now);
     out.last_done = last_done.map(Tick::to_instant);
     if let Some(s) = schedule {
         out.open_loop = Some(s.finish(end));
     }
-    Ok(out)
+    out
+}
+
+/// Open the worker's engine and pass the start barrier; the engine and the run's start.
+/// Engines are created before the start barrier so set-up cost is never measured; a failed
+/// set-up still reaches the barrier so the other threads are not left waiting.
+#[inline]
+fn start(
+    sh: &Shared,
+    g: &Group,
+    idx: usize,
+    handle: Handle,
+    open: &EngineFactory,
+    stage: &mut Stage,
+) -> Result<(Box<dyn Engine>, Tick)> {
+    let cfg = g.cfg;
+    let depth = cfg.iodepth;
+    let bpr = cfg.blocks_per_request;
+    let setup = EngineSetup {
+        handle,
+        pool: BufferPool::new(depth * bpr, cfg.bs as usize),
+        depth: depth * bpr,
+        direct: cfg.direct,
+        options: cfg.options.clone(),
+    };
+    let engine = open(idx, setup);
+    if let Err(e) = &engine {
+        sh.setup_failed(&e.to_string());
+    }
+    sh.ready.wait();
+    *stage = Stage::Ready;
+    sh.start.wait();
+    *stage = Stage::Started;
+    let engine = engine?;
+    let t0 = Tick::from_instant(
+        *sh.t0
+            .get()
+            .expect("t0 set before the start barrier is released"),
+    );
+    Ok((engine, t0))
+}
+
+/// How the loop hands requests to its engine and takes their completions back.
+struct Queue {
+    /// Requests per submit call, and blocks per request.
+    batch: usize,
+    bpr: usize,
+    /// Completions taken per reap at most.
+    reap_max: usize,
+    /// The clock read that saw the last completions, when nothing heavier than freeing their
+    /// slots ran since: it stamps the refill that follows at once (one clock read per I/O, not
+    /// two). Verification reads the buffer before its slot is reused, so with it on (or after
+    /// an error's message was formatted) the refill reads the clock afresh.
+    fresh: Option<Tick>,
+    /// A synchronous engine reads during `submit`: what runs between two of its clock reads is
+    /// that read's latency, so it records and stamps as before (two clock reads per I/O), and
+    /// only an asynchronous engine's refill reuses the completion's clock read.
+    reuse: bool,
+    /// Requests queued and not yet submitted: the refill's last batch, which the reap that
+    /// follows submits when the engine does both in one system call (io_uring). The pending
+    /// latencies are then recorded before that call rather than between two: like the rest of
+    /// the bookkeeping after the completion's clock read, that time counts in the refill's
+    /// latency (~20 ns).
+    combine: bool,
+    unsubmitted: bool,
+}
+
+impl Queue {
+    #[inline]
+    fn new(cfg: &RunConfig, engine: &dyn Engine) -> Queue {
+        let bpr = cfg.blocks_per_request;
+        // Reap no more than a batch (at least --complete-min) before refilling: one out, one in
+        // at batch 1, the way fio's iodepth_batch_complete_max holds the queue at its depth.
+        // Taking every completion at once and then submitting each freed slot in turn left
+        // slots idle while the others were submitted (QD32 ran at a mean depth of ~20). The open
+        // loop issues on its schedule, not on completions, so it takes all there are.
+        let reap_max = if cfg.rate.is_some() {
+            usize::MAX
+        } else {
+            cfg.batch.max(cfg.complete_min) * bpr
+        };
+        let reuse = cfg.engine.capabilities().asynchronous;
+        Queue {
+            batch: cfg.batch,
+            bpr,
+            reap_max,
+            fresh: None,
+            reuse,
+            combine: reuse && engine.combines_submit_and_reap(),
+            unsubmitted: false,
+        }
+    }
+
+    /// Refill every free slot, up to `batch` requests per submit call; a request is never held
+    /// back to fill a batch (its latency would count the wait).
+    #[inline]
+    fn refill(
+        &mut self,
+        req: &mut Requests,
+        engine: &mut dyn Engine,
+        out: &mut WorkerOut,
+    ) -> Result<()> {
+        while !req.free.is_empty() && req.budget != Some(0) {
+            if self.unsubmitted {
+                engine.submit()?;
+                self.unsubmitted = false;
+            }
+            let ts = match self.fresh.take() {
+                Some(t) => t,
+                None => {
+                    out.clock_reads += 1;
+                    Tick::now()
+                }
+            };
+            let mut n = 0;
+            while n < self.batch && req.budget != Some(0) {
+                let Some(r) = req.free.pop() else { break };
+                if let Some(b) = &mut req.budget {
+                    *b -= 1;
+                }
+                req.start(r as usize, ts, engine)?;
+                n += 1;
+            }
+            if self.combine {
+                self.unsubmitted = true;
+            } else {
+                engine.submit()?;
+            }
+            req.inflight += n * self.bpr;
+            req.depth.started(ts, n);
+        }
+        Ok(())
+    }
+
+    /// Reap at least `wait_for` completions (at most `reap_max`) into `comps`, submitting the
+    /// refill's last batch in the same call when it is still queued.
+    #[inline]
+    fn reap(
+        &mut self,
+        engine: &mut dyn Engine,
+        wait_for: usize,
+        comps: &mut Vec<Completion>,
+    ) -> Result<usize> {
+        comps.clear();
+        if std::mem::take(&mut self.unsubmitted) {
+            engine.submit_and_reap(wait_for, self.reap_max, comps)
+        } else {
+            engine.reap_at_most(wait_for, self.reap_max, comps)
+        }
+    }
+}
+
+/// What one reap's completions came to.
+struct Reaped {
+    /// Requests whose every block completed.
+    finished: usize,
+    /// Nothing heavier than freeing slots ran: no error, verification, sample or service time.
+    light: bool,
+    /// Some read succeeded.
+    succeeded: bool,
+}
+
+/// Account for one reap's completions, seen at `now` (one clock read): errors, short reads, verification and
+/// service times per block; each request whose blocks all completed frees its slot, and its
+/// latency (inside the window) waits in `tl.pending`.
+#[inline]
+fn account(
+    comps: &[Completion],
+    req: &mut Requests,
+    out: &mut WorkerOut,
+    tl: &mut Timeline,
+    engine: &dyn Engine,
+    now: Tick,
+    in_window: bool,
+) -> Reaped {
+    let (g, bpr, bs) = (tl.g, req.bpr, req.bs);
+    let cfg = g.cfg;
+    let mut light = g.file_id.is_none() && cfg.sample_bytes.is_none();
+    let mut succeeded = false;
+    let mut finished = 0;
+    out.clock_reads += 1;
+    out.ios_all += comps.len() as u64;
+    req.inflight -= comps.len();
+    for c in comps {
+        let t = c.token as usize;
+        let r = t / bpr;
+        let offset = req.at[t];
+        req.remaining[r] -= 1;
+        if c.res < 0 {
+            let errno = (-c.res) as i32;
+            req.failed[r] = true;
+            light = false;
+            if errno == libc::EAGAIN && cfg.options.pvsync2.nowait {
+                out.errors.eagain += 1;
+            } else {
+                record_error(&mut out.errors, offset, bs as u64, errno, None);
+            }
+        } else if (c.res as u64) < bs as u64 {
+            req.failed[r] = true;
+            light = false;
+            let msg = format!("short read: {} of {} bytes", c.res, bs);
+            record_error(&mut out.errors, offset, bs as u64, 0, Some(msg));
+        } else {
+            succeeded = true;
+            if let Some(id) = g.file_id {
+                out.verify.checked_ios += 1;
+                if let Some(m) = data::verify(id, offset, engine.buffer(c.token, bs as usize)) {
+                    record_mismatch(&mut out.verify, m);
+                }
+            }
+            if in_window && c.service_ns > 0 {
+                light = false;
+                let total = now.ns_since(req.issued[r]);
+                out.service.record(c.service_ns, 0);
+                if bpr == 1 {
+                    out.handoff.record(total.saturating_sub(c.service_ns), 0);
+                }
+            }
+        }
+        if req.remaining[r] > 0 {
+            continue;
+        }
+        req.free.push(r as u32);
+        finished += 1;
+        if in_window && !req.failed[r] {
+            // Taken now: the refill below reuses the slot and its issue time.
+            let ns = now.ns_since(req.issued[r]);
+            tl.pending.push((ns, offset));
+        }
+    }
+    Reaped {
+        finished,
+        light,
+        succeeded,
+    }
+}
+
+/// With `--sample-every`: the requests just completed in the window (`tl.pending`), `at` ns
+/// after the window began, counted in the stretch of `every` bytes of the target each read.
+#[inline]
+fn sample(samples: &mut BTreeMap<u64, (u64, u64)>, tl: &Timeline, every: u64, at: u64) {
+    for &(_, offset) in &tl.pending {
+        let k = offset.saturating_sub(tl.g.range.offset) / every;
+        let e = samples.entry(k).or_insert((0, 0));
+        e.0 += tl.bytes;
+        e.1 = e.1.max(at);
+    }
 }
 
 const NS_PER_S: u64 = 1_000_000_000;
@@ -382,7 +504,23 @@ struct Timeline<'a, 'g> {
     pending_at: Tick,
 }
 
-impl Timeline<'_, '_> {
+impl<'a, 'g> Timeline<'a, 'g> {
+    /// The timeline of a worker that started at `t0` and measures from `ramp_end`.
+    #[inline]
+    fn new(g: &'a Group<'g>, t0: Tick, ramp_end: Tick) -> Self {
+        let cfg = g.cfg;
+        Timeline {
+            g,
+            ramp_end,
+            bytes: cfg.bs * cfg.blocks_per_request as u64,
+            interval: Recorder::default(),
+            second: 0,
+            next_second: ramp_end.plus_ns(NS_PER_S),
+            pending: Vec::with_capacity(cfg.iodepth),
+            pending_at: t0,
+        }
+    }
+
     /// Record the pending latencies (all in the measured window) into the second of the window
     /// they belong to, flushing the previous second when a new one began.
     #[inline]

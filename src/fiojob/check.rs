@@ -1,0 +1,89 @@
+//! The checks of a job section once all of it is read: what its options mean together (the
+//! engine and its depth, batches and completions, the block size) and that it names a target.
+
+use super::option::Section;
+
+/// Check the section whose `[name]` is on `line`, adding its problems (on the line of the option
+/// at fault, else the header's); its target is set when it named one.
+pub(super) fn section(s: &mut Section, line: usize) {
+    let mut found: Vec<(usize, String)> = Vec::new();
+    let mut at = |l: usize, text: String| found.push((if l == 0 { line } else { l }, text));
+    let (cfg, lines, complete_max) = (&s.cfg, &s.lines, s.complete_max);
+    let asynchronous = cfg.engine.capabilities().asynchronous;
+    if !asynchronous && cfg.iodepth > 1 {
+        at(
+            lines.iodepth.max(lines.engine),
+            format!(
+                "ioengine={} is synchronous (one I/O in flight): drop iodepth={} or use numjobs= or an asynchronous engine (io_uring, libaio)",
+                cfg.engine.fio_name(),
+                cfg.iodepth
+            ),
+        );
+    }
+    if asynchronous && cfg.batch > cfg.iodepth {
+        at(
+            lines.batch,
+            format!(
+                "iodepth_batch_submit={} is more than iodepth={}",
+                cfg.batch, cfg.iodepth
+            ),
+        );
+    }
+    if asynchronous && cfg.complete_min > cfg.batch {
+        at(
+            lines.complete_min,
+            complete_min_problem(
+                cfg.complete_min,
+                cfg.batch,
+                "iodepth_batch_complete_min",
+                "iodepth_batch_submit",
+            ),
+        );
+    }
+    if let Some((n, l)) = complete_max
+        && n != cfg.batch
+    {
+        at(
+            l,
+            format!(
+                "iodepth_batch_complete_max={n}: readlab reaps at most one batch (iodepth_batch_submit={}); drop it or make them equal",
+                cfg.batch
+            ),
+        );
+    }
+    if !crate::config::BLOCK_SIZES.contains(&cfg.bs) {
+        at(
+            lines.bs,
+            format!("bs={} B is outside 512 B … 64 MiB", cfg.bs),
+        );
+    }
+    match s.target.take() {
+        Some(t) => s.cfg.target = t,
+        None if s.named || !s.cfg.target.as_os_str().is_empty() => {}
+        None => at(
+            line,
+            "no filename=: add filename=PATH to the job (or [global]), or give the TARGET to `readlab run --job FILE TARGET`".into(),
+        ),
+    }
+    for (l, text) in found {
+        s.problem(l, text);
+    }
+}
+
+/// The lines options were set on, for problems found once the whole section is read (0: the
+/// section's header).
+#[derive(Default)]
+pub(super) struct Lines {
+    pub(super) engine: usize,
+    pub(super) iodepth: usize,
+    pub(super) bs: usize,
+    pub(super) batch: usize,
+    pub(super) complete_min: usize,
+}
+
+/// Why a completion minimum above the batch is refused, in the words of the flags given.
+pub fn complete_min_problem(min: usize, batch: usize, min_flag: &str, batch_flag: &str) -> String {
+    format!(
+        "{min_flag}={min} is more than {batch_flag}={batch}: each reap would wait for more completions than a submit adds, draining the queue below its depth; use {min_flag} ≤ {batch_flag}"
+    )
+}

@@ -1,0 +1,308 @@
+//! The option mapping of a job section: each fio `key[=value]` onto the readlab configuration it
+//! means, or the problem's text when readlab cannot honour it; the engine's options and the
+//! fadvise hint once the section's engine is known.
+
+use super::check::Lines;
+use super::parse::Opt;
+use super::{Foreign, Problem, engine, foreign, rw, switch_word};
+use crate::config::{Fadvise, RunConfig, Rw};
+use crate::engine::MAX_THREADS;
+use std::path::PathBuf;
+
+/// A job section being read: its configuration so far, what is decided once every option has
+/// been seen, and the problems found.
+pub(super) struct Section<'a> {
+    name: &'a str,
+    pub(super) problems: Vec<Problem>,
+    pub(super) cfg: RunConfig,
+    pub(super) target: Option<PathBuf>,
+    /// A filename= was given (a refused one is its own problem, not a missing one).
+    pub(super) named: bool,
+    pub(super) waits: bool,
+    engine_opts: Vec<(&'a Opt, &'a str)>,
+    pub(super) complete_max: Option<(usize, usize)>,
+    fadvise: Option<(String, usize)>,
+    pub(super) lines: Lines,
+}
+
+/// An option's value, when it has a non-empty one.
+fn need(v: Option<&str>) -> Result<&str, ()> {
+    v.filter(|s| !s.is_empty()).ok_or(())
+}
+
+/// A switch in a job file: bare, or `=` a [`switch_word`]; a refusal is the text of a problem.
+fn switch(value: Option<&str>) -> Result<bool, String> {
+    value.map_or(Ok(true), |v| switch_word(v).map_err(|e| e.to_string()))
+}
+
+/// fio's `a:b` names two files (`\:` is a colon in a name).
+pub fn filenames(value: &str) -> Vec<String> {
+    let mut out = vec![String::new()];
+    let mut chars = value.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' if chars.peek() == Some(&':') => {
+                out.last_mut().expect("one").push(':');
+                chars.next();
+            }
+            ':' => out.push(String::new()),
+            c => out.last_mut().expect("one").push(c),
+        }
+    }
+    out
+}
+
+/// Whether some engine has an option of this fio name.
+fn known_engine_opt(k: &str) -> bool {
+    crate::engine::option::all().any(|(_, d)| d.fio == Some(k))
+}
+
+impl<'a> Section<'a> {
+    /// The section `[name]` before its options: `default`'s configuration.
+    pub(super) fn new(name: &'a str, default: &RunConfig) -> Self {
+        Section {
+            name,
+            problems: Vec::new(),
+            cfg: default.clone(),
+            target: None,
+            named: false,
+            waits: false,
+            engine_opts: Vec::new(),
+            complete_max: None,
+            fadvise: None,
+            lines: Lines::default(),
+        }
+    }
+
+    /// A problem in this section, on `line`.
+    pub(super) fn problem(&mut self, line: usize, text: String) {
+        self.problems.push(Problem {
+            section: Some(self.name.into()),
+            line,
+            text,
+        })
+    }
+
+    /// Read one option into the section; the problem's text when readlab cannot honour it.
+    pub(super) fn apply(&mut self, o: &'a Opt, notes: &mut Vec<String>) -> Result<(), String> {
+        let v = o.value.as_deref();
+        let key = o.key.as_str();
+        let cfg = &mut self.cfg;
+        match key {
+            "name" | "description" => {}
+            "filename" | "uri" => self.filename(key, v)?,
+            "ioengine" => {
+                let v = need(v).map_err(|_| "ioengine= needs an engine".to_string())?;
+                cfg.engine = engine(v).map_err(|e| e.to_string())?;
+                self.lines.engine = o.line;
+            }
+            "rw" | "readwrite" => {
+                let v = need(v).map_err(|_| format!("{key}= needs read or randread"))?;
+                cfg.rw = rw(v).map_err(|e| e.to_string())?;
+            }
+            "bs" | "blocksize" => {
+                let v = need(v).map_err(|_| "bs= needs a size, e.g. 4k".to_string())?;
+                let read = v.split(',').next().unwrap_or(v).trim();
+                cfg.bs = crate::size::parse_size(read).map_err(|e| e.to_string())?;
+                self.lines.bs = o.line;
+            }
+            "size" | "offset" | "io_size" | "io_limit" => self.size(key, v)?,
+            "runtime" | "ramp_time" => self.time(key, v)?,
+            "iodepth"
+            | "numjobs"
+            | "iodepth_batch"
+            | "iodepth_batch_submit"
+            | "iodepth_batch_complete"
+            | "iodepth_batch_complete_min"
+            | "iodepth_batch_complete_max" => self.count(key, v, o.line)?,
+            "direct" => cfg.direct = switch(v)?,
+            "buffered" => {
+                cfg.direct = !switch(v)?;
+            }
+            "randseed" => {
+                let v = need(v).map_err(|_| "randseed= needs a number".to_string())?;
+                cfg.seed = v
+                    .parse()
+                    .map_err(|_| format!("randseed={v}: give a whole number"))?;
+            }
+            "fadvise_hint" => {
+                self.fadvise = Some((v.unwrap_or("1").to_string(), o.line));
+            }
+            k if known_engine_opt(k) => self.engine_opts.push((o, k)),
+            k => self.foreign(k, v, notes)?,
+        }
+        Ok(())
+    }
+
+    /// `filename=` or `uri=`: the job's one target.
+    fn filename(&mut self, key: &str, v: Option<&str>) -> Result<(), String> {
+        self.named = true;
+        let v = need(v).map_err(|_| format!("{key}= needs a path"))?;
+        let files = if key == "uri" {
+            vec![v.to_string()]
+        } else {
+            filenames(v)
+        };
+        if files.len() > 1 || files[0].is_empty() {
+            return Err(format!(
+                "{key}={v} names {} files; readlab reads one per job (give each its own [job], or several TARGETs to `readlab run` to read them at once)",
+                files.len()
+            ));
+        }
+        self.target = Some(PathBuf::from(&files[0]));
+        Ok(())
+    }
+
+    /// `size=`, `offset=`, `io_size=` (`io_limit=`): bytes.
+    fn size(&mut self, key: &str, v: Option<&str>) -> Result<(), String> {
+        let v = need(v).map_err(|_| format!("{key}= needs a size, e.g. 1g"))?;
+        if v.ends_with('%') {
+            return Err(format!(
+                "{key}={v}: a percentage of the file; readlab takes bytes (e.g. 1g)"
+            ));
+        }
+        let n = crate::size::parse_size(v).map_err(|e| e.to_string())?;
+        match key {
+            "size" => self.cfg.size = Some(n),
+            "offset" => self.cfg.offset = n,
+            _ => self.cfg.io_limit = Some(n),
+        }
+        Ok(())
+    }
+
+    /// `runtime=` and `ramp_time=`.
+    fn time(&mut self, key: &str, v: Option<&str>) -> Result<(), String> {
+        let v = need(v).map_err(|_| format!("{key}= needs a time, e.g. 10s"))?;
+        let d = crate::size::parse_duration(v).map_err(|e| e.to_string())?;
+        if key == "runtime" {
+            if d.is_zero() {
+                return Err("runtime=0: give a positive time, e.g. 10s".into());
+            }
+            self.cfg.runtime = d;
+        } else {
+            self.cfg.ramp = d;
+        }
+        Ok(())
+    }
+
+    /// The queue's counts: `iodepth=`, `numjobs=` and the batch sizes (set on `line`).
+    fn count(&mut self, key: &str, v: Option<&str>, line: usize) -> Result<(), String> {
+        let (cfg, lines) = (&mut self.cfg, &mut self.lines);
+        let v = need(v).map_err(|_| format!("{key}= needs a number"))?;
+        let n: usize = v
+            .parse()
+            .ok()
+            .filter(|&n| n >= 1)
+            .ok_or_else(|| format!("{key}={v}: give a whole number of at least 1"))?;
+        match key {
+            "iodepth" => (cfg.iodepth, lines.iodepth) = (n, line),
+            "numjobs" => {
+                if n > MAX_THREADS {
+                    return Err(format!(
+                        "numjobs={n} is more threads than readlab starts (at most {MAX_THREADS})"
+                    ));
+                }
+                cfg.threads = n;
+            }
+            "iodepth_batch" | "iodepth_batch_submit" => (cfg.batch, lines.batch) = (n, line),
+            "iodepth_batch_complete_max" => self.complete_max = Some((n, line)),
+            _ => (cfg.complete_min, lines.complete_min) = (n, line),
+        }
+        Ok(())
+    }
+
+    /// An option readlab has not under fio's name: noted when it asks for what readlab always
+    /// does, else refused with what to use instead.
+    fn foreign(&mut self, k: &str, v: Option<&str>, notes: &mut Vec<String>) -> Result<(), String> {
+        match foreign(k) {
+            Some(Foreign::NoOp(_)) => {
+                if matches!(k, "stonewall" | "new_group" | "wait_for_previous") {
+                    self.waits = true;
+                } else if !notes.iter().any(|n| n == k) {
+                    notes.push(k.to_string());
+                }
+                Ok(())
+            }
+            Some(Foreign::Refused(what)) => {
+                let shown = match v {
+                    Some(v) => format!("{k}={v}"),
+                    None => k.to_string(),
+                };
+                Err(format!("{shown}: {what}"))
+            }
+            None => Err(format!(
+                "'{k}' is not a fio option readlab knows; remove it (readlab's job files take ioengine, rw, bs, size, offset, runtime, ramp_time, iodepth, iodepth_batch_submit, iodepth_batch_complete_min, numjobs, direct, filename, randseed, and the engines' registerfiles, fixedbufs, sqthread_poll, sqthread_poll_cpu, hipri, nowait)"
+            )),
+        }
+    }
+
+    /// Engine options belong to the job's engine, whatever order they came in.
+    pub(super) fn engine_options(&mut self, default: &RunConfig) {
+        let mut values: Vec<(&str, String)> = Vec::new();
+        for (o, k) in std::mem::take(&mut self.engine_opts) {
+            let owns = self
+                .cfg
+                .engine
+                .spec()
+                .options
+                .iter()
+                .any(|d| d.fio == Some(k));
+            if !owns {
+                let owners: Vec<&str> = crate::engine::option::all()
+                    .filter(|(_, d)| d.fio == Some(k))
+                    .map(|(e, _)| e.fio_name())
+                    .collect();
+                let text = format!(
+                    "{k} is an option of ioengine={} (this job's is {})",
+                    owners.join(" or "),
+                    self.cfg.engine.fio_name()
+                );
+                self.problem(o.line, text);
+                continue;
+            }
+            let value = match o.value.as_deref() {
+                None => "1".to_string(),
+                Some(v) => v.to_string(),
+            };
+            if value.parse::<u64>().is_err() && !matches!(value.as_str(), "true" | "false") {
+                self.problem(
+                    o.line,
+                    format!("{k}={value}: give a number (1 or 0 for a switch)"),
+                );
+                continue;
+            }
+            values.push((k, value));
+        }
+        self.cfg.options = crate::engine::option::from_fio(self.cfg.engine, |k| {
+            values
+                .iter()
+                .rev()
+                .find(|(n, _)| *n == k)
+                .map(|(_, v)| v.clone())
+        });
+        self.cfg.options.uring.sqpoll_idle_ms = default.options.uring.sqpoll_idle_ms;
+    }
+
+    /// `fadvise_hint=`, read once the pattern is known (`1` follows it).
+    pub(super) fn fadvise(&mut self) {
+        let Some((v, l)) = self.fadvise.take() else {
+            return;
+        };
+        self.cfg.fadvise = match v.as_str() {
+            "0" | "none" => None,
+            "1" => Some(match self.cfg.rw {
+                Rw::Read => Fadvise::Sequential,
+                Rw::Randread => Fadvise::Random,
+            }),
+            "sequential" => Some(Fadvise::Sequential),
+            "random" => Some(Fadvise::Random),
+            other => {
+                self.problem(
+                    l,
+                    format!("fadvise_hint={other}: readlab gives 0, 1, sequential or random"),
+                );
+                None
+            }
+        };
+    }
+}

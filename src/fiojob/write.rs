@@ -1,0 +1,138 @@
+//! A job file written from a run configuration (for fio and for `readlab run --job`), and where
+//! it goes beside a profile.
+
+use crate::config::{Arrivals, Fadvise, Rate, RunConfig, Rw};
+use crate::engine::EngineKind;
+use crate::error::Error;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// fio's time: whole seconds when it is, else milliseconds (fio reads both).
+fn fio_time(d: Duration) -> String {
+    if d.subsec_nanos() == 0 {
+        format!("{}s", d.as_secs())
+    } else {
+        format!("{}ms", d.as_millis().max(1))
+    }
+}
+
+/// The fio job file that runs `cfg` (one job, named `name`), for fio and for `readlab run
+/// --job`. Refused for what fio has no words for (readlab's thread pool, blocks per request, an
+/// open-loop rate); readlab's byte verification and its stop once stable are left out, each with
+/// a comment (the job runs its whole runtime).
+pub fn write(cfg: &RunConfig, name: &str, origin: &str) -> Result<String, Error> {
+    let no = |what: &str| {
+        Err(Error::invalid(format!(
+            "{}: {what} has no fio equivalent, so no job file can replay it",
+            cfg.label()
+        )))
+    };
+    if cfg.engine == EngineKind::Pool {
+        return no("the thread pool engine");
+    }
+    if cfg.blocks_per_request > 1 {
+        return no("several blocks per request");
+    }
+    let name: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "-_.".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let target = cfg.target.to_string_lossy();
+    let nbd = cfg.engine.name() == "nbd";
+    let mut s =
+        format!("; {origin}\n; replay with `fio FILE` or `readlab run --job FILE`\n[{name}]\n");
+    let mut put = |k: &str, v: String| s.push_str(&format!("{k}={v}\n"));
+    if nbd {
+        put("uri", target.into_owned());
+    } else {
+        put("filename", target.replace(':', "\\:"));
+    }
+    put(
+        "ioengine",
+        if cfg.engine == EngineKind::Null {
+            "null".into()
+        } else {
+            cfg.engine.fio_name().into()
+        },
+    );
+    put(
+        "rw",
+        match cfg.rw {
+            Rw::Read => "read",
+            Rw::Randread => "randread",
+        }
+        .into(),
+    );
+    put("bs", cfg.bs.to_string());
+    put("direct", u8::from(cfg.direct).to_string());
+    put("numjobs", cfg.threads.to_string());
+    if cfg.engine.capabilities().asynchronous {
+        put("iodepth", cfg.iodepth.to_string());
+        put("iodepth_batch_submit", cfg.batch.to_string());
+        put("iodepth_batch_complete_min", cfg.complete_min.to_string());
+        put("iodepth_batch_complete_max", cfg.batch.to_string());
+    }
+    if cfg.offset > 0 {
+        put("offset", cfg.offset.to_string());
+    }
+    if let Some(n) = cfg.size {
+        put("size", n.to_string());
+    }
+    if let Some(n) = cfg.io_limit {
+        put("io_size", n.to_string());
+    }
+    put("runtime", fio_time(cfg.runtime));
+    if !cfg.ramp.is_zero() {
+        put("ramp_time", fio_time(cfg.ramp));
+    }
+    put("randseed", cfg.seed.to_string());
+    if let Some(f) = cfg.fadvise {
+        put(
+            "fadvise_hint",
+            match f {
+                Fadvise::Sequential => "sequential",
+                Fadvise::Random => "random",
+            }
+            .into(),
+        );
+    }
+    for d in crate::engine::option::set_in(cfg.engine, &cfg.options) {
+        if let (Some(k), Some(n)) = (d.fio, (d.get)(&cfg.options)) {
+            put(k, n.to_string());
+        }
+    }
+    if let Some(Rate { iops, arrivals }) = cfg.rate {
+        s.push_str(&format!(
+            "; readlab's open loop: {iops} IOPS over all threads, {} arrivals (fio: rate_iops per job, rate_process)\n",
+            match arrivals {
+                Arrivals::Poisson => "poisson",
+                Arrivals::Fixed => "fixed",
+            }
+        ));
+        return no("an open-loop rate");
+    }
+    s.push_str("time_based\nnorandommap\nthread\ngroup_reporting\n");
+    if cfg.stop_when_stable.is_some() {
+        s.push_str("; readlab stopped once IOPS was stable; this job runs the whole runtime\n");
+    }
+    if cfg.verify {
+        s.push_str("; readlab also checked every byte read against `readlab prepare`'s data (readlab run --verify)\n");
+    }
+    Ok(s)
+}
+
+/// The job file's path beside a profile: `job-4k.fio` for `profile-4k.json`.
+pub fn beside(profile: &Path) -> PathBuf {
+    let stem = profile
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let rest = stem.strip_prefix("profile").unwrap_or(&stem);
+    profile.with_file_name(format!("job{rest}.fio"))
+}
