@@ -1,6 +1,7 @@
 //! The `readlab` binary: parse the command line, convert it into the library's config types,
 //! call the library, print. One file per command, with its flags and their conversion; `args`
-//! holds the value parsers and flags they share, `progress` the progress display and Ctrl-C.
+//! holds the value parsers and flags they share, `engine_flags` the engines' options (each
+//! engine's table made flags of `run` and `serve`), `progress` the progress display and Ctrl-C.
 //! Exit codes: 0 ok, 1 a failed run, 2 bad input, 3 a regression found by `run --check`, 130 an
 //! interrupted study. Every line for people goes through the [`Terminal`] made once here from
 //! `--color`, `NO_COLOR`, `COLUMNS` and whether stdout and stderr are terminals.
