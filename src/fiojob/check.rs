@@ -1,7 +1,7 @@
 //! The checks of a job section once all of it is read: what its options mean together (the
 //! engine and its depth, batches and completions, the block size) and that it names a target.
 
-use super::option::Section;
+use super::section::Section;
 
 /// Check the section whose `[name]` is on `line`, adding its problems (on the line of the option
 /// at fault, else the header's); its target is set when it named one.
@@ -68,17 +68,6 @@ pub(super) fn section(s: &mut Section, line: usize) {
     for (l, text) in found {
         s.problem(l, text);
     }
-}
-
-/// The lines options were set on, for problems found once the whole section is read (0: the
-/// section's header).
-#[derive(Default)]
-pub(super) struct Lines {
-    pub(super) engine: usize,
-    pub(super) iodepth: usize,
-    pub(super) bs: usize,
-    pub(super) batch: usize,
-    pub(super) complete_min: usize,
 }
 
 /// Why a completion minimum above the batch is refused, in the words of the flags given.

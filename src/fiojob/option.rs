@@ -2,28 +2,11 @@
 //! means, or the problem's text when readlab cannot honour it; the engine's options and the
 //! fadvise hint once the section's engine is known.
 
-use super::check::Lines;
-use super::parse::Opt;
-use super::{Foreign, Problem, engine, foreign, rw, switch_word};
+use super::section::{Lines, Opt, Section};
+use super::words::{Foreign, Problem, engine, foreign, rw, switch_word};
 use crate::config::{Fadvise, RunConfig, Rw};
 use crate::engine::MAX_THREADS;
 use std::path::PathBuf;
-
-/// A job section being read: its configuration so far, what is decided once every option has
-/// been seen, and the problems found.
-pub(super) struct Section<'a> {
-    name: &'a str,
-    pub(super) problems: Vec<Problem>,
-    pub(super) cfg: RunConfig,
-    pub(super) target: Option<PathBuf>,
-    /// A filename= was given (a refused one is its own problem, not a missing one).
-    pub(super) named: bool,
-    pub(super) waits: bool,
-    engine_opts: Vec<(&'a Opt, &'a str)>,
-    pub(super) complete_max: Option<(usize, usize)>,
-    fadvise: Option<(String, usize)>,
-    pub(super) lines: Lines,
-}
 
 /// An option's value, when it has a non-empty one.
 fn need(v: Option<&str>) -> Result<&str, ()> {

@@ -1,17 +1,10 @@
 //! A job file's text read into its sections (`[global]` copied into the jobs after it), each
 //! section then read into a job; every problem kept with its section and line.
 
-use super::option::Section;
-use super::{Job, JobFile, Problem, check};
+use super::check;
+use super::section::{Opt, Section};
+use super::words::{Job, JobFile, Problem};
 use crate::config::RunConfig;
-
-/// One `key[=value]` line.
-#[derive(Debug, Clone)]
-pub(super) struct Opt {
-    pub(super) key: String,
-    pub(super) value: Option<String>,
-    pub(super) line: usize,
-}
 
 /// Parse a job file's text (see [`load`]); every problem found, in file order.
 pub fn parse(text: &str, default: &RunConfig) -> Result<JobFile, Vec<Problem>> {

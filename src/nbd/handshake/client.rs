@@ -2,7 +2,7 @@
 //! then `NBD_OPT_GO` (falling back to `EXPORT_NAME` for old servers), recording everything the
 //! server advertised for `readlab info`.
 
-use super::{
+use super::shared::{
     BlockSizes, ExportInfo, invalid, read_option_reply, read_u16, read_u64, send_option, skip,
 };
 use crate::nbd::proto::*;

@@ -3,7 +3,7 @@
 //! `ABORT`, `STRUCTURED_REPLY`, `LIST_META_CONTEXT`/`SET_META_CONTEXT` for `base:allocation`,
 //! `ERR_UNSUP` for the rest) until the client chooses the export or leaves.
 
-use super::{ExportInfo, Session, invalid, option_reply, read_u32, read_u64, skip};
+use super::shared::{ExportInfo, Session, invalid, option_reply, read_u32, read_u64, skip};
 use crate::nbd::proto::*;
 use std::io::{self, Read, Write};
 

@@ -1,22 +1,25 @@
 //! One connection of the uring model and the life of its requests: bytes received, parsed into
 //! requests, read from the target (inline or through the ring), after the injected delay queued
-//! as replies, and sent in one SENDMSG. The event loop (`mod.rs`) decides when each step runs.
+//! as replies, and sent in one SENDMSG. The event loop (`mod.rs`) decides when each step runs;
+//! a step changes its own connection and what the loop's connections share ([`Shared`]), never
+//! another connection.
 
-use super::{Loop, READ, RECV, SEND, errno, ud};
+use super::budget::Memory;
 use crate::nbd::Stream;
 use crate::nbd::handshake::Session;
 use crate::nbd::proto::{EIO, REQUEST_LEN, error_of_errno};
-use crate::serve::ClientSlot;
 use crate::serve::budget::PayloadBuf;
 use crate::serve::request::{
     Action, ReplyHeader, block_status, classify, data_header, error_reply,
 };
 use crate::serve::thread::ZEROS;
-use io_uring::{opcode, types};
+use crate::serve::{ClientSlot, Ctx};
+use io_uring::{IoUring, opcode, squeue, types};
 use std::cmp::Reverse;
-use std::collections::VecDeque;
+use std::collections::{BinaryHeap, VecDeque};
 use std::fs::File;
 use std::os::fd::{AsRawFd, RawFd};
+use std::sync::Arc;
 use std::time::Instant;
 
 /// Requests one connection may have in flight.
@@ -26,6 +29,24 @@ pub(super) const MAX_BYTES: u64 = crate::serve::MAX_REQUEST as u64;
 const RECV_BUF: usize = 64 << 10;
 /// Largest iovec list of one SENDMSG.
 const MAX_IOV: usize = 256;
+
+// What a completion is for (in its user data, see `ud`).
+pub(super) const RECV: u64 = 1;
+pub(super) const READ: u64 = 2;
+pub(super) const SEND: u64 = 3;
+pub(super) const WAKE: u64 = 4;
+
+/// A completion's user data: the connection, what it is for, and the request.
+pub(super) fn ud(conn: usize, kind: u64, req: usize) -> u64 {
+    ((conn as u64) << 32) | (kind << 24) | req as u64
+}
+
+/// The last system call's error, as a positive errno.
+pub(super) fn errno() -> i32 {
+    std::io::Error::last_os_error()
+        .raw_os_error()
+        .unwrap_or(libc::EIO)
+}
 
 /// Which reads the loop does itself with `preadv2` instead of through the ring. A buffered read
 /// that the page cache can answer costs the same either way, but a file system without
@@ -80,6 +101,38 @@ impl Inline {
     }
 }
 
+/// What the connections of one event loop share, and what their steps use: the ring, the
+/// target, the memory, and the lists the loop acts on next.
+pub(super) struct Shared<'a> {
+    pub(super) ctx: &'a Ctx,
+    pub(super) ring: IoUring,
+    pub(super) file: Option<Arc<File>>,
+    pub(super) inline: Inline,
+    /// Idle buffers and the connections waiting for the in-flight budget.
+    pub(super) memory: Memory,
+    /// Reads waiting out the injected delay: (due, conn, req).
+    pub(super) delayed: BinaryHeap<Reverse<(Instant, usize, usize)>>,
+    /// Connections with something to do after the completions just reaped.
+    pub(super) touched: Vec<usize>,
+    /// When the last completion came: with `--busy-poll`, the loop spins until this is older
+    /// than the budget.
+    pub(super) active: Instant,
+}
+
+impl Shared<'_> {
+    pub(super) fn push(&mut self, e: squeue::Entry) {
+        loop {
+            // SAFETY: every entry pushed here points into memory that outlives its operation:
+            // a connection's receive buffer, request buffers and message header are freed only
+            // when the connection's `ops` count is back to zero, and the wake buffer is leaked.
+            if unsafe { self.ring.submission().push(&e) }.is_ok() {
+                return;
+            }
+            let _ = self.ring.submit();
+        }
+    }
+}
+
 pub(super) struct Req {
     pub(super) cookie: u64,
     pub(super) offset: u64,
@@ -105,7 +158,7 @@ pub(super) struct Conn {
     pub(super) rend: usize,
     pub(super) recv_armed: bool,
     /// Waiting for a request with no RECV in the ring: the loop polls the socket itself and
-    /// receives with a direct `recv` (few connections, see [`Loop::few`]).
+    /// receives with a direct `recv` (few connections on the loop).
     pub(super) polled: bool,
     /// The socket may hold bytes: worth a direct `recv` before waiting.
     pub(super) readable: bool,
@@ -122,7 +175,7 @@ pub(super) struct Conn {
     pub(super) timed_out: bool,
     /// Waiting for the in-flight budget, a request in its buffer.
     pub(super) starved: bool,
-    /// One request of up to [`FLOOR`] bytes is outside the budget; it is in flight.
+    /// One request of up to `FLOOR` bytes is outside the budget; it is in flight.
     pub(super) floor_used: bool,
     /// When the socket last moved (bytes received, or a reply sent).
     pub(super) last_active: Instant,
@@ -187,31 +240,30 @@ impl Conn {
     pub(super) fn room(&self) -> bool {
         self.live_reqs() < MAX_REQS && self.bytes_in_flight < MAX_BYTES
     }
-}
 
-impl Loop<'_> {
-    pub(super) fn on_recv(&mut self, i: usize, res: i32) {
-        let c = self.conns[i].as_mut().expect("live connection");
-        c.ops -= 1;
-        c.recv_armed = false;
+    /// A RECV completed (or a direct `recv` returned): bytes received, the peer gone (0) or a
+    /// socket error.
+    pub(super) fn on_recv(&mut self, i: usize, res: i32, sh: &mut Shared) {
+        self.ops -= 1;
+        self.recv_armed = false;
         if res <= 0 {
-            if res < 0 || c.rend > c.rpos || c.skip > 0 {
+            if res < 0 || self.rend > self.rpos || self.skip > 0 {
                 // Gone in the middle of a request, or a socket error.
-                c.broken = !c.no_more;
+                self.broken = !self.no_more;
             }
-            c.no_more = true;
+            self.no_more = true;
         } else {
-            c.rend += res as usize;
-            c.last_active = self.active;
-            c.heard = Instant::now();
+            self.rend += res as usize;
+            self.last_active = sh.active;
+            self.heard = Instant::now();
         }
-        self.touched.push(i);
+        sh.touched.push(i);
     }
 
-    pub(super) fn on_read(&mut self, i: usize, r: usize, res: i32) {
-        let c = self.conns[i].as_mut().expect("live connection");
-        c.ops -= 1;
-        let q = c.reqs[r].as_mut().expect("live request");
+    /// A read of request `r` completed (in the ring or inline).
+    pub(super) fn on_read(&mut self, i: usize, r: usize, res: i32, sh: &mut Shared) {
+        self.ops -= 1;
+        let q = self.reqs[r].as_mut().expect("live request");
         if res < 0 {
             q.error = error_of_errno(-res);
         } else if res == 0 {
@@ -220,170 +272,156 @@ impl Loop<'_> {
             q.done += res as u32;
             if q.done < q.len {
                 // A short read: ask for the rest.
-                self.read(i, r);
+                self.read(i, r, sh);
                 return;
             }
         }
-        self.finished(i, r);
+        self.finished(i, r, sh);
     }
 
     /// A request's data (or error) is ready: after the injected delay, its reply may go out.
-    pub(super) fn finished(&mut self, i: usize, r: usize) {
-        let d = self.ctx.cfg.delay;
+    fn finished(&mut self, i: usize, r: usize, sh: &mut Shared) {
+        let d = sh.ctx.cfg.delay;
         if d.is_zero() {
-            self.conns[i].as_mut().unwrap().ready.push_back(r);
-            self.touched.push(i);
+            self.ready.push_back(r);
+            sh.touched.push(i);
         } else {
-            self.delayed.push(Reverse((Instant::now() + d, i, r)));
+            sh.delayed.push(Reverse((Instant::now() + d, i, r)));
         }
     }
 
-    pub(super) fn release_due(&mut self) {
-        let now = Instant::now();
-        while let Some(Reverse((due, i, r))) = self.delayed.peek().copied() {
-            if due > now {
-                break;
-            }
-            self.delayed.pop();
-            self.conns[i].as_mut().unwrap().ready.push_back(r);
-            self.touched.push(i);
-        }
-    }
-
-    pub(super) fn on_send(&mut self, i: usize, res: i32) {
-        let c = self.conns[i].as_mut().expect("live connection");
-        c.ops -= 1;
-        self.touched.push(i);
+    /// A SENDMSG completed (or a direct `sendmsg` returned): the rest of a partial send goes on;
+    /// the requests sent are counted and released.
+    pub(super) fn on_send(&mut self, i: usize, res: i32, sh: &mut Shared) {
+        self.ops -= 1;
+        sh.touched.push(i);
         if res < 0 {
             // The client vanished mid-reply: this connection ends, nobody else notices.
-            c.no_more = true;
-            c.broken = true;
-            c.stream.shutdown();
-            let sent = std::mem::take(&mut c.sending);
+            self.no_more = true;
+            self.broken = true;
+            self.stream.shutdown();
+            let sent = std::mem::take(&mut self.sending);
             for r in sent {
-                self.release(i, r);
+                self.release(r, sh);
             }
             return;
         }
-        c.last_active = self.active;
+        self.last_active = sh.active;
         // Advance over what was sent; a partial send goes on from there.
         let mut n = res as usize;
-        while n > 0 && c.iov_at < c.iov.len() {
-            let v = &mut c.iov[c.iov_at];
+        while n > 0 && self.iov_at < self.iov.len() {
+            let v = &mut self.iov[self.iov_at];
             let k = n.min(v.iov_len);
             // SAFETY: k ≤ iov_len, so the pointer stays inside the same buffer.
             v.iov_base = unsafe { (v.iov_base as *mut u8).add(k) } as *mut libc::c_void;
             v.iov_len -= k;
             n -= k;
             if v.iov_len == 0 {
-                c.iov_at += 1;
+                self.iov_at += 1;
             }
         }
-        if c.iov_at < c.iov.len() {
-            self.send_rest(i);
+        if self.iov_at < self.iov.len() {
+            self.send_rest(i, sh);
             return;
         }
-        let sent = std::mem::take(&mut c.sending);
+        let sent = std::mem::take(&mut self.sending);
         for r in sent {
-            let q = self.conns[i].as_ref().unwrap().reqs[r].as_ref().unwrap();
+            let q = self.reqs[r].as_ref().unwrap();
             if q.error != 0 {
-                self.ctx.refused();
+                sh.ctx.refused();
             } else if q.len > 0 {
-                self.ctx.served(q.len as u64);
+                sh.ctx.served(q.len as u64);
             }
-            self.release(i, r);
+            self.release(r, sh);
         }
     }
 
-    /// Receive into connection `i`'s buffer through the ring.
-    pub(super) fn arm_recv(&mut self, i: usize) {
-        let c = self.conns[i].as_mut().unwrap();
+    /// Request `r` is done with: its slot, its bytes and its memory go back.
+    pub(super) fn release(&mut self, r: usize, sh: &mut Shared) {
+        let q = self.reqs[r].take().unwrap();
+        self.free.push(r);
+        self.bytes_in_flight -= q.len as u64;
+        if q.floor {
+            self.floor_used = false;
+        }
+        sh.memory.give(&sh.ctx.budget, q.charged, q.buf, sh.active);
+    }
+
+    /// Receive into the buffer through the ring.
+    pub(super) fn arm_recv(&mut self, i: usize, sh: &mut Shared) {
         let e = opcode::Recv::new(
-            types::Fd(c.fd),
+            types::Fd(self.fd),
             // SAFETY: rend < len, so the pointer is inside the receive buffer.
-            unsafe { c.rbuf.as_mut_ptr().add(c.rend) },
-            (c.rbuf.len() - c.rend) as u32,
+            unsafe { self.rbuf.as_mut_ptr().add(self.rend) },
+            (self.rbuf.len() - self.rend) as u32,
         )
         .build()
         .user_data(ud(i, RECV, 0));
-        c.polled = false;
-        c.recv_armed = true;
-        c.ops += 1;
-        self.push(e);
-    }
-
-    /// The loop is about to wait without polling its sockets itself: the connections it was
-    /// polling receive through the ring again.
-    pub(super) fn unpoll(&mut self) {
-        for i in 0..self.conns.len() {
-            if self.conns[i].as_ref().is_some_and(|c| c.polled) {
-                self.arm_recv(i);
-            }
-        }
+        self.polled = false;
+        self.recv_armed = true;
+        self.ops += 1;
+        sh.push(e);
     }
 
     /// Take the requests the receive buffer holds, as far as the bounds allow.
-    pub(super) fn parse(&mut self, i: usize) {
-        let limits = self.ctx.limits;
+    pub(super) fn parse(&mut self, i: usize, sh: &mut Shared) {
+        let limits = sh.ctx.limits;
         loop {
-            let c = self.conns[i].as_mut().unwrap();
-            if c.no_more && !c.broken && c.rend == c.rpos {
+            if self.no_more && !self.broken && self.rend == self.rpos {
                 return;
             }
-            if c.broken || c.hang_up || c.starved {
+            if self.broken || self.hang_up || self.starved {
                 return;
             }
-            if c.skip > 0 {
-                let k = (c.skip as usize).min(c.rend - c.rpos);
-                c.rpos += k;
-                c.skip -= k as u64;
-                if c.skip > 0 {
+            if self.skip > 0 {
+                let k = (self.skip as usize).min(self.rend - self.rpos);
+                self.rpos += k;
+                self.skip -= k as u64;
+                if self.skip > 0 {
                     return;
                 }
             }
-            if c.rend - c.rpos < REQUEST_LEN {
-                if c.rbuf.len() - c.rpos < REQUEST_LEN {
-                    c.rbuf.copy_within(c.rpos..c.rend, 0);
-                    c.rend -= c.rpos;
-                    c.rpos = 0;
+            if self.rend - self.rpos < REQUEST_LEN {
+                if self.rbuf.len() - self.rpos < REQUEST_LEN {
+                    self.rbuf.copy_within(self.rpos..self.rend, 0);
+                    self.rend -= self.rpos;
+                    self.rpos = 0;
                 }
                 return;
             }
-            if !c.room() {
+            if !self.room() {
                 return;
             }
-            let action = classify(&c.rbuf[c.rpos..c.rpos + REQUEST_LEN], &limits);
+            let action = classify(&self.rbuf[self.rpos..self.rpos + REQUEST_LEN], &limits);
             // A read's memory first: without it, the request waits in the receive buffer.
             let mem = match action {
-                Action::Read { len, .. } if self.file.is_some() => match self.memory(i, len) {
+                Action::Read { len, .. } if sh.file.is_some() => match self.memory(i, len, sh) {
                     Some(m) => Some(m),
                     None => return,
                 },
                 _ => None,
             };
-            let c = self.conns[i].as_mut().unwrap();
-            c.rpos += REQUEST_LEN;
+            self.rpos += REQUEST_LEN;
             match action {
                 Action::Read {
                     cookie,
                     offset,
                     len,
                 } => {
-                    let r = self.new_req(i, cookie, offset, len, 0);
+                    let r = self.new_req(cookie, offset, len, 0);
                     match mem {
                         Some((floor, charged)) => {
-                            let buf = self.cache.get(len as usize);
-                            let c = self.conns[i].as_mut().unwrap();
-                            let q = c.reqs[r].as_mut().unwrap();
+                            let buf = sh.memory.cache.get(len as usize);
+                            let q = self.reqs[r].as_mut().unwrap();
                             (q.buf, q.floor, q.charged) = (Some(buf), floor, charged);
-                            self.read(i, r);
+                            self.read(i, r, sh);
                         }
-                        None => self.finished(i, r),
+                        None => self.finished(i, r, sh),
                     }
                 }
                 Action::Refuse { cookie, error } => {
-                    let r = self.new_req(i, cookie, 0, 0, error);
-                    self.conns[i].as_mut().unwrap().ready.push_back(r);
+                    let r = self.new_req(cookie, 0, 0, error);
+                    self.ready.push_back(r);
                 }
                 Action::BlockStatus {
                     cookie,
@@ -391,46 +429,50 @@ impl Loop<'_> {
                     len,
                     flags,
                 } => {
-                    let r = self.new_req(i, cookie, 0, 0, 0);
-                    let c = self.conns[i].as_mut().unwrap();
-                    let map = self.file.as_deref();
-                    let h =
-                        block_status(c.session, cookie, offset, len, flags, map, limits.min_block);
-                    c.reqs[r].as_mut().unwrap().header = h;
-                    c.ready.push_back(r);
+                    let r = self.new_req(cookie, 0, 0, 0);
+                    let map = sh.file.as_deref();
+                    let h = block_status(
+                        self.session,
+                        cookie,
+                        offset,
+                        len,
+                        flags,
+                        map,
+                        limits.min_block,
+                    );
+                    self.reqs[r].as_mut().unwrap().header = h;
+                    self.ready.push_back(r);
                 }
                 Action::SkipThenRefuse {
                     cookie,
                     bytes,
                     error,
                 } => {
-                    let r = self.new_req(i, cookie, 0, 0, error);
-                    let c = self.conns[i].as_mut().unwrap();
-                    c.ready.push_back(r);
-                    c.skip = bytes as u64;
+                    let r = self.new_req(cookie, 0, 0, error);
+                    self.ready.push_back(r);
+                    self.skip = bytes as u64;
                 }
                 Action::Disconnect => {
-                    let c = self.conns[i].as_mut().unwrap();
-                    c.no_more = true;
-                    c.rpos = c.rend;
+                    self.no_more = true;
+                    self.rpos = self.rend;
                     return;
                 }
                 Action::HangUp(_) => {
                     // Answer what came before, then close.
-                    let c = self.conns[i].as_mut().unwrap();
-                    c.no_more = true;
-                    c.hang_up = true;
+                    self.no_more = true;
+                    self.hang_up = true;
                     return;
                 }
             }
         }
     }
 
-    fn new_req(&mut self, i: usize, cookie: u64, offset: u64, len: u32, error: u32) -> usize {
-        let c = self.conns[i].as_mut().unwrap();
+    fn new_req(&mut self, cookie: u64, offset: u64, len: u32, error: u32) -> usize {
         let header = match error {
-            0 => data_header(c.session, cookie, offset, len, true, true).expect("a first header"),
-            e => error_reply(c.session, cookie, e),
+            0 => {
+                data_header(self.session, cookie, offset, len, true, true).expect("a first header")
+            }
+            e => error_reply(self.session, cookie, e),
         };
         let q = Box::new(Req {
             cookie,
@@ -443,33 +485,42 @@ impl Loop<'_> {
             charged: 0,
             header,
         });
-        c.bytes_in_flight += len as u64;
-        match c.free.pop() {
+        self.bytes_in_flight += len as u64;
+        match self.free.pop() {
             Some(r) => {
-                c.reqs[r] = Some(q);
+                self.reqs[r] = Some(q);
                 r
             }
             None => {
-                c.reqs.push(Some(q));
-                c.reqs.len() - 1
+                self.reqs.push(Some(q));
+                self.reqs.len() - 1
             }
         }
     }
 
+    /// Memory for a `len`-byte read: (outside the budget, bytes taken from it), or None when the
+    /// budget has not got it (the connection waits, retried shortly).
+    fn memory(&mut self, i: usize, len: u32, sh: &mut Shared) -> Option<(bool, u64)> {
+        let m = sh.memory.take(&sh.ctx.budget, i, len, &mut self.floor_used);
+        if m.is_none() {
+            self.starved = true;
+        }
+        m
+    }
+
     /// Read what request `r` still lacks into its buffer: on this thread when that cannot wait
     /// for a device (see [`Inline`]), else through the ring.
-    pub(super) fn read(&mut self, i: usize, r: usize) {
-        let fd = self.file.as_ref().expect("a file back end").as_raw_fd();
-        let c = self.conns[i].as_mut().unwrap();
-        let q = c.reqs[r].as_mut().unwrap();
+    fn read(&mut self, i: usize, r: usize, sh: &mut Shared) {
+        let fd = sh.file.as_ref().expect("a file back end").as_raw_fd();
+        let q = self.reqs[r].as_mut().unwrap();
         let buf = q.buf.as_mut().expect("a read has a buffer");
-        if let Some(res) = self.inline.read(
+        if let Some(res) = sh.inline.read(
             fd,
             &mut buf[q.done as usize..q.len as usize],
             q.offset + q.done as u64,
         ) {
-            c.ops += 1; // as if the ring had held it: on_read takes it back
-            self.on_read(i, r, res);
+            self.ops += 1; // as if the ring had held it: on_read takes it back
+            self.on_read(i, r, res, sh);
             return;
         }
         let e = opcode::Read::new(
@@ -481,39 +532,39 @@ impl Loop<'_> {
         .offset(q.offset + q.done as u64)
         .build()
         .user_data(ud(i, READ, r));
-        c.ops += 1;
-        self.push(e);
+        self.ops += 1;
+        sh.push(e);
     }
 
-    /// Send the ready replies (headers and payloads) in one SENDMSG.
-    pub(super) fn send(&mut self, i: usize) {
-        let c = self.conns[i].as_mut().unwrap();
-        c.iov.clear();
-        c.iov_at = 0;
-        let session = c.session;
-        while let Some(&r) = c.ready.front() {
-            let q = c.reqs[r].as_mut().unwrap();
+    /// Send the ready replies (headers and payloads) in one SENDMSG; with `few` connections on
+    /// the loop, first straight from this thread.
+    pub(super) fn send(&mut self, i: usize, few: bool, sh: &mut Shared) {
+        self.iov.clear();
+        self.iov_at = 0;
+        let session = self.session;
+        while let Some(&r) = self.ready.front() {
+            let q = self.reqs[r].as_mut().unwrap();
             let zero_pieces = if q.error == 0 && q.buf.is_none() {
                 (q.len as usize).div_ceil(ZEROS.len())
             } else {
                 0
             };
-            if c.iov.len() + 2 + zero_pieces > MAX_IOV && !c.sending.is_empty() {
+            if self.iov.len() + 2 + zero_pieces > MAX_IOV && !self.sending.is_empty() {
                 break;
             }
-            c.ready.pop_front();
+            self.ready.pop_front();
             if q.error != 0 && q.len > 0 {
                 // A read that failed: its header says so, no payload follows.
                 q.header = error_reply(session, q.cookie, q.error);
             }
-            c.iov.push(libc::iovec {
+            self.iov.push(libc::iovec {
                 // The kernel only reads it.
                 iov_base: q.header.as_bytes().as_ptr() as *mut libc::c_void,
                 iov_len: q.header.len(),
             });
             if q.error == 0 && q.len > 0 {
                 match q.buf.as_mut() {
-                    Some(b) => c.iov.push(libc::iovec {
+                    Some(b) => self.iov.push(libc::iovec {
                         iov_base: b.as_mut_ptr() as *mut libc::c_void,
                         iov_len: q.len as usize,
                     }),
@@ -521,7 +572,7 @@ impl Loop<'_> {
                         let mut left = q.len as usize;
                         while left > 0 {
                             let k = left.min(ZEROS.len());
-                            c.iov.push(libc::iovec {
+                            self.iov.push(libc::iovec {
                                 iov_base: ZEROS.as_ptr() as *mut libc::c_void,
                                 iov_len: k,
                             });
@@ -530,38 +581,37 @@ impl Loop<'_> {
                     }
                 }
             }
-            c.sending.push(r);
+            self.sending.push(r);
         }
-        c.send_since = self.active;
-        if self.few() {
-            let c = self.conns[i].as_mut().unwrap();
+        self.send_since = sh.active;
+        if few {
             // Few connections: send on this thread, without a trip through the ring; what the
             // socket does not take now goes on through the ring (see `on_send`).
-            c.msg.msg_iov = c.iov.as_mut_ptr();
-            c.msg.msg_iovlen = c.iov.len();
+            self.msg.msg_iov = self.iov.as_mut_ptr();
+            self.msg.msg_iovlen = self.iov.len();
             // SAFETY: the message header points at this connection's iovecs, which point at its
             // live request buffers (or the static zeros); non-blocking, so nothing outlives it.
-            let n =
-                unsafe { libc::sendmsg(c.fd, &*c.msg, libc::MSG_NOSIGNAL | libc::MSG_DONTWAIT) };
+            let n = unsafe {
+                libc::sendmsg(self.fd, &*self.msg, libc::MSG_NOSIGNAL | libc::MSG_DONTWAIT)
+            };
             let res = if n >= 0 { n as i32 } else { -errno() };
             if res != -libc::EAGAIN {
-                c.ops += 1; // as if the ring had held it: on_send takes it back
-                self.on_send(i, res);
+                self.ops += 1; // as if the ring had held it: on_send takes it back
+                self.on_send(i, res, sh);
                 return;
             }
         }
-        self.send_rest(i);
+        self.send_rest(i, sh);
     }
 
-    pub(super) fn send_rest(&mut self, i: usize) {
-        let c = self.conns[i].as_mut().unwrap();
-        c.msg.msg_iov = c.iov[c.iov_at..].as_mut_ptr();
-        c.msg.msg_iovlen = c.iov.len() - c.iov_at;
-        let e = opcode::SendMsg::new(types::Fd(c.fd), &*c.msg as *const libc::msghdr)
+    fn send_rest(&mut self, i: usize, sh: &mut Shared) {
+        self.msg.msg_iov = self.iov[self.iov_at..].as_mut_ptr();
+        self.msg.msg_iovlen = self.iov.len() - self.iov_at;
+        let e = opcode::SendMsg::new(types::Fd(self.fd), &*self.msg as *const libc::msghdr)
             .flags(libc::MSG_NOSIGNAL as u32)
             .build()
             .user_data(ud(i, SEND, 0));
-        c.ops += 1;
-        self.push(e);
+        self.ops += 1;
+        sh.push(e);
     }
 }

@@ -7,22 +7,24 @@
 //! one readable and a direct `sendmsg` of a reply, the ring taking only what the socket does not
 //! (a send left partial) — one system call each instead of a trip through the ring.
 //!
-//! Bounds: per connection at most [`conn::MAX_REQS`] requests and [`conn::MAX_BYTES`] of payload in flight,
-//! and across all of them the server's in-flight budget (beyond either, a connection's socket is
-//! not read until replies have gone out); buffers come in size classes from a byte-capped cache
-//! per thread that releases what stays unused. A connection quiet for `--idle-timeout` (nothing
-//! asked, or its replies unread) is closed; one that broke the protocol gets the replies to what
-//! it asked before, then is closed. A connection's state lives until every operation the kernel
-//! holds on it has completed.
+//! Bounds: per connection at most [`conn::MAX_REQS`] requests and [`conn::MAX_BYTES`] of payload
+//! in flight, and across all of them the server's in-flight budget (beyond either, a connection's
+//! socket is not read until replies have gone out); buffers come in size classes from a
+//! byte-capped cache per thread that releases what stays unused. A connection quiet for
+//! `--idle-timeout` (nothing asked, or its replies unread) is closed; one that broke the protocol
+//! gets the replies to what it asked before, then is closed. A connection's state lives until
+//! every operation the kernel holds on it has completed.
 //!
-//! This file is the event loop (wait, reap, dispatch, sweep); `conn` is one connection and its
-//! requests' way from the bytes received to the reply sent; `budget` is what a read takes from the
-//! buffer budget and what a finished request gives back.
+//! This file is the event loop (wait, reap, dispatch to the connections, sweep, close); `conn` is
+//! one connection, its requests' way from the bytes received to the reply sent, and what the
+//! loop's connections share (`Shared`: the ring, the target, the lists the loop acts on next);
+//! `budget` is the loop's memory: what a read takes from the buffer budget and what a finished
+//! request gives back.
 
 mod budget;
 mod conn;
 
-use super::budget::{BufCache, CACHE_CAP, CACHE_IDLE};
+use super::budget::CACHE_IDLE;
 use super::thread::{Awake, SPIN_BUDGET, may_spin};
 use super::{ClientSlot, Ctx, delay, negotiate};
 use crate::error::{Error, Result};
@@ -30,10 +32,10 @@ use crate::nbd::Stream;
 use crate::nbd::handshake::Session;
 use crate::nbd::proto::REQUEST_LEN;
 use crate::source::WorkerOpen;
-use budget::STARVED_RETRY;
-use conn::{Conn, Inline};
+use budget::{Memory, STARVED_RETRY};
+use conn::{Conn, Inline, READ, RECV, SEND, Shared, WAKE, errno, ud};
 use crossbeam_channel::{Receiver, Sender};
-use io_uring::{IoUring, opcode, squeue, types};
+use io_uring::{IoUring, opcode, types};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::fs::File;
@@ -48,16 +50,6 @@ const SWEEP: Duration = Duration::from_millis(100);
 /// Up to this many connections waiting for requests, the loop sleeps in `poll` on their sockets
 /// (see [`Loop::sleep_in_poll`]).
 const POLL_MAX: usize = 4;
-
-// What a completion is for (in its user data, see `ud`).
-const RECV: u64 = 1;
-const READ: u64 = 2;
-const SEND: u64 = 3;
-const WAKE: u64 = 4;
-
-fn ud(conn: usize, kind: u64, req: usize) -> u64 {
-    ((conn as u64) << 32) | (kind << 24) | req as u64
-}
 
 /// How to reach one event loop: its queue of new connections, its wake-up eventfd, and how
 /// many connections it serves.
@@ -157,29 +149,16 @@ impl Workers {
 }
 
 struct Loop<'a> {
-    ctx: &'a Ctx,
-    ring: IoUring,
-    file: Option<Arc<File>>,
-    inline: Inline,
+    /// What its connections share: the ring, the target, the memory, the lists acted on next.
+    sh: Shared<'a>,
     rx: Receiver<(Stream, ClientSlot, Session)>,
     efd: Arc<OwnedFd>,
     load: Arc<AtomicUsize>,
     wake_buf: &'static mut [u8; 8],
     conns: Vec<Option<Box<Conn>>>,
     free_conns: Vec<usize>,
-    /// Reads waiting out the injected delay: (due, conn, req).
-    delayed: BinaryHeap<Reverse<(Instant, usize, usize)>>,
-    /// Idle buffers by size class, byte-capped, released when unused.
-    cache: BufCache,
-    /// Connections waiting for the in-flight budget.
-    starved: Vec<usize>,
     /// When idle connections and buffers are next looked for.
     next_sweep: Instant,
-    /// Connections with something to do after the completions just reaped.
-    touched: Vec<usize>,
-    /// When the last completion came: with `--busy-poll`, the loop spins until this is older
-    /// than the budget.
-    active: Instant,
     /// Spin for the next request before sleeping (see [`SPIN_BUDGET`]): the last wait was short.
     spin: bool,
     awake: Awake,
@@ -195,10 +174,16 @@ impl<'a> Loop<'a> {
         load: Arc<AtomicUsize>,
     ) -> Loop<'a> {
         Loop {
-            ctx,
-            ring,
-            inline: Inline::of(file.as_deref(), ctx.cfg.direct),
-            file,
+            sh: Shared {
+                ctx,
+                ring,
+                inline: Inline::of(file.as_deref(), ctx.cfg.direct),
+                file,
+                memory: Memory::new(),
+                delayed: BinaryHeap::new(),
+                touched: Vec::new(),
+                active: Instant::now(),
+            },
             rx,
             efd,
             load,
@@ -207,26 +192,9 @@ impl<'a> Loop<'a> {
             wake_buf: Box::leak(Box::new([0u8; 8])),
             conns: Vec::new(),
             free_conns: Vec::new(),
-            delayed: BinaryHeap::new(),
-            cache: BufCache::new(CACHE_CAP),
-            starved: Vec::new(),
             next_sweep: Instant::now() + SWEEP,
-            touched: Vec::new(),
-            active: Instant::now(),
             spin: true,
             awake: Awake::new(),
-        }
-    }
-
-    fn push(&mut self, e: squeue::Entry) {
-        loop {
-            // SAFETY: every entry pushed here points into memory that outlives its operation:
-            // a connection's receive buffer, request buffers and message header are freed only
-            // when the connection's `ops` count is back to zero, and the wake buffer is leaked.
-            if unsafe { self.ring.submission().push(&e) }.is_ok() {
-                return;
-            }
-            let _ = self.ring.submit();
         }
     }
 
@@ -238,20 +206,20 @@ impl<'a> Loop<'a> {
         )
         .build()
         .user_data(ud(0, WAKE, 0));
-        self.push(e);
+        self.sh.push(e);
     }
 
     fn run(mut self) {
         self.arm_wake();
         let mut stopping = false;
         loop {
-            if self.ctx.stopping() && !stopping {
+            if self.sh.ctx.stopping() && !stopping {
                 stopping = true;
                 for i in 0..self.conns.len() {
                     if let Some(c) = self.conns[i].as_mut() {
                         c.no_more = true;
                         c.stream.shutdown();
-                        self.touched.push(i);
+                        self.sh.touched.push(i);
                     }
                 }
                 while self.rx.try_recv().is_ok() {}
@@ -264,7 +232,12 @@ impl<'a> Loop<'a> {
                 self.sweep(now);
                 self.next_sweep = now + SWEEP;
             }
-            self.retry_starved();
+            for i in std::mem::take(&mut self.sh.memory.starved) {
+                if let Some(c) = self.conns[i].as_mut() {
+                    c.starved = false;
+                    self.sh.touched.push(i);
+                }
+            }
             self.release_due();
             self.work();
             self.wait();
@@ -275,8 +248,8 @@ impl<'a> Loop<'a> {
     /// Close the connections quiet for the idle timeout: nothing in flight and nothing asked, or
     /// replies the client has not read. Release the cached buffers unused for a while.
     fn sweep(&mut self, now: Instant) {
-        self.cache.trim(now, CACHE_IDLE);
-        let Some(idle) = self.ctx.idle() else {
+        self.sh.memory.cache.trim(now, CACHE_IDLE);
+        let Some(idle) = self.sh.ctx.idle() else {
             return;
         };
         for (i, c) in self.conns.iter_mut().enumerate() {
@@ -289,8 +262,8 @@ impl<'a> Loop<'a> {
                 c.no_more = true;
                 c.timed_out = true;
                 c.stream.shutdown();
-                self.ctx.timed_out();
-                self.touched.push(i);
+                self.sh.ctx.timed_out();
+                self.sh.touched.push(i);
             }
         }
     }
@@ -298,42 +271,42 @@ impl<'a> Loop<'a> {
     /// Submit, then wait for a completion, the next delay deadline, or 100 ms.
     fn wait(&mut self) {
         let now = Instant::now();
-        let mut limit = match self.delayed.peek() {
+        let mut limit = match self.sh.delayed.peek() {
             Some(Reverse((due, _, _))) => due.saturating_duration_since(now),
             None => Duration::from_millis(100),
         };
-        if !self.starved.is_empty() {
+        if !self.sh.memory.starved.is_empty() {
             limit = limit.min(STARVED_RETRY + delay::SPIN);
         }
-        let polling = self.active.elapsed() < self.ctx.cfg.busy_poll;
+        let polling = self.sh.active.elapsed() < self.sh.ctx.cfg.busy_poll;
         if limit <= delay::SPIN || polling {
             self.unpoll();
-            let _ = self.ring.submit();
+            let _ = self.sh.ring.submit();
             return; // spin: come back at once
         }
         let d = limit
-            - if self.delayed.is_empty() {
+            - if self.sh.delayed.is_empty() {
                 Duration::ZERO
             } else {
                 delay::SPIN
             };
         // Submit first: what completes at once (a read from the page cache, a send into an
         // empty socket buffer) is reaped without a second `io_uring_enter` to wait.
-        if !self.ring.submission().is_empty() {
-            let _ = self.ring.submit();
+        if !self.sh.ring.submission().is_empty() {
+            let _ = self.sh.ring.submit();
         }
-        if self.ring.completion().is_empty() && self.sleep_in_poll(d) {
+        if self.sh.ring.completion().is_empty() && self.sleep_in_poll(d) {
             return; // the loop reaps what came (or comes back here)
         }
         self.unpoll();
-        if !self.ring.completion().is_empty() {
+        if !self.sh.ring.completion().is_empty() {
             return;
         }
         let ts = types::Timespec::new()
             .sec(d.as_secs())
             .nsec(d.subsec_nanos());
         let args = types::SubmitArgs::new().timespec(&ts);
-        let ring = &mut self.ring;
+        let ring = &mut self.sh.ring;
         let _ = self
             .awake
             .asleep(|| ring.submitter().submit_with_args(1, &args));
@@ -351,11 +324,11 @@ impl<'a> Loop<'a> {
     /// task work; and the sleep is bounded by `d`. With one of them asking back to back it first
     /// spins for up to [`SPIN_BUDGET`], as the thread model does.
     fn sleep_in_poll(&mut self, d: Duration) -> bool {
-        if !self.delayed.is_empty() {
+        if !self.sh.delayed.is_empty() {
             return false;
         }
         let mut fds = [libc::pollfd {
-            fd: self.ring.as_raw_fd(),
+            fd: self.sh.ring.as_raw_fd(),
             events: libc::POLLIN,
             revents: 0,
         }; POLL_MAX + 1];
@@ -388,7 +361,7 @@ impl<'a> Loop<'a> {
         while spun && !ready && start.elapsed() < SPIN_BUDGET {
             // SAFETY: `fds` is a live array of pollfd structures.
             ready = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, 0) } != 0
-                || !self.ring.completion().is_empty();
+                || !self.sh.ring.completion().is_empty();
             if !ready {
                 std::thread::yield_now();
             }
@@ -406,7 +379,7 @@ impl<'a> Loop<'a> {
                 let c = self.conns[polled[k]].as_mut().unwrap();
                 c.polled = false;
                 c.readable = true;
-                self.touched.push(polled[k]);
+                self.sh.touched.push(polled[k]);
             }
         }
         true
@@ -414,27 +387,30 @@ impl<'a> Loop<'a> {
 
     fn reap(&mut self) {
         let cqes: Vec<(u64, i32)> = self
+            .sh
             .ring
             .completion()
             .map(|c| (c.user_data(), c.result()))
             .collect();
         if !cqes.is_empty() {
-            self.active = Instant::now();
+            self.sh.active = Instant::now();
         }
         for (data, res) in cqes {
-            let (conn, kind, req) = (
+            let (i, kind, req) = (
                 (data >> 32) as usize,
                 (data >> 24) & 0xff,
                 (data & 0xff_ffff) as usize,
             );
+            if kind == WAKE {
+                self.accept_new();
+                self.arm_wake();
+                continue;
+            }
+            let sh = &mut self.sh;
             match kind {
-                WAKE => {
-                    self.accept_new();
-                    self.arm_wake();
-                }
-                RECV => self.on_recv(conn, res),
-                READ => self.on_read(conn, req, res),
-                SEND => self.on_send(conn, res),
+                RECV => live(&mut self.conns, i).on_recv(i, res, sh),
+                READ => live(&mut self.conns, i).on_read(i, req, res, sh),
+                SEND => live(&mut self.conns, i).on_send(i, res, sh),
                 _ => {}
             }
         }
@@ -442,7 +418,7 @@ impl<'a> Loop<'a> {
 
     fn accept_new(&mut self) {
         while let Ok((stream, slot, session)) = self.rx.try_recv() {
-            if self.ctx.stopping() {
+            if self.sh.ctx.stopping() {
                 self.load.fetch_sub(1, Ordering::Relaxed);
                 continue;
             }
@@ -457,31 +433,52 @@ impl<'a> Loop<'a> {
                     self.conns.len() - 1
                 }
             };
-            self.touched.push(i);
+            self.sh.touched.push(i);
+        }
+    }
+
+    /// The delayed reads whose time has come: their replies may go out.
+    fn release_due(&mut self) {
+        let now = Instant::now();
+        while let Some(Reverse((due, i, r))) = self.sh.delayed.peek().copied() {
+            if due > now {
+                break;
+            }
+            self.sh.delayed.pop();
+            self.conns[i].as_mut().unwrap().ready.push_back(r);
+            self.sh.touched.push(i);
+        }
+    }
+
+    /// The loop is about to wait without polling its sockets itself: the connections it was
+    /// polling receive through the ring again.
+    fn unpoll(&mut self) {
+        for i in 0..self.conns.len() {
+            if let Some(c) = self.conns[i].as_mut().filter(|c| c.polled) {
+                c.arm_recv(i, &mut self.sh);
+            }
         }
     }
 
     /// Everything the touched connections can do now: parse requests, start reads and sends,
     /// receive more, or close.
     fn work(&mut self) {
-        while let Some(i) = self.touched.pop() {
-            if self.conns[i].is_none() {
+        while let Some(i) = self.sh.touched.pop() {
+            let sh = &mut self.sh;
+            let Some(c) = self.conns[i].as_mut() else {
                 continue;
-            }
-            self.parse(i);
-            let c = self.conns[i].as_mut().unwrap();
+            };
+            c.parse(i, sh);
             if c.broken {
                 // Nothing more goes out: drop the replies waiting to be sent.
                 let waiting: Vec<usize> = c.ready.drain(..).collect();
                 for r in waiting {
-                    self.release(i, r);
+                    c.release(r, sh);
                 }
             }
-            let c = self.conns[i].as_mut().unwrap();
             if c.sending.is_empty() && !c.ready.is_empty() && !c.broken {
-                self.send(i);
+                c.send(i, few(&self.load, sh.ctx), sh);
             }
-            let c = self.conns[i].as_mut().unwrap();
             let room = c.room();
             if c.rpos == c.rend && !c.recv_armed {
                 // All taken (a refused write's payload too): receive from the start again.
@@ -490,8 +487,7 @@ impl<'a> Loop<'a> {
             }
             let wants = !c.no_more && !c.recv_armed && !c.polled && room;
             let space = c.rend < c.rbuf.len();
-            if wants && space && self.few() && self.delayed.is_empty() {
-                let c = self.conns[i].as_mut().unwrap();
+            if wants && space && few(&self.load, sh.ctx) && sh.delayed.is_empty() {
                 if !c.readable {
                     c.polled = true; // the loop polls its socket before it sleeps
                     continue;
@@ -514,19 +510,18 @@ impl<'a> Loop<'a> {
                 } else {
                     c.ops += 1; // as if the ring had held it: on_recv takes it back
                     c.recv_armed = true;
-                    self.on_recv(i, res);
+                    c.on_recv(i, res, sh);
                 }
                 continue;
             }
             if wants && space {
-                self.arm_recv(i);
+                c.arm_recv(i, sh);
             }
-            let c = self.conns[i].as_mut().unwrap();
             let idle = c.live_reqs() == 0 && c.sending.is_empty();
             if c.no_more && idle && c.ops == 0 {
                 let c = self.conns[i].take().unwrap();
                 if (c.broken || c.hang_up) && !c.timed_out {
-                    self.ctx.hung_up();
+                    sh.ctx.hung_up();
                 }
                 self.free_conns.push(i);
                 self.load.fetch_sub(1, Ordering::Relaxed);
@@ -535,17 +530,16 @@ impl<'a> Loop<'a> {
             }
         }
     }
-
-    /// Few enough connections on this loop that a system call per socket operation on its
-    /// thread is cheaper than the ring's round trip (at one client QD1: one `sendmsg` instead
-    /// of an `io_uring_enter` and a completion to reap).
-    fn few(&self) -> bool {
-        self.load.load(Ordering::Relaxed) <= POLL_MAX && self.ctx.cfg.busy_poll.is_zero()
-    }
 }
 
-fn errno() -> i32 {
-    std::io::Error::last_os_error()
-        .raw_os_error()
-        .unwrap_or(libc::EIO)
+/// Connection `i`, which a completion names: alive until the kernel holds nothing of it.
+fn live(conns: &mut [Option<Box<Conn>>], i: usize) -> &mut Conn {
+    conns[i].as_mut().expect("live connection")
+}
+
+/// Few enough connections on this loop (`load`) that a system call per socket operation on its
+/// thread is cheaper than the ring's round trip (at one client QD1: one `sendmsg` instead of an
+/// `io_uring_enter` and a completion to reap).
+fn few(load: &AtomicUsize, ctx: &Ctx) -> bool {
+    load.load(Ordering::Relaxed) <= POLL_MAX && ctx.cfg.busy_poll.is_zero()
 }

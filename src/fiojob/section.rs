@@ -1,0 +1,42 @@
+//! The state the parts of a job file's reading share: one `key[=value]` line, a job section being
+//! read, and the lines its options were set on. A leaf of `fiojob`, so the parser, the option
+//! mapping and the checks name it instead of each other.
+
+use super::words::Problem;
+use crate::config::RunConfig;
+use std::path::PathBuf;
+
+/// One `key[=value]` line.
+#[derive(Debug, Clone)]
+pub(super) struct Opt {
+    pub(super) key: String,
+    pub(super) value: Option<String>,
+    pub(super) line: usize,
+}
+
+/// A job section being read: its configuration so far, what is decided once every option has
+/// been seen, and the problems found.
+pub(super) struct Section<'a> {
+    pub(super) name: &'a str,
+    pub(super) problems: Vec<Problem>,
+    pub(super) cfg: RunConfig,
+    pub(super) target: Option<PathBuf>,
+    /// A filename= was given (a refused one is its own problem, not a missing one).
+    pub(super) named: bool,
+    pub(super) waits: bool,
+    pub(super) engine_opts: Vec<(&'a Opt, &'a str)>,
+    pub(super) complete_max: Option<(usize, usize)>,
+    pub(super) fadvise: Option<(String, usize)>,
+    pub(super) lines: Lines,
+}
+
+/// The lines options were set on, for problems found once the whole section is read (0: the
+/// section's header).
+#[derive(Default)]
+pub(super) struct Lines {
+    pub(super) engine: usize,
+    pub(super) iodepth: usize,
+    pub(super) bs: usize,
+    pub(super) batch: usize,
+    pub(super) complete_min: usize,
+}
