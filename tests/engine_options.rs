@@ -184,32 +184,12 @@ fn every_option_is_its_engines_flag_and_refused_with_another_engine() {
     assert!(walked >= 10, "only {walked} option rows");
 }
 
-/// A profile like `readlab tune` writes, replaying psync on `target`.
-fn profile(path: &Path, target: &Path) {
-    let line = std::fs::read_to_string("tests/fixtures/results-small.jsonl").unwrap();
-    let doc: serde_json::Value = serde_json::from_str(line.lines().next().unwrap()).unwrap();
-    let mut config = doc["config"].clone();
-    config["target"] = s(target).into();
-    config["engine"] = "psync".into();
-    let p = serde_json::json!({
-        "schema": "readlab.profile/1",
-        "goal": "balanced",
-        "label": "P",
-        "config": config,
-        "expected": {
-            "config": config, "label": "P", "iops": 1000.0, "mb_s": 4.0,
-            "p999_ns": 100000, "p50_ns": 50000, "cpu_cores": 0.1
-        }
-    });
-    std::fs::write(path, serde_json::to_string_pretty(&p).unwrap()).unwrap();
-}
-
 #[test]
 fn beside_a_profile_or_a_job_every_option_is_refused() {
     let d = disk_dir();
     let f = prepare(d.path(), "f", "16M");
     let p = d.path().join("profile.json");
-    profile(&p, &f);
+    profile(&p, &f, |c| c["engine"] = "psync".into());
     let j = d.path().join("job.fio");
     std::fs::write(&j, format!("[a]\nfilename={}\nruntime=100ms\n", s(&f))).unwrap();
     // Alone, the profile and the job run.

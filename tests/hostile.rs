@@ -83,26 +83,6 @@ fn results_dir(dir: &Path) -> PathBuf {
     r
 }
 
-/// A profile like `readlab tune` writes, for `target`, with `edit` applied to its configuration.
-fn profile(path: &Path, target: &Path, edit: impl Fn(&mut serde_json::Value)) {
-    let line = std::fs::read_to_string("tests/fixtures/results-small.jsonl").unwrap();
-    let doc: serde_json::Value = serde_json::from_str(line.lines().next().unwrap()).unwrap();
-    let mut config = doc["config"].clone();
-    config["target"] = target.to_str().unwrap().into();
-    edit(&mut config);
-    let p = serde_json::json!({
-        "schema": "readlab.profile/1",
-        "goal": "balanced",
-        "label": "P",
-        "config": config,
-        "expected": {
-            "config": config, "label": "P", "iops": 1000.0, "mb_s": 4.0,
-            "p999_ns": 100000, "p50_ns": 50000, "cpu_cores": 0.1
-        }
-    });
-    std::fs::write(path, serde_json::to_string_pretty(&p).unwrap()).unwrap();
-}
-
 #[test]
 fn a_battery_of_hostile_invocations_harms_nothing() {
     let d = disk_dir();
