@@ -13,6 +13,7 @@ pub mod document;
 pub mod engine;
 pub mod env;
 pub mod error;
+pub mod estimate;
 pub mod eta;
 pub mod export;
 pub mod failures;

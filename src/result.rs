@@ -15,7 +15,8 @@ pub const SCHEMA: &str = "readlab.run/1";
 /// A failed read: where, and why (defined beside the errors that carry it).
 pub use crate::error::IoErrorRecord;
 pub use run::{
-    EndedBy, ErrorSummary, OpenLoopSummary, RunResult, RunnerCost, TimerInfo, VerifySummary,
+    EndedBy, ErrorSummary, OpenLoopSummary, Precision, RaceRecord, RoundFigures, RunResult,
+    RunnerCost, TimerInfo, VerifySummary,
 };
 
 impl OpenLoopSummary {

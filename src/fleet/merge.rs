@@ -106,6 +106,8 @@ pub fn aggregate(members: &[FleetMember]) -> Result<RunResult> {
         warnings,
         repeat: None,
         histogram: stats::encode_histogram(&lat.hist),
+        precision: None,
+        race: None,
     })
 }
 

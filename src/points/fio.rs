@@ -317,6 +317,8 @@ fn read_job(run: &Run, n: usize, job: &Value, origin: &str, out: &mut Imported) 
         timer_ns_per_io: None,
         runner_cost: None,
         spread: None,
+        precision: None,
+        race: None,
         latency,
         timeline: Vec::new(),
         offset_samples: Vec::new(),

@@ -59,6 +59,8 @@ pub(crate) mod tests {
             timer_ns_per_io: Some(40.0),
             runner_cost: None,
             spread: None,
+            precision: None,
+            race: None,
             latency: LatencySummary {
                 count: 1_000_000,
                 min_ns: ns / 10,

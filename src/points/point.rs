@@ -119,6 +119,12 @@ pub struct Point {
     pub runner_cost: Option<crate::result::RunnerCost>,
     /// With repetitions: each headline figure's median and interval over the runs.
     pub spread: Option<RepeatSummary>,
+    /// How well the run measured its headline figures (each with its interval), when it could.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub precision: Option<crate::result::Precision>,
+    /// The rounds of the race the configuration took part in, when it was raced.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub race: Option<crate::result::RaceRecord>,
     pub latency: LatencySummary,
     pub timeline: Vec<TimelinePoint>,
     /// Throughput per stretch of the target (`--sample-every`), in offset order.
@@ -213,6 +219,8 @@ impl Point {
             timer_ns_per_io: Some(r.timer.overhead_ns_per_io),
             runner_cost: r.runner_cost.clone(),
             spread: r.repeat.clone(),
+            precision: r.precision.clone(),
+            race: r.race.clone(),
             latency: r.latency.clone(),
             timeline: r.timeline.clone(),
             offset_samples: r.offset_samples.clone(),

@@ -138,6 +138,53 @@ pub struct RunResult {
     pub repeat: Option<crate::interval::RepeatSummary>,
     /// Merged latency histogram (HdrHistogram V2, deflate, base64); merge it with others later.
     pub histogram: String,
+    /// How well this run measured its headline figures: each with its interval. Absent where
+    /// the run was too short for one (fewer than four batches of windows), for imported and
+    /// aggregated results, and in older results.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub precision: Option<Precision>,
+    /// The rounds this configuration was measured in when it was raced against others
+    /// (interleaved with them, compared round by round). Absent when it was not raced.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub race: Option<RaceRecord>,
+}
+
+/// A run's headline figures, each with the interval that holds its true value at `confidence`:
+/// the rate from per-window counts (batch means: consecutive windows grouped so that the
+/// batches' means are close to independent), CPU per I/O from per-window CPU (a ratio of
+/// totals), the percentiles from the histogram's counts (order statistics).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Precision {
+    pub confidence: f64,
+    /// Length of the windows the rate and CPU were sampled over, seconds.
+    pub window_s: f64,
+    /// Windows in the measured window, and the batches they were grouped into.
+    pub windows: usize,
+    pub batches: usize,
+    pub iops: crate::estimate::Estimate,
+    pub cpu_us_per_io: Option<crate::estimate::Estimate>,
+    pub p50_ns: crate::estimate::Estimate,
+    pub p99_ns: crate::estimate::Estimate,
+    pub p999_ns: crate::estimate::Estimate,
+}
+
+/// The rounds of a race one configuration took part in: `id` names the race (configurations
+/// are compared round by round only within one race), each round its figures.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct RaceRecord {
+    pub id: String,
+    pub rounds: Vec<RoundFigures>,
+}
+
+/// One configuration's figures in one round of a race (round 0 is the first pass).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct RoundFigures {
+    pub round: usize,
+    pub seconds: f64,
+    pub iops: f64,
+    pub cpu_us_per_io: f64,
+    pub p99_ns: u64,
+    pub p999_ns: u64,
 }
 
 impl RunResult {

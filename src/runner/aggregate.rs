@@ -149,6 +149,8 @@ pub(super) fn result(
         warnings,
         repeat: None,
         histogram: stats::encode_histogram(&lat.hist),
+        precision: None,
+        race: None,
     })
 }
 
