@@ -23,7 +23,15 @@ pub struct QuickPlan {
     pub results: PathBuf,
     pub size: u64,
     pub runs: Vec<RunConfig>,
+    /// How the close configurations are raced after the first pass.
+    pub race: crate::race::RaceRule,
+    /// The longest the runs and the race may take together (the scratch file's preparation
+    /// apart): [`BUDGET`] by default.
+    pub budget: Duration,
 }
+
+/// The main job's time for its runs and its race: about a minute on a 2-core machine.
+pub const BUDGET: Duration = Duration::from_secs(60);
 
 /// Progress of the default job.
 pub trait QuickObserver: Observer + PrepareObserver {
@@ -32,6 +40,8 @@ pub trait QuickObserver: Observer + PrepareObserver {
     fn prepared(&self, _p: &Prepared) {}
     fn starting(&self, _index: usize, _total: usize, _cfg: &RunConfig) {}
     fn finished(&self, _doc: &Document) {}
+    /// The first pass is over and the close configurations are being raced.
+    fn racing(&self) {}
 }
 
 /// Plan the survey in directory `dir`: a scratch file of 1 GiB, or less when free space is short.
@@ -83,6 +93,8 @@ pub fn plan(dir: &Path, runtime: Duration) -> Result<QuickPlan> {
         results: dir.join(RESULTS_NAME),
         size,
         runs,
+        race: crate::race::RaceRule::default(),
+        budget: BUDGET,
     })
 }
 
@@ -103,6 +115,7 @@ pub fn execute(plan: &QuickPlan, obs: &dyn QuickObserver) -> Result<Vec<Document
         )?;
         obs.prepared(&p);
     }
+    let start = std::time::Instant::now();
     let mut docs = Vec::new();
     for (i, cfg) in plan.runs.iter().enumerate() {
         obs.starting(i, plan.runs.len(), cfg);
@@ -111,8 +124,26 @@ pub fn execute(plan: &QuickPlan, obs: &dyn QuickObserver) -> Result<Vec<Document
         docs.push(doc);
         crate::fsio::write_file(&plan.results, &JsonLinesExporter.render(&docs)?)?;
         if obs.cancelled() {
-            break;
+            return Ok(docs);
         }
     }
+    let mut said = false;
+    let docs = crate::race::race(
+        docs,
+        &plan.race,
+        start + plan.budget,
+        &|| obs.cancelled(),
+        |i, round| {
+            if !said {
+                said = true;
+                obs.racing();
+            }
+            runner::run(
+                &crate::race::round_config(&plan.runs[i], &plan.race, round),
+                obs,
+            )
+        },
+    )?;
+    crate::fsio::write_file(&plan.results, &JsonLinesExporter.render(&docs)?)?;
     Ok(docs)
 }

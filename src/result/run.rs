@@ -173,7 +173,16 @@ pub struct Precision {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RaceRecord {
     pub id: String,
+    /// Round 0 is the first pass; a configuration that left the race early has fewer rounds.
     pub rounds: Vec<RoundFigures>,
+    /// The confidence each of the race's calls in this configuration's group was made at: the
+    /// race's own, shared among the group's contenders and the looks planned.
+    pub confidence: f64,
+    /// Gaps inside ±margin were called equal.
+    pub margin: f64,
+    /// How long the race ran, and one round of it, seconds.
+    pub seconds: f64,
+    pub round_s: f64,
 }
 
 /// One configuration's figures in one round of a race (round 0 is the first pass).

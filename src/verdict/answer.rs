@@ -3,7 +3,8 @@
 //! is too close to call — so the top of every output says what the measurements support, with
 //! the rule the pick follows.
 
-use super::{Finding, Group, Kind, REPEAT_HINT, Spread, Sureness, TargetVerdict, Verdict};
+use super::{Finding, Group, Kind, REPEAT_HINT, Sureness, TargetVerdict, Verdict};
+use crate::decide::pct;
 use crate::document::Answer;
 use crate::points::Point;
 use crate::tune::Goal;
@@ -22,7 +23,8 @@ pub fn answers(v: &Verdict, points: &[Point]) -> Vec<Answer> {
 pub fn answers_for(v: &Verdict, points: &[Point], goal: Goal) -> Vec<Answer> {
     let mut out = Vec::new();
     for t in &v.targets {
-        for g in &t.groups {
+        // A group of one configuration answers nothing: the verdict table says so.
+        for g in t.groups.iter().filter(|g| g.configurations > 1) {
             let kind = Kind::Recommended(goal);
             if let Some(f) = g.findings.iter().find(|f| f.kind == kind) {
                 out.push(answer(v, points, t, g, f));
@@ -30,15 +32,6 @@ pub fn answers_for(v: &Verdict, points: &[Point], goal: Goal) -> Vec<Answer> {
         }
     }
     out
-}
-
-/// `±3 % over 3 runs`, `per-second ±3 %`.
-fn spread_words(s: &Spread) -> String {
-    if s.runs > 1 {
-        format!("±{:.1} % over {} runs", 100.0 * s.relative, s.runs)
-    } else {
-        format!("per-second ±{:.1} %", 100.0 * s.relative)
-    }
 }
 
 /// What a kind's margin is in: `more IOPS`, `lower p99.9`.
@@ -69,7 +62,7 @@ fn answer(v: &Verdict, points: &[Point], t: &TargetVerdict, g: &Group, f: &Findi
         // The only configuration keeping enough throughput: as sure as the throughput is.
         Sureness::Alone if f.close => (
             format!(
-                "{head}: too close to call: {REPEAT_HINT} ({rule}; {} is the only configuration keeping {:.0} % of the best IOPS, but no spread was measured)",
+                "{head}: too close to call ({rule}): {} is the only configuration keeping {:.0} % of the best IOPS, but no interval was measured; {REPEAT_HINT}",
                 f.label,
                 100.0 * goal_of(f.kind).floor()
             ),
@@ -82,43 +75,53 @@ fn answer(v: &Verdict, points: &[Point], t: &TargetVerdict, g: &Group, f: &Findi
             ),
             false,
         ),
-        Sureness::Clear {
-            runner_up,
-            margin,
-            spread,
-        }
-        | Sureness::Narrow {
-            runner_up,
-            margin,
-            spread,
-        } => (
+        Sureness::Ahead { runner_up, gap } => (
             format!(
-                "{head}: use {pick} — {rule}; runner-up {runner_up}; margin {:.1} % {} against spread {}",
-                100.0 * margin,
+                "{head}: use {pick} — {rule}; {} % {} than {runner_up} ({})",
+                pct(gap.value),
                 margin_words(f.kind, g),
-                spread_words(spread)
+                gap.words()
             ),
             false,
         ),
-        Sureness::Tie {
+        Sureness::Equal {
             runner_up,
+            gap,
             margin,
-            spread,
+            picked_for,
         } => (
             format!(
-                "{head}: too close to call: {REPEAT_HINT} ({rule}; {} and {runner_up} differ by {:.1} % {}, inside the spread {})",
+                "{head}: use {pick} — {rule}; {} and {runner_up} are equal within {} % ({}){}",
                 f.label,
-                100.0 * margin,
+                pct(*margin),
+                gap.words(),
+                picked_for
+                    .as_ref()
+                    .map_or_else(String::new, |w| format!(": picked {} for {w}", f.label))
+            ),
+            false,
+        ),
+        Sureness::Open {
+            runner_up,
+            gap,
+            settle,
+            ..
+        } => (
+            format!(
+                "{head}: too close to call ({rule}): {} and {runner_up} differ by {} % {}, {}; {}",
+                f.label,
+                pct(gap.value),
                 margin_words(f.kind, g),
-                spread_words(spread)
+                gap.words(),
+                settle.as_deref().unwrap_or(REPEAT_HINT)
             ),
             true,
         ),
         Sureness::Unmeasured { runner_up, margin } => (
             format!(
-                "{head}: too close to call: {REPEAT_HINT} ({rule}; {} and {runner_up} differ by {:.1} % {}, no spread measured)",
+                "{head}: too close to call ({rule}): {} and {runner_up} differ by {} % {}, no interval measured; {REPEAT_HINT}",
                 f.label,
-                100.0 * margin,
+                pct(*margin),
                 margin_words(f.kind, g)
             ),
             true,

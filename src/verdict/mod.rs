@@ -1,192 +1,31 @@
 //! The answer, not just the data: from measured points, per target and per block size and access
 //! pattern, the fastest configuration, the lowest tail latency at queue depth 1, the cheapest in
 //! CPU per I/O, and the one recommended for throughput, latency and a balance of both — each with
-//! its label, its figures and how sure the measurement lets us be (the spread of repetitions, or
-//! of per-second figures for a single run, against the margin over the runner-up).
+//! its label, its figures and how sure the measurements let us be: the gap to the runner-up with
+//! its interval (paired race rounds, repetitions or each run's own interval), called ahead, equal
+//! within the margin, or too close ([`sure`]).
 //! readlab's measurements of itself (the null engine, the clock's cost) are reported apart and
 //! never ranked. The survey, `run`, `study` and the report all print these ([`render`]).
 
 pub mod answer;
 mod finalists;
+mod kind;
 pub mod render;
 mod runs;
+pub mod sure;
 
+pub use kind::{Kind, Tail};
 pub use runs::{answer_text_for, text_for, text_for_within};
+pub use sure::{REPEAT_HINT, Sureness};
 
-use crate::interval::{Interval, interval};
+use kind::figure;
+
+use crate::interval::interval;
 use crate::points::{Point, Report};
 use crate::result::Document;
 use crate::tune::Goal;
 use crate::units::{Style, format_bytes};
 use std::collections::BTreeMap;
-
-/// What a finding ranks on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
-    /// Most IOPS.
-    Fastest,
-    /// Lowest p99.9 (p99 when a point of the group has too few samples) with one request in
-    /// flight, one thread.
-    LowestTailQd1,
-    /// Least CPU per I/O.
-    CheapestCpu,
-    /// A goal's pick (the tuner's rule).
-    Recommended(Goal),
-}
-
-impl Kind {
-    /// How a finding is ahead of the runner-up: `more IOPS`, `lower tail`.
-    pub fn comparative(self) -> &'static str {
-        match self {
-            k if on_tail(k) => "lower tail",
-            Kind::CheapestCpu => "less CPU per I/O",
-            _ => "more IOPS",
-        }
-    }
-
-    /// The rule a pick of this kind follows, said wherever the pick is printed:
-    /// `latency: lowest p99.9 keeping half the best IOPS`.
-    pub fn rule(self) -> String {
-        match self {
-            Kind::Fastest => "fastest: most IOPS".into(),
-            Kind::LowestTailQd1 => {
-                "lowest tail at QD1: lowest p99.9 with one request in flight and one thread".into()
-            }
-            Kind::CheapestCpu => "cheapest: least CPU per I/O".into(),
-            Kind::Recommended(g) => format!("{}: {}", g.name(), g.rule()),
-        }
-    }
-
-    pub fn title(self) -> String {
-        match self {
-            Kind::Fastest => "fastest".into(),
-            Kind::LowestTailQd1 => "lowest tail at QD1".into(),
-            Kind::CheapestCpu => "cheapest CPU per I/O".into(),
-            Kind::Recommended(g) => format!("recommended: {}", g.name()),
-        }
-    }
-}
-
-/// How a figure varied over repetitions or over the seconds of one run.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Spread {
-    /// Half the interval's width relative to the median (0.05 = ±5 %).
-    pub relative: f64,
-    /// Runs it comes from; 0 when it is the spread of per-second figures of one run.
-    pub runs: usize,
-}
-
-/// How sure a finding is.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Sureness {
-    /// The only configuration measured here: nothing to rank against.
-    Alone,
-    /// Ahead of the runner-up by `margin` (relative), more than twice the spreads combined.
-    Clear {
-        runner_up: String,
-        margin: f64,
-        spread: Spread,
-    },
-    /// Ahead by more than the spreads combined, less than twice.
-    Narrow {
-        runner_up: String,
-        margin: f64,
-        spread: Spread,
-    },
-    /// The runner-up is within the run-to-run spread: too close to call.
-    Tie {
-        runner_up: String,
-        margin: f64,
-        spread: Spread,
-    },
-    /// Ahead by `margin`, but no spread was measured (one short run without a timeline): too
-    /// close to call, whatever the margin.
-    Unmeasured { runner_up: String, margin: f64 },
-}
-
-/// What to do when a pick is too close to call.
-pub const REPEAT_HINT: &str = "run with --repeat 3";
-
-/// A relative margin in percent, with a decimal below 10 %: `0.3`, `35`.
-fn pct(m: f64) -> String {
-    if m.abs() < 0.095 {
-        format!("{:.1}", 100.0 * m)
-    } else {
-        format!("{:.0}", 100.0 * m)
-    }
-}
-
-impl Sureness {
-    /// No winner can be named: the margin is inside the spread, or no spread was measured.
-    pub fn close(&self) -> bool {
-        matches!(self, Sureness::Tie { .. } | Sureness::Unmeasured { .. })
-    }
-
-    /// The configuration the pick is measured against, when there is one.
-    pub fn runner_up(&self) -> Option<&str> {
-        match self {
-            Sureness::Alone => None,
-            Sureness::Clear { runner_up, .. }
-            | Sureness::Narrow { runner_up, .. }
-            | Sureness::Tie { runner_up, .. }
-            | Sureness::Unmeasured { runner_up, .. } => Some(runner_up),
-        }
-    }
-
-    /// One phrase for a finding of `kind`: `clear: 35 % more IOPS than A32B1 (spread ±3 % over
-    /// 3 runs)`.
-    pub fn phrase(&self, kind: Kind) -> String {
-        let what = kind.comparative();
-        let spread = |s: &Spread| {
-            if s.runs > 1 {
-                format!("spread ±{:.0} % over {} runs", 100.0 * s.relative, s.runs)
-            } else {
-                format!("per-second spread ±{:.0} %", 100.0 * s.relative)
-            }
-        };
-        match self {
-            Sureness::Alone => match kind {
-                Kind::LowestTailQd1 => "the only configuration at queue depth 1".into(),
-                Kind::Recommended(g @ (Goal::Balanced | Goal::Latency)) => format!(
-                    "the only configuration keeping {:.0} % of the best IOPS",
-                    100.0 * g.floor()
-                ),
-                _ => "the only configuration measured".into(),
-            },
-            Sureness::Clear {
-                runner_up,
-                margin,
-                spread: s,
-            } => format!(
-                "clear: {} % {what} than {runner_up} ({})",
-                pct(*margin),
-                spread(s)
-            ),
-            Sureness::Narrow {
-                runner_up,
-                margin,
-                spread: s,
-            } => format!(
-                "narrow: {:.1} % {what} than {runner_up} ({})",
-                100.0 * margin,
-                spread(s)
-            ),
-            Sureness::Tie {
-                runner_up,
-                margin,
-                spread: s,
-            } => format!(
-                "too close to call: {runner_up} is within {:.1} % ({}); {REPEAT_HINT}",
-                100.0 * margin,
-                spread(s)
-            ),
-            Sureness::Unmeasured { runner_up, margin } => format!(
-                "too close to call: {} % {what} than {runner_up}, no spread measured; {REPEAT_HINT}",
-                pct(*margin)
-            ),
-        }
-    }
-}
 
 /// One answer: which point, and how sure.
 #[derive(Debug, Clone, PartialEq)]
@@ -196,9 +35,9 @@ pub struct Finding {
     pub point: usize,
     pub label: String,
     pub sure: Sureness,
-    /// No winner can be named: the margin is inside the spread, or no spread was measured (also
+    /// No winner can be named: the gap is inside the noise, or no interval was measured (also
     /// for the only configuration keeping a goal's share of the best IOPS, when other
-    /// configurations were measured: how far they fell short is unknown without a spread).
+    /// configurations were measured: how far they fell short is unknown without an interval).
     pub close: bool,
 }
 
@@ -217,7 +56,7 @@ impl Finding {
     pub fn phrase(&self) -> String {
         let p = self.sure.phrase(self.kind);
         if self.close && !self.sure.close() {
-            format!("too close to call: {p}, but no spread was measured; {REPEAT_HINT}")
+            format!("too close to call: {p}, but no interval was measured; {REPEAT_HINT}")
         } else {
             p
         }
@@ -341,89 +180,14 @@ pub fn rankable(p: &Point) -> bool {
         && !p.note.as_deref().is_some_and(|n| n.contains("FAILED"))
 }
 
-/// The tail percentile a group of points is compared on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Tail {
-    P999,
-    /// Some point of the group has too few samples for p99.9.
-    P99,
+/// Whether `p` carries an interval of its own (a run long enough for one, repetitions, or a
+/// race).
+fn measured(p: &Point) -> bool {
+    p.precision.is_some() || p.race.is_some() || p.spread.as_ref().is_some_and(|s| s.runs > 1)
 }
 
-impl Tail {
-    /// p99.9 when every point supports it, else p99: never one point's p99 against another's
-    /// p99.9.
-    pub fn of(points: &[&Point]) -> Tail {
-        if points.iter().all(|p| p.latency.supports(99.9)) {
-            Tail::P999
-        } else {
-            Tail::P99
-        }
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Tail::P999 => "p99.9",
-            Tail::P99 => "p99",
-        }
-    }
-
-    pub fn ns(self, p: &Point) -> f64 {
-        match self {
-            Tail::P999 => p.latency.p999_ns as f64,
-            Tail::P99 => p.latency.p99_ns as f64,
-        }
-    }
-}
-
-/// The spread of a figure of `p`: over its repetitions when it has them, else over the
-/// per-second figures of its run (at least three seconds), else unknown.
-fn spread(p: &Point, kind: Kind, tail: Tail) -> Option<Spread> {
-    if let Some(r) = &p.spread
-        && r.runs > 1
-    {
-        let i: &Interval = match kind {
-            k if on_tail(k) && tail == Tail::P999 => &r.p999_ns,
-            k if on_tail(k) => &r.p99_ns,
-            Kind::CheapestCpu => &r.cpu_us_per_io,
-            _ => &r.iops,
-        };
-        return Some(Spread {
-            relative: i.relative_half_width(),
-            runs: r.runs,
-        });
-    }
-    if p.timeline.len() < 3 {
-        return None;
-    }
-    let per_second: Vec<f64> = match kind {
-        k if on_tail(k) => p.timeline.iter().map(|t| t.p99_ns as f64).collect(),
-        // CPU is not sampled per second; throughput's spread stands for it.
-        _ => p.timeline.iter().map(|t| t.iops).collect(),
-    };
-    Some(Spread {
-        relative: interval(&per_second).relative_half_width(),
-        runs: 1,
-    })
-}
-
-/// Whether a kind ranks on the tail latency.
-fn on_tail(kind: Kind) -> bool {
-    matches!(
-        kind,
-        Kind::LowestTailQd1 | Kind::Recommended(Goal::Balanced | Goal::Latency)
-    )
-}
-
-/// The figure a kind ranks on, and whether higher is better.
-fn figure(p: &Point, kind: Kind, tail: Tail) -> (f64, bool) {
-    match kind {
-        k if on_tail(k) => (tail.ns(p), false),
-        Kind::CheapestCpu => (p.cpu_us_per_io, false),
-        _ => (p.iops, true),
-    }
-}
-
-/// How sure the pick `w` of `kind` is against the best other configuration of `members`.
+/// How sure the pick `w` of `kind` is against the best other configuration of `members`
+/// (every other one is a comparison made: the confidence is shared among them).
 fn sureness(
     points: &[Point],
     members: &[usize],
@@ -431,67 +195,61 @@ fn sureness(
     kind: Kind,
     tail: Tail,
     label: &dyn Fn(usize) -> String,
-) -> Sureness {
-    let (wv, higher) = figure(&points[w], kind, tail);
-    let others = members
+) -> (Sureness, Option<usize>) {
+    let higher = figure(&points[w], kind, tail).1;
+    let others: Vec<usize> = members
         .iter()
         .copied()
-        .filter(|&i| points[i].label != points[w].label);
+        .filter(|&i| points[i].label != points[w].label)
+        .collect();
+    let by = |a: &usize, b: &usize| {
+        figure(&points[*a], kind, tail)
+            .0
+            .total_cmp(&figure(&points[*b], kind, tail).0)
+    };
     let runner = if higher {
-        others.max_by(|&a, &b| {
-            figure(&points[a], kind, tail)
-                .0
-                .total_cmp(&figure(&points[b], kind, tail).0)
-        })
+        others.iter().copied().max_by(by)
     } else {
-        others.min_by(|&a, &b| {
-            figure(&points[a], kind, tail)
-                .0
-                .total_cmp(&figure(&points[b], kind, tail).0)
-        })
+        others.iter().copied().min_by(by)
     };
     let Some(r) = runner else {
-        return Sureness::Alone;
+        return (Sureness::Alone, None);
     };
-    let rv = figure(&points[r], kind, tail).0;
-    // Relative to the runner-up: "35 % more IOPS", "40 % lower p99.9".
-    let margin = if higher {
-        wv / rv.max(f64::MIN_POSITIVE) - 1.0
-    } else {
-        1.0 - wv / rv.max(f64::MIN_POSITIVE)
+    let sure = sure::sureness(&points[w], &points[r], label(r), kind, tail, others.len());
+    (sure, Some(r))
+}
+
+/// A fastest pick equal to its runner-up within the margin: the one of the two with less CPU
+/// per I/O is picked, and says so.
+fn cheaper_of_equals(
+    points: &[Point],
+    w: usize,
+    r: usize,
+    sure: Sureness,
+    label: &dyn Fn(usize) -> String,
+) -> (usize, Sureness) {
+    let Sureness::Equal { gap, margin, .. } = &sure else {
+        return (w, sure);
     };
-    let runner_up = label(r);
-    match (
-        spread(&points[w], kind, tail),
-        spread(&points[r], kind, tail),
-    ) {
-        (Some(a), Some(b)) => {
-            let s = Spread {
-                relative: a.relative + b.relative,
-                runs: a.runs.min(b.runs),
-            };
-            if margin > 2.0 * s.relative {
-                Sureness::Clear {
-                    runner_up,
-                    margin,
-                    spread: s,
-                }
-            } else if margin > s.relative {
-                Sureness::Narrow {
-                    runner_up,
-                    margin,
-                    spread: s,
-                }
-            } else {
-                Sureness::Tie {
-                    runner_up,
-                    margin,
-                    spread: s,
-                }
-            }
-        }
-        _ => Sureness::Unmeasured { runner_up, margin },
+    let (cw, cr) = (points[w].cpu_us_per_io, points[r].cpu_us_per_io);
+    if cw <= 0.0 || cr <= 0.0 || cw == cr {
+        return (w, sure);
     }
+    let (pick, other, saving) = if cr < cw {
+        (r, w, 1.0 - cr / cw)
+    } else {
+        (w, r, 1.0 - cw / cr)
+    };
+    let gap = if pick == w { *gap } else { gap.reversed() };
+    (
+        pick,
+        Sureness::Equal {
+            runner_up: label(other),
+            gap,
+            margin: *margin,
+            picked_for: Some(format!("{} % less CPU per I/O", crate::decide::pct(saving))),
+        },
+    )
 }
 
 /// The verdict of a report, its points named by their display labels. The tuners' re-measured
@@ -628,11 +386,13 @@ fn group(
     let mut findings = Vec::new();
     let mut find = |kind: Kind, among: &[usize], pick: Option<usize>| {
         if let Some(w) = pick {
-            let sure = sureness(points, among, w, kind, tail, label);
+            let (sure, r) = sureness(points, among, w, kind, tail, label);
+            let (w, sure) = match (kind, r) {
+                (Kind::Fastest, Some(r)) => cheaper_of_equals(points, w, r, sure, label),
+                _ => (w, sure),
+            };
             let close = sure.close()
-                || (sure == Sureness::Alone
-                    && configurations > 1
-                    && spread(&points[w], Kind::Fastest, tail).is_none());
+                || (sure == Sureness::Alone && configurations > 1 && !measured(&points[w]));
             findings.push(Finding {
                 kind,
                 point: w,

@@ -121,7 +121,7 @@ pub fn headline(g: &Group) -> String {
 }
 
 /// What the verdict section says before its tables: what is picked, by which rule, how sure.
-pub const INTRO: &str = "What the measurements answer, per target, block size and access: the fastest configuration, the lowest tail latency with one read in flight, the cheapest in CPU per I/O, and the pick for throughput (most IOPS), balanced (lowest p99.9 keeping 90 % of the best IOPS) and latency (lowest p99.9 keeping half). How sure: the margin over the runner-up against the run-to-run spread (of repetitions, or of the per-second figures of one run). fio points and readlab's own cost are not ranked.";
+pub const INTRO: &str = "What the measurements answer, per target, block size and access: the fastest configuration, the lowest tail latency with one read in flight, the cheapest in CPU per I/O, and the pick for throughput (most IOPS), balanced (lowest p99.9 keeping 90 % of the best IOPS) and latency (lowest p99.9 keeping half). How sure: the gap to the runner-up with its interval (95 %, shared among the comparisons made), from the paired rounds of a race, from repetitions, or from each run's own interval (batch means of 100 ms windows for rates, order statistics for percentiles); a winner when the whole interval is above zero, equal when it lies within ±5 %, too close to call otherwise. fio points and readlab's own cost are not ranked.";
 
 /// The rules of the picks in a target's table, one per kind shown, in table order: `Rules:
 /// fastest: most IOPS; …; latency: lowest p99.9 keeping half the best IOPS.`
@@ -244,8 +244,18 @@ pub struct FindingJson {
     pub rule: String,
     /// The configuration's label (e.g. `U16B1`).
     pub label: String,
-    /// True when the difference to the next configuration is within the spread.
+    /// True when no winner can be named: the gap's interval holds zero and reaches past the
+    /// margin, or no interval was measured.
     pub too_close_to_call: bool,
+    /// The call: `ahead` (the gap's interval is above zero), `equal` (it lies within ±margin),
+    /// `open` (neither: too close to call), `unmeasured` (no interval), `alone` (nothing to
+    /// compare with).
+    pub call: String,
+    /// The configuration the pick was compared with, when there was one.
+    pub runner_up: Option<String>,
+    /// The gap to the runner-up (relative: 0.21 is 21 % more IOPS, or 21 % lower latency or
+    /// CPU) with its interval; null when alone or unmeasured.
+    pub gap: Option<GapJson>,
     pub engine: String,
     pub threads: usize,
     pub iodepth: usize,
@@ -260,6 +270,47 @@ pub struct FindingJson {
     pub cpu_us_per_io: f64,
     /// How sure the finding is, in words.
     pub how_sure: String,
+}
+
+/// A gap with its interval and what it rests on.
+#[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
+pub struct GapJson {
+    pub value: f64,
+    /// Null where the data bound nothing on that side.
+    pub lo: Option<f64>,
+    pub hi: Option<f64>,
+    /// The confidence of the interval, corrected for the comparisons (and a race's looks).
+    pub confidence: f64,
+    /// Gaps inside ±margin are equal.
+    pub margin: f64,
+    /// `rounds` (paired rounds of a race), `repeats` or `runs` (each run's own interval).
+    pub basis: String,
+    /// Paired rounds or repetitions it rests on; null for runs.
+    pub count: Option<usize>,
+}
+
+impl GapJson {
+    fn of(s: &super::Sureness) -> Option<GapJson> {
+        let g = s.gap()?;
+        let margin = match s {
+            super::Sureness::Equal { margin, .. } | super::Sureness::Open { margin, .. } => *margin,
+            _ => crate::decide::MARGIN,
+        };
+        let (basis, count) = match g.basis {
+            crate::decide::Basis::Rounds(n) => ("rounds", Some(n)),
+            crate::decide::Basis::Repeats(n) => ("repeats", Some(n)),
+            crate::decide::Basis::Runs => ("runs", None),
+        };
+        Some(GapJson {
+            value: g.value,
+            lo: g.lo,
+            hi: g.hi,
+            confidence: g.confidence,
+            margin,
+            basis: basis.into(),
+            count,
+        })
+    }
 }
 
 /// The verdict's typed JSON over the report's points.
@@ -287,6 +338,9 @@ pub fn typed(v: &Verdict, points: &[Point]) -> VerdictJson {
                                 rule: f.kind.rule(),
                                 label: f.label.clone(),
                                 too_close_to_call: f.close,
+                                call: f.sure.call_word().into(),
+                                runner_up: f.sure.runner_up().map(str::to_string),
+                                gap: GapJson::of(&f.sure),
                                 engine: p.engine.clone(),
                                 threads: p.threads,
                                 iodepth: p.iodepth,

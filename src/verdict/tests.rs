@@ -1,6 +1,6 @@
 use super::render;
 use super::*;
-use crate::interval::RepeatSummary;
+use crate::interval::{Interval, RepeatSummary};
 use crate::points::tests::point;
 
 fn at(label: &str, engine: &str, iops: f64, p999_us: f64, cpu_us: f64) -> Point {
@@ -76,11 +76,12 @@ fn sureness_weighs_the_margin_against_the_spread() {
     let pts = vec![a.clone(), close];
     let v = verdict(&pts, &|i| pts[i].label.clone());
     let f = finding(&v.targets[0].groups[0], Kind::Fastest);
-    assert!(matches!(f.sure, Sureness::Tie { .. }), "{:?}", f.sure);
+    assert!(matches!(f.sure, Sureness::Open { .. }), "{:?}", f.sure);
     assert!(
-        f.sure
-            .phrase(Kind::Fastest)
-            .starts_with("too close to call: A32B1 is within 2.0 %"),
+        f.sure.phrase(Kind::Fastest).starts_with(
+            "too close to call: 2.0 % more IOPS than A32B1, but the 94 % interval −2.0–6.2 %, \
+             5 runs each holds zero"
+        ),
         "{}",
         f.sure.phrase(Kind::Fastest)
     );
@@ -90,7 +91,7 @@ fn sureness_weighs_the_margin_against_the_spread() {
     let f = finding(&v.targets[0].groups[0], Kind::Fastest);
     assert_eq!(
         f.sure.phrase(Kind::Fastest),
-        "clear: 100 % more IOPS than A32B1 (spread ±4 % over 5 runs)"
+        "100 % more IOPS than A32B1 (94 % interval 92–108 %, 5 runs each)"
     );
     // Single runs without a timeline: the margin, and that no spread was measured.
     let pts = vec![
@@ -164,7 +165,7 @@ fn without_a_spread_it_is_too_close_to_call() {
     assert!(
         f.sure
             .phrase(f.kind)
-            .starts_with("too close to call: 0.3 % lower tail than P, no spread measured"),
+            .starts_with("too close to call: 0.3 % lower tail than P, no interval measured"),
         "{}",
         f.sure.phrase(f.kind)
     );
@@ -173,7 +174,7 @@ fn without_a_spread_it_is_too_close_to_call() {
     assert!(a[0].close);
     assert!(
         a[0].text
-            .starts_with("x 4K random: too close to call: run with --repeat 3 (balanced: lowest p99.9 keeping 90 % of the best IOPS;"),
+            .starts_with("x 4K random: too close to call (balanced: lowest p99.9 keeping 90 % of the best IOPS): A32B1 and P differ by 0.3 % lower p99.9, no interval measured;"),
         "{}",
         a[0].text
     );
@@ -192,7 +193,12 @@ fn without_a_spread_it_is_too_close_to_call() {
     for goal in Goal::ALL {
         let a = answer::answers_for(&v, &pts, goal);
         assert!(a[0].close, "{goal:?}: {}", a[0].text);
-        assert!(a[0].text.contains("too close to call: run with --repeat 3"));
+        assert!(
+            a[0].text.contains("no interval measured")
+                || a[0].text.contains("no interval was measured"),
+            "{}",
+            a[0].text
+        );
     }
 }
 
@@ -207,9 +213,11 @@ fn a_margin_inside_the_spread_is_too_close_to_call() {
     assert!(a[0].close, "{}", a[0].text);
     assert_eq!(
         a[0].text,
-        "x 4K random: too close to call: run with --repeat 3 (throughput: most IOPS (within 1 %, \
-         the lower p99.9); U32B1 and A32B1 differ by 2.0 % more IOPS, inside the spread ±4.0 % \
-         over 5 runs)"
+        format!(
+            "x 4K random: too close to call (throughput: most IOPS (within 1 %, the lower p99.9)): \
+             U32B1 and A32B1 differ by 2.0 % more IOPS, 94 % interval −2.0–6.2 %, 5 runs each; \
+             {REPEAT_HINT}"
+        )
     );
 }
 
@@ -225,8 +233,8 @@ fn a_clear_winner_is_still_named_in_words_with_its_rule() {
     assert_eq!(
         a[0].text,
         "x 4K random: use U32B1 (io_uring, queue depth 32, batch 1; 100000 IOPS, p99.9 \
-         900.0us) — throughput: most IOPS (within 1 %, the lower p99.9); runner-up A32B1; margin 100.0 % more IOPS against \
-         spread ±4.0 % over 5 runs"
+         900.0us) — throughput: most IOPS (within 1 %, the lower p99.9); 100 % more IOPS than A32B1 \
+         (94 % interval 92–108 %, 5 runs each)"
     );
     // Balanced: the only one keeping 90 % of the best IOPS, with a measured spread.
     let a = answer::answers(&v, &pts);
@@ -248,19 +256,15 @@ fn a_clear_winner_is_still_named_in_words_with_its_rule() {
     let a = answer::answers_for(&v, &pts, Goal::Latency);
     assert!(!a[0].close, "{}", a[0].text);
     assert!(
-        a[0].text.contains("use U8B1 (io_uring, queue depth 8, batch 1; 60000 IOPS, p99.9 300.0us) — latency: lowest p99.9 keeping half the best IOPS; runner-up U32B1; margin 66.7 % lower p99.9 against spread ±4.0 % over 5 runs"),
+        a[0].text.contains("use U8B1 (io_uring, queue depth 8, batch 1; 60000 IOPS, p99.9 300.0us) — latency: lowest p99.9 keeping half the best IOPS; 67 % lower p99.9 than U32B1 (94 % interval 65–68 %, 5 runs each)"),
         "{}",
         a[0].text
     );
     // Only one configuration: nothing to choose from, and the verdict prints no rules.
     let one = vec![at("P", "psync", 10_000.0, 200.0, 5.0)];
     let v = verdict(&one, &|i| one[i].label.clone());
-    let a = answer::answers(&v, &one);
-    assert_eq!(
-        a[0].text,
-        "x 4K random: only P (pread; 10000 IOPS, p99.9 200.0us) was measured; nothing \
-         to choose from"
-    );
+    // The answer leaves it to the verdict table: nothing was chosen.
+    assert!(answer::answers(&v, &one).is_empty());
     assert!(!render::text(&v, &one).contains("Rules:"));
 }
 
@@ -314,8 +318,10 @@ fn every_format_states_each_picks_rule() {
     assert_eq!(latency["too_close_to_call"], true);
     assert_eq!(
         latency["how_sure"],
-        "too close to call: the only configuration keeping 50 % of the best IOPS, but no spread \
-         was measured; run with --repeat 3"
+        format!(
+            "too close to call: the only configuration keeping 50 % of the best IOPS, but no \
+             interval was measured; {REPEAT_HINT}"
+        )
     );
 }
 
@@ -332,7 +338,7 @@ fn repeated_measurements_outrank_single_ones_of_the_same_configuration() {
     let f = finding(g, Kind::Fastest);
     assert_eq!(f.label, "A32B1", "the single 130 000 does not count");
     assert!(
-        matches!(f.sure, Sureness::Clear { ref runner_up, .. } if runner_up == "U32B1"),
+        matches!(f.sure, Sureness::Ahead { ref runner_up, .. } if runner_up == "U32B1"),
         "{:?}",
         f.sure
     );
@@ -415,7 +421,7 @@ fn a_tuners_medians_replace_its_search_runs() {
     assert!(f.point >= v.given, "the median, not the search run");
     assert_eq!(v.point(&r.points, f.point).iops, 250_000.0);
     assert!(
-        matches!(f.sure, Sureness::Clear { margin, .. } if (margin - 0.25).abs() < 1e-9),
+        matches!(f.sure, Sureness::Ahead { gap, .. } if (gap.value - 0.25).abs() < 1e-9),
         "{:?}",
         f.sure
     );
@@ -432,9 +438,9 @@ fn a_tuners_medians_replace_its_search_runs() {
     let a = answer::answers_for(&fv, &fpts, Goal::Throughput);
     assert!(
         a[0].text.contains("use U32B1")
-            && a[0].text.contains(
-                "runner-up U16B1; margin 25.0 % more IOPS against spread ±4.0 % over 3 runs"
-            ),
+            && a[0]
+                .text
+                .contains("25 % more IOPS than U16B1 (75 % interval 20–30 %, 3 runs each)"),
         "{}",
         a[0].text
     );
@@ -489,4 +495,169 @@ fn the_runner_cost_is_the_median_over_the_targets_points() {
     let v = verdict(&old, &|i| old[i].label.clone());
     assert_eq!(v.targets[0].own.runner, None);
     assert!(!render::text(&v, &old).contains("own loop"));
+}
+
+/// A point measured once with its own interval (batch means) of ±`rel`.
+fn precise(mut p: Point, rel: f64) -> Point {
+    let e = |v: f64| crate::estimate::Estimate {
+        value: v,
+        lo: Some(v * (1.0 - rel)),
+        hi: Some(v * (1.0 + rel)),
+    };
+    p.precision = Some(crate::result::Precision {
+        confidence: 0.95,
+        window_s: 0.1,
+        windows: 40,
+        batches: 10,
+        iops: e(p.iops),
+        cpu_us_per_io: Some(e(p.cpu_us_per_io)),
+        p50_ns: e(p.latency.p50_ns as f64),
+        p99_ns: e(p.latency.p99_ns as f64),
+        p999_ns: e(p.latency.p999_ns as f64),
+    });
+    p
+}
+
+/// Two configurations raced in one race: their figures per round.
+fn raced(mut p: Point, id: &str, iops: &[f64]) -> Point {
+    p.race = Some(crate::result::RaceRecord {
+        id: id.into(),
+        rounds: iops
+            .iter()
+            .enumerate()
+            .map(|(round, &x)| crate::result::RoundFigures {
+                round,
+                seconds: 1.0,
+                iops: x,
+                cpu_us_per_io: p.cpu_us_per_io,
+                p99_ns: p.latency.p99_ns,
+                p999_ns: p.latency.p999_ns,
+            })
+            .collect(),
+        confidence: 0.99,
+        margin: 0.05,
+        seconds: 20.0,
+        round_s: 2.5,
+    });
+    p.iops = iops.iter().sum::<f64>() / iops.len() as f64;
+    p
+}
+
+/// One run each, with its own interval: a 3× gap is called in the first pass, with the
+/// confidence shared among the comparisons; overlapping intervals are not.
+#[test]
+fn single_runs_with_intervals_are_called_or_not_by_their_intervals() {
+    let pts = vec![
+        precise(qd(at("U32B1", "uring", 90_000.0, 900.0, 2.0), 32), 0.05),
+        precise(qd(at("U4B1", "uring", 60_000.0, 200.0, 2.5), 4), 0.05),
+        precise(qd(at("U1B1", "uring", 30_000.0, 60.0, 3.0), 1), 0.05),
+    ];
+    let v = verdict(&pts, &|i| pts[i].label.clone());
+    let f = finding(&v.targets[0].groups[0], Kind::Fastest);
+    assert_eq!(f.label, "U32B1");
+    let Sureness::Ahead { runner_up, gap } = &f.sure else {
+        panic!("{:?}", f.sure)
+    };
+    assert_eq!(runner_up, "U4B1");
+    assert_eq!(gap.basis, crate::decide::Basis::Runs);
+    assert!((gap.confidence - 0.975).abs() < 1e-12, "two comparisons");
+    assert!(gap.lo.unwrap() > 0.3 && gap.hi.unwrap() < 0.8, "{gap:?}");
+    // The old rule (margin against the per-second spread, none here) could not call it.
+    assert!(!f.close);
+    // 3 % apart with ±5 % each: too close, never a winner.
+    let pts = vec![
+        precise(qd(at("U32B1", "uring", 103_000.0, 900.0, 2.0), 32), 0.05),
+        precise(qd(at("A32B1", "libaio", 100_000.0, 900.0, 2.5), 32), 0.05),
+    ];
+    let v = verdict(&pts, &|i| pts[i].label.clone());
+    let f = finding(&v.targets[0].groups[0], Kind::Fastest);
+    assert!(
+        f.close && matches!(f.sure, Sureness::Open { .. }),
+        "{:?}",
+        f.sure
+    );
+    assert_eq!(f.named(), "U32B1 ~ A32B1");
+}
+
+/// Paired rounds of a race decide where the runs' own intervals could not: the machine's
+/// drift touches both alike. Equal within the margin picks the one with less CPU per I/O.
+#[test]
+fn paired_rounds_decide_and_equals_are_picked_on_cpu() {
+    let drift = [
+        100_000.0, 80_000.0, 120_000.0, 90_000.0, 110_000.0, 95_000.0,
+    ];
+    let ahead: Vec<f64> = drift.iter().map(|x| x * 1.2).collect();
+    let pts = vec![
+        precise(
+            raced(qd(at("U32B1", "uring", 0.0, 900.0, 2.0), 32), "r1", &ahead),
+            0.3,
+        ),
+        precise(
+            raced(qd(at("A32B1", "libaio", 0.0, 900.0, 2.5), 32), "r1", &drift),
+            0.3,
+        ),
+    ];
+    let v = verdict(&pts, &|i| pts[i].label.clone());
+    let f = finding(&v.targets[0].groups[0], Kind::Fastest);
+    let Sureness::Ahead { gap, .. } = &f.sure else {
+        panic!("{:?}", f.sure)
+    };
+    assert_eq!(gap.basis, crate::decide::Basis::Rounds(6));
+    assert!((gap.value - 0.2).abs() < 1e-9);
+    assert!(
+        f.phrase()
+            .starts_with("20 % more IOPS than A32B1 (99 % interval 20–20 %, 6 paired rounds)"),
+        "{}",
+        f.phrase()
+    );
+    // Rounds from different races are never paired: each run's own interval (±30 %) then.
+    let mut other = pts.clone();
+    other[1].race.as_mut().unwrap().id = "r2".into();
+    let v = verdict(&other, &|i| other[i].label.clone());
+    assert!(finding(&v.targets[0].groups[0], Kind::Fastest).close);
+    // Within 1 % round by round: equal, and the cheaper in CPU is picked.
+    let near: Vec<f64> = drift
+        .iter()
+        .enumerate()
+        .map(|(i, x)| x * if i % 2 == 0 { 1.01 } else { 0.995 })
+        .collect();
+    let pts = vec![
+        raced(qd(at("U32B1", "uring", 0.0, 900.0, 2.0), 32), "r1", &near),
+        raced(qd(at("A32B1", "libaio", 0.0, 900.0, 1.5), 32), "r1", &drift),
+    ];
+    let v = verdict(&pts, &|i| pts[i].label.clone());
+    let f = finding(&v.targets[0].groups[0], Kind::Fastest);
+    assert_eq!(f.label, "A32B1", "{:?}", f.sure);
+    assert!(!f.close);
+    assert!(
+        f.phrase()
+            .starts_with("equal to U32B1 within 5.0 % (99 % interval")
+            && f.phrase().ends_with("; picked for 25 % less CPU per I/O"),
+        "{}",
+        f.phrase()
+    );
+    let json = render::json(&v, &pts);
+    let fj = &json[0]["groups"][0]["findings"][0];
+    assert_eq!(fj["call"], "equal");
+    assert_eq!(fj["gap"]["basis"], "rounds");
+    assert_eq!(fj["gap"]["count"], 6);
+    // Open after the rounds: it says how much more would settle it.
+    let noisy: Vec<f64> = drift
+        .iter()
+        .enumerate()
+        .map(|(i, x)| x * if i % 2 == 0 { 1.12 } else { 0.96 })
+        .collect();
+    let pts = vec![
+        raced(qd(at("U32B1", "uring", 0.0, 900.0, 2.0), 32), "r1", &noisy),
+        raced(qd(at("A32B1", "libaio", 0.0, 900.0, 2.0), 32), "r1", &drift),
+    ];
+    let v = verdict(&pts, &|i| pts[i].label.clone());
+    let f = finding(&v.targets[0].groups[0], Kind::Fastest);
+    assert!(f.close, "{:?}", f.sure);
+    assert!(
+        f.phrase().contains("more paired rounds (~")
+            && f.phrase().ends_with("would settle it (--budget)"),
+        "{}",
+        f.phrase()
+    );
 }

@@ -123,3 +123,39 @@ mod tests {
         assert_eq!(count("32").unwrap(), 32);
     }
 }
+
+/// How a command with several configurations decides between the close ones: the time it may
+/// take in all, and the margin within which two are equal.
+#[derive(Args, Debug, Clone)]
+pub struct RaceArgs {
+    /// How long the whole command may take: after the first pass, configurations whose interval
+    /// overlaps their group leader's are raced in interleaved 1-second rounds until each is
+    /// decided or the budget is spent (0: no race) [default: twice the first pass, at least
+    /// 30 s; the main job 60 s]
+    #[arg(long, value_parser = duration)]
+    pub budget: Option<Duration>,
+    /// Gaps within ±this are called equal
+    #[arg(long, default_value = "5%", value_parser = fraction)]
+    pub margin: f64,
+}
+
+impl RaceArgs {
+    /// The race's rule.
+    pub fn rule(&self) -> readlab::race::RaceRule {
+        readlab::race::RaceRule {
+            margin: self.margin,
+            ..readlab::race::RaceRule::default()
+        }
+    }
+
+    /// When the race must end: `start` (the command's) plus the budget, or by default plus
+    /// `default(first_pass)`.
+    pub fn deadline(
+        &self,
+        start: std::time::Instant,
+        first_pass: Duration,
+        default: impl Fn(Duration) -> Duration,
+    ) -> std::time::Instant {
+        start + self.budget.unwrap_or_else(|| default(first_pass))
+    }
+}

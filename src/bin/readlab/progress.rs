@@ -155,6 +155,19 @@ impl Progress {
         }
     }
 
+    /// A line about what happens next (`racing the close configurations …`), above the bar;
+    /// nothing when quiet. The series' time left no longer holds after it: it is put away.
+    pub fn note(&self, line: &str) {
+        *self.series.lock().unwrap() = None;
+        if self.quiet {
+            return;
+        }
+        match self.bar.lock().unwrap().as_ref() {
+            Some(b) => b.println(format!("readlab: {line}")),
+            None => errln!("readlab: {line}"),
+        }
+    }
+
     /// Clear the bar, if one is shown.
     pub fn finish(&self) {
         if let Some(b) = self.bar.lock().unwrap().take() {
@@ -268,6 +281,9 @@ impl QuickObserver for Progress {
             bytes(cfg.bs),
             cfg.threads
         );
+    }
+    fn racing(&self) {
+        self.note("racing the close configurations in interleaved 1 s rounds");
     }
 }
 

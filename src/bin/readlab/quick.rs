@@ -18,6 +18,8 @@ pub struct QuickArgs {
     pub dir: PathBuf,
     #[command(flatten)]
     pub out_json: JsonOut,
+    #[command(flatten)]
+    pub race: crate::args::RaceArgs,
 }
 
 impl QuickArgs {
@@ -30,7 +32,9 @@ impl QuickArgs {
 }
 
 pub fn run(a: &QuickArgs) -> anyhow::Result<ExitCode> {
-    let plan = readlab::quick::plan(&a.dir, a.runtime)?;
+    let mut plan = readlab::quick::plan(&a.dir, a.runtime)?;
+    plan.race = a.race.rule();
+    plan.budget = a.race.budget.unwrap_or(readlab::quick::BUDGET);
     a.out_json.check(&[&plan.scratch, &plan.results])?;
     let progress = Progress::new(a.out_json.is_json());
     let docs = readlab::quick::execute(&plan, &progress)?;

@@ -180,6 +180,8 @@ pub struct RunArgs {
     /// interval per figure.
     #[arg(long, default_value = "1", value_parser = count)]
     pub repeat: usize,
+    #[command(flatten)]
+    pub race: crate::args::RaceArgs,
     /// With --profile: hold the result against the one stored in the profile; exit 3 when
     /// throughput dropped or p99.9 rose beyond --tolerance (and the stored spread).
     #[arg(long, requires = "profile")]
@@ -590,7 +592,8 @@ fn expected(a: &RunArgs) -> anyhow::Result<Option<(Candidate, Option<String>)>> 
 }
 
 /// Run each configuration in turn (on every target, or repeated on the one), until the last or
-/// an interruption.
+/// an interruption; then, with several configurations on one target and no `--repeat`, race the
+/// close ones within the budget.
 fn measure(
     a: &RunArgs,
     cfgs: &[RunConfig],
@@ -598,6 +601,7 @@ fn measure(
     single: bool,
     progress: &Progress,
 ) -> anyhow::Result<Vec<Document>> {
+    let start = std::time::Instant::now();
     let mut docs = Vec::new();
     progress.series(cfgs, if single { a.repeat } else { 1 });
     for cfg in cfgs {
@@ -617,8 +621,44 @@ fn measure(
             break;
         }
     }
+    let raced = single && a.repeat <= 1 && docs.len() == cfgs.len() && cfgs.len() > 1;
+    if raced && !progress.interrupted() {
+        // By default racing may take as long again as the first pass, and at least 30 s.
+        let deadline = a.race.deadline(start, start.elapsed(), |first| {
+            first
+                .saturating_mul(2)
+                .max(first + std::time::Duration::from_secs(30))
+        });
+        docs = race(docs, cfgs, &a.race.rule(), deadline, progress)?;
+    }
     progress.finish();
     Ok(docs)
+}
+
+/// Race the close configurations of a first pass (`docs[i]` measured `cfgs[i]`) until
+/// `deadline`, each round's runs shown on the progress bar.
+pub fn race(
+    docs: Vec<Document>,
+    cfgs: &[RunConfig],
+    rule: &readlab::race::RaceRule,
+    deadline: std::time::Instant,
+    progress: &Progress,
+) -> anyhow::Result<Vec<Document>> {
+    let mut said = false;
+    Ok(readlab::race::race(
+        docs,
+        rule,
+        deadline,
+        &|| progress.interrupted(),
+        |i, round| {
+            if !said {
+                said = true;
+                progress.note("racing the close configurations in interleaved rounds");
+            }
+            let c = readlab::race::round_config(&cfgs[i], rule, round);
+            readlab::runner::run(&c, progress)
+        },
+    )?)
 }
 
 /// Write `--json FILE` and print the documents: as JSON, one run's table, or the answer, the

@@ -1,0 +1,348 @@
+//! The one rule by which readlab says that one configuration beats another, that two are equal,
+//! or that it cannot tell yet: the gap between them with its interval (from paired rounds of a
+//! race, from repetitions, or from each run's own interval), held against zero and against a
+//! practical margin, at a confidence corrected for the comparisons made. The verdict, the race,
+//! `compare` and `--check` all decide through here.
+
+use crate::estimate::{self, Estimate};
+
+/// The practical margin by default: configurations within ±5 % are equal for every purpose a
+/// reader has.
+pub const MARGIN: f64 = 0.05;
+
+/// What the measurements support about a gap.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Call {
+    /// The first is better: the gap's whole interval lies above zero (and not inside the
+    /// margin).
+    Ahead,
+    /// Equal within the margin: the gap's whole interval lies inside ±margin.
+    Equal,
+    /// Not yet either: the interval holds zero and reaches past the margin.
+    Open,
+}
+
+/// What a gap's interval rests on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Basis {
+    /// Paired rounds of a race (configurations measured interleaved, compared round by round).
+    Rounds(usize),
+    /// Repetitions of each configuration (their medians' order-statistic intervals).
+    Repeats(usize),
+    /// Each run's own interval (batch means, order statistics).
+    Runs,
+}
+
+impl Basis {
+    /// `5 paired rounds`, `3 runs each`, `one run each`.
+    pub fn words(self) -> String {
+        match self {
+            Basis::Rounds(n) => format!("{n} paired rounds"),
+            Basis::Repeats(n) => format!("{n} runs each"),
+            Basis::Runs => "one run each".into(),
+        }
+    }
+}
+
+/// Whether a figure is better higher (IOPS) or lower (latency, CPU per I/O).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Better {
+    Higher,
+    Lower,
+}
+
+/// How much better one configuration is than another, relative: 0.21 is 21 % more IOPS (a/b −
+/// 1) or 21 % lower latency (1 − a/b); its interval at `confidence` (a none side: unbounded).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Gap {
+    pub value: f64,
+    pub lo: Option<f64>,
+    pub hi: Option<f64>,
+    pub confidence: f64,
+    pub basis: Basis,
+}
+
+impl Gap {
+    /// The call at `margin`.
+    pub fn call(&self, margin: f64) -> Call {
+        match (self.lo, self.hi) {
+            (Some(lo), Some(hi)) if lo >= -margin && hi <= margin => Call::Equal,
+            (Some(lo), _) if lo > 0.0 => Call::Ahead,
+            _ => Call::Open,
+        }
+    }
+
+    /// The same gap seen from the other side (of `b` over `a`), for a gap of a figure where
+    /// higher is better (a/b − 1 becomes b/a − 1).
+    pub fn reversed(&self) -> Gap {
+        let flip = |x: f64| 1.0 / (1.0 + x) - 1.0;
+        Gap {
+            value: flip(self.value),
+            lo: self.hi.map(flip),
+            hi: self.lo.map(flip),
+            ..*self
+        }
+    }
+
+    /// The interval in percent: `15–27 %`, `−3–12 %`, `above 4 %`.
+    pub fn interval_words(&self) -> String {
+        match (self.lo, self.hi) {
+            (Some(lo), Some(hi)) => format!("{}–{} %", pct(lo), pct(hi)),
+            (Some(lo), None) => format!("above {} %", pct(lo)),
+            (None, Some(hi)) => format!("below {} %", pct(hi)),
+            (None, None) => "unbounded".into(),
+        }
+    }
+
+    /// `95 % interval 15–27 %, 5 paired rounds`.
+    pub fn words(&self) -> String {
+        format!(
+            "{} interval {}, {}",
+            confidence_words(self.confidence),
+            self.interval_words(),
+            self.basis.words()
+        )
+    }
+}
+
+/// A confidence in percent: `95 %`, `99.2 %`.
+pub fn confidence_words(c: f64) -> String {
+    let p = 100.0 * c;
+    if (p - p.round()).abs() < 0.05 {
+        format!("{p:.0} %")
+    } else {
+        format!("{p:.1} %")
+    }
+}
+
+/// A relative figure in percent, with a decimal below 10 %: `0.3`, `35`, `−2.1`.
+pub fn pct(m: f64) -> String {
+    let s = if m.abs() < 0.095 {
+        format!("{:.1}", 100.0 * m)
+    } else {
+        format!("{:.0}", 100.0 * m)
+    };
+    match s.strip_prefix('-') {
+        Some(rest) => format!("−{rest}"),
+        None => s,
+    }
+}
+
+/// The relative gap of `a` over `b`.
+pub fn relative(a: f64, b: f64, better: Better) -> f64 {
+    let b = b.max(f64::MIN_POSITIVE);
+    match better {
+        Better::Higher => a / b - 1.0,
+        Better::Lower => 1.0 - a / b,
+    }
+}
+
+/// The confidence each of `m` comparisons is made at so that all of them together hold
+/// `confidence` (Bonferroni).
+pub fn each(confidence: f64, m: usize) -> f64 {
+    1.0 - (1.0 - confidence) / m.max(1) as f64
+}
+
+/// The gap of `a` over `b` from each one's own interval (independent measurements): the
+/// widest ratio the two intervals allow, so the gap is above zero exactly when the intervals
+/// do not overlap. `confidence` is what each interval was made at.
+pub fn from_intervals(
+    a: &Estimate,
+    b: &Estimate,
+    better: Better,
+    confidence: f64,
+    basis: Basis,
+) -> Gap {
+    let ratio = |x: Option<f64>, y: Option<f64>| match (x, y) {
+        (Some(x), Some(y)) if y > 0.0 => Some(x / y),
+        _ => None,
+    };
+    let (lo, hi) = match better {
+        // a/b − 1 is least at a.lo/b.hi and most at a.hi/b.lo.
+        Better::Higher => (
+            ratio(a.lo, b.hi).map(|r| r - 1.0),
+            ratio(a.hi, b.lo).map(|r| r - 1.0),
+        ),
+        // 1 − a/b is least at a.hi/b.lo and most at a.lo/b.hi.
+        Better::Lower => (
+            ratio(a.hi, b.lo).map(|r| 1.0 - r),
+            ratio(a.lo, b.hi).map(|r| 1.0 - r),
+        ),
+    };
+    Gap {
+        value: relative(a.value, b.value, better),
+        lo,
+        hi,
+        confidence,
+        basis,
+    }
+}
+
+/// The round-by-round log ratios of `a` over `b` (positive: `a` better), rounds where either
+/// figure is not positive left out.
+pub fn log_ratios(a: &[f64], b: &[f64], better: Better) -> Vec<f64> {
+    a.iter()
+        .zip(b)
+        .filter(|(x, y)| **x > 0.0 && **y > 0.0)
+        .map(|(x, y)| match better {
+            Better::Higher => (x / y).ln(),
+            Better::Lower => (y / x).ln(),
+        })
+        .collect()
+}
+
+/// The gap of `a` over `b` from paired rounds (`a[r]` and `b[r]` measured in round `r`, next
+/// to each other): the t interval of the mean log ratio, so a drift of the machine that
+/// touches both alike cancels. None below two rounds.
+pub fn from_rounds(a: &[f64], b: &[f64], better: Better, confidence: f64) -> Option<Gap> {
+    let d = log_ratios(a, b, better);
+    let e = estimate::paired_interval(&d, confidence)?;
+    let back = |x: f64| match better {
+        Better::Higher => x.exp() - 1.0,
+        Better::Lower => 1.0 - (-x).exp(),
+    };
+    Some(Gap {
+        value: back(e.value),
+        lo: e.lo.map(back),
+        hi: e.hi.map(back),
+        confidence,
+        basis: Basis::Rounds(d.len()),
+    })
+}
+
+/// Rounds in all that would likely settle an open gap from paired rounds: the number at which
+/// the interval's half-width, at the rounds' spread so far, fits between the gap and zero or
+/// between the gap and the margin, whichever is wider. None when the rounds show no spread or
+/// too few are there to tell.
+pub fn rounds_to_settle(d: &[f64], margin: f64, confidence: f64) -> Option<usize> {
+    let r = d.len();
+    if r < 2 {
+        return None;
+    }
+    let mean = d.iter().sum::<f64>() / r as f64;
+    let sd = (d.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (r - 1) as f64).sqrt();
+    let room = mean.abs().max((1.0 + margin).ln() - mean.abs());
+    if sd == 0.0 || room <= 0.0 {
+        return None;
+    }
+    let z = estimate::normal_quantile(1.0 - (1.0 - confidence) / 2.0);
+    let need = (z * sd / room).powi(2).ceil() as usize;
+    Some(need.max(r + 1))
+}
+
+/// Pocock's nominal two-sided level for each of `looks` equally spaced looks at the data so
+/// that all looks together keep `alpha` = 0.05 (group-sequential boundaries; Pocock 1977,
+/// Jennison & Turnbull table 2.1), scaled for another `alpha`; past 20 looks, Bonferroni's
+/// `alpha / looks` (Pocock's level falls slower, so this is safe).
+pub fn alpha_per_look(alpha: f64, looks: usize) -> f64 {
+    const POCOCK: [f64; 20] = [
+        0.05, 0.0294, 0.0221, 0.0182, 0.0158, 0.0142, 0.0130, 0.0120, 0.0112, 0.0106, 0.0101,
+        0.0097, 0.0093, 0.0090, 0.0086, 0.0084, 0.0081, 0.0079, 0.0077, 0.0075,
+    ];
+    match looks {
+        0 | 1 => alpha,
+        k if k <= POCOCK.len() => POCOCK[k - 1] * alpha / 0.05,
+        k => alpha / k as f64,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn e(value: f64, lo: f64, hi: f64) -> Estimate {
+        Estimate {
+            value,
+            lo: Some(lo),
+            hi: Some(hi),
+        }
+    }
+
+    #[test]
+    fn calls_hold_the_interval_against_zero_and_the_margin() {
+        let gap = |lo, hi| Gap {
+            value: (lo + hi) / 2.0,
+            lo: Some(lo),
+            hi: Some(hi),
+            confidence: 0.95,
+            basis: Basis::Runs,
+        };
+        assert_eq!(gap(0.15, 0.27).call(MARGIN), Call::Ahead);
+        assert_eq!(gap(-0.02, 0.04).call(MARGIN), Call::Equal);
+        // Ahead of zero but all of it inside the margin: equal for every purpose.
+        assert_eq!(gap(0.01, 0.04).call(MARGIN), Call::Equal);
+        assert_eq!(gap(-0.01, 0.07).call(MARGIN), Call::Open);
+        let unbounded = Gap {
+            hi: None,
+            ..gap(0.02, 0.0)
+        };
+        assert_eq!(unbounded.call(MARGIN), Call::Ahead);
+        assert_eq!(
+            gap(0.15, 0.27).words(),
+            "95 % interval 15–27 %, one run each"
+        );
+        assert_eq!(gap(-0.031, 0.12).interval_words(), "−3.1–12 %");
+    }
+
+    #[test]
+    fn intervals_that_do_not_overlap_give_a_gap_above_zero() {
+        let a = e(120.0, 115.0, 125.0);
+        let b = e(100.0, 95.0, 105.0);
+        let g = from_intervals(&a, &b, Better::Higher, 0.95, Basis::Runs);
+        assert!((g.value - 0.2).abs() < 1e-12);
+        assert!((g.lo.unwrap() - (115.0 / 105.0 - 1.0)).abs() < 1e-12);
+        assert_eq!(g.call(MARGIN), Call::Ahead);
+        // Lower is better: a at 80 µs against b at 100 µs is 20 % lower.
+        let g = from_intervals(
+            &e(80.0, 78.0, 82.0),
+            &e(100.0, 97.0, 103.0),
+            Better::Lower,
+            0.95,
+            Basis::Runs,
+        );
+        assert!((g.value - 0.2).abs() < 1e-12);
+        assert!(g.lo.unwrap() > 0.0 && g.hi.unwrap() > g.value);
+        // Overlapping: open.
+        let g = from_intervals(
+            &e(101.0, 95.0, 107.0),
+            &b,
+            Better::Higher,
+            0.95,
+            Basis::Runs,
+        );
+        assert!(g.lo.unwrap() < 0.0);
+    }
+
+    #[test]
+    fn paired_rounds_cancel_a_drift_both_share() {
+        // The machine slows by half over the rounds; a stays 10 % ahead of b in each.
+        let b: Vec<f64> = (0..6).map(|r| 1000.0 - 100.0 * r as f64).collect();
+        let a: Vec<f64> = b
+            .iter()
+            .enumerate()
+            .map(|(r, x)| x * if r % 2 == 0 { 1.11 } else { 1.09 })
+            .collect();
+        let g = from_rounds(&a, &b, Better::Higher, 0.95).unwrap();
+        assert!(g.lo.unwrap() > 0.08 && g.hi.unwrap() < 0.12, "{g:?}");
+        assert_eq!(g.basis, Basis::Rounds(6));
+        // Unpaired, the same figures are hopeless.
+        let ia = estimate::paired_interval(&a, 0.95).unwrap();
+        let ib = estimate::paired_interval(&b, 0.95).unwrap();
+        assert!(ia.overlaps(&ib));
+        assert!(from_rounds(&a[..1], &b[..1], Better::Higher, 0.95).is_none());
+    }
+
+    #[test]
+    fn looks_and_comparisons_are_paid_for() {
+        assert_eq!(alpha_per_look(0.05, 1), 0.05);
+        assert!((alpha_per_look(0.05, 5) - 0.0158).abs() < 1e-12);
+        assert!(alpha_per_look(0.05, 40) < alpha_per_look(0.05, 20));
+        assert!((each(0.95, 4) - 0.9875).abs() < 1e-12);
+        // A 2 % gap with 4 % spread per round: about 16 rounds to tell it from zero.
+        let d: Vec<f64> = (0..4)
+            .map(|i| 0.02 + if i % 2 == 0 { 0.04 } else { -0.04 })
+            .collect();
+        let n = rounds_to_settle(&d, 0.05, 0.95).unwrap();
+        assert!((10..=30).contains(&n), "{n}");
+    }
+}

@@ -1,0 +1,512 @@
+//! Racing the close ones (F-race's idea, paired): after a first pass, the configurations whose
+//! interval overlaps their group leader's are measured again in short interleaved rounds (A B C,
+//! C A B, …) and compared round by round, until each is behind the leader, equal to it within
+//! the margin, or the budget is spent. Configurations out of contention are never measured
+//! again. Each raced configuration's result then stands for all its measured time, and carries
+//! its rounds so the verdict decides from the same pairs the race did.
+
+use crate::config::{RunConfig, Rw};
+use crate::decide::{self, Better, Call};
+use crate::error::Result;
+use crate::estimate::{self, Estimate};
+use crate::result::{Document, EndedBy, Precision, RaceRecord, RoundFigures};
+use std::time::{Duration, Instant};
+
+/// How a race is run and decided.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RaceRule {
+    /// Gaps inside ±margin are "equal" (0.05 = 5 %).
+    pub margin: f64,
+    /// The confidence of all the race's calls together.
+    pub confidence: f64,
+    /// Measured time of each configuration in a round (its ramp is at most half of it).
+    pub round: Duration,
+}
+
+impl Default for RaceRule {
+    fn default() -> RaceRule {
+        RaceRule {
+            margin: decide::MARGIN,
+            confidence: estimate::CONFIDENCE,
+            round: Duration::from_secs(1),
+        }
+    }
+}
+
+/// What a round costs beyond its measured time and ramp: opening, set-up, the null-engine
+/// self-measurement.
+const ROUND_OVERHEAD: Duration = Duration::from_millis(300);
+
+/// The configurations that compete: one target, block size, access and O_DIRECT setting, real
+/// reads that did not fail.
+fn group_key(d: &Document) -> Option<(String, u64, bool, bool)> {
+    let c = &d.config;
+    let real = c.engine.capabilities().does_io && !d.result.failed() && d.result.ios > 0;
+    real.then(|| {
+        (
+            c.target.display().to_string(),
+            c.bs,
+            c.rw == Rw::Randread,
+            c.direct,
+        )
+    })
+}
+
+/// The groups of `docs` with two members or more, each as indices, most IOPS first.
+pub fn groups(docs: &[Document]) -> Vec<Vec<usize>> {
+    let mut keys: Vec<(String, u64, bool, bool)> = Vec::new();
+    let mut out: Vec<Vec<usize>> = Vec::new();
+    for (i, d) in docs.iter().enumerate() {
+        let Some(k) = group_key(d) else { continue };
+        match keys.iter().position(|x| *x == k) {
+            Some(g) => out[g].push(i),
+            None => {
+                keys.push(k);
+                out.push(vec![i]);
+            }
+        }
+    }
+    out.retain(|g| g.len() > 1);
+    for g in &mut out {
+        g.sort_by(|&a, &b| docs[b].result.iops.total_cmp(&docs[a].result.iops));
+    }
+    out
+}
+
+/// A run's IOPS interval at `confidence` (its stored one is at [`estimate::CONFIDENCE`], from
+/// `batches` batch means: widened by the ratio of the t multipliers); None without one.
+pub fn iops_at(d: &Document, confidence: f64) -> Option<Estimate> {
+    let p = d.result.precision.as_ref()?;
+    Some(widen(&p.iops, p.batches, p.confidence, confidence))
+}
+
+/// A symmetric t interval from `batches` batches, made at `from`, widened to `to`.
+pub fn widen(e: &Estimate, batches: usize, from: f64, to: f64) -> Estimate {
+    let df = batches.max(2) - 1;
+    let k = estimate::t_two_sided(to, df) / estimate::t_two_sided(from, df);
+    let side = |b: Option<f64>| b.map(|b| e.value + (b - e.value) * k);
+    Estimate {
+        value: e.value,
+        lo: side(e.lo).map(|x| x.max(0.0)),
+        hi: side(e.hi),
+    }
+}
+
+/// Of a group after the first pass, the members still in contention with its leader (the first):
+/// those whose IOPS interval overlaps the leader's at the confidence corrected for the group's
+/// comparisons, and that are not equal to it within the margin; a member without an interval is
+/// in contention.
+pub fn in_contention(docs: &[Document], group: &[usize], rule: &RaceRule) -> Vec<usize> {
+    let leader = &docs[group[0]];
+    let each = decide::each(rule.confidence, group.len() - 1);
+    group[1..]
+        .iter()
+        .copied()
+        .filter(
+            |&i| match (iops_at(leader, each), iops_at(&docs[i], each)) {
+                (Some(a), Some(b)) => {
+                    let gap =
+                        decide::from_intervals(&a, &b, Better::Higher, each, decide::Basis::Runs);
+                    gap.call(rule.margin) == Call::Open
+                }
+                _ => true,
+            },
+        )
+        .collect()
+}
+
+/// One configuration's figures in one round.
+fn figures(round: usize, d: &Document) -> RoundFigures {
+    let r = &d.result;
+    RoundFigures {
+        round,
+        seconds: r.seconds,
+        iops: r.iops,
+        cpu_us_per_io: r.cpu_us_per_io,
+        p99_ns: r.latency.p99_ns,
+        p999_ns: r.latency.p999_ns,
+    }
+}
+
+/// The configuration a round measures: `cfg` for `rule.round`, its ramp at most half of that,
+/// another seed each round.
+pub fn round_config(cfg: &RunConfig, rule: &RaceRule, round: usize) -> RunConfig {
+    let mut c = cfg.clone();
+    c.runtime = rule.round.min(cfg.runtime);
+    c.ramp = cfg.ramp.min(rule.round / 2);
+    c.seed = cfg.seed.wrapping_add(1000 + round as u64);
+    c
+}
+
+/// A group's race in progress: who is still in it, and the confidence each of its calls is made
+/// at (the race's, shared among its contenders and its planned looks).
+struct Heat {
+    alive: Vec<usize>,
+    level: f64,
+}
+
+/// Race the first pass `first` (configuration `i`'s document at `i`): `measure(i, round)` runs
+/// configuration `i` once as a round ([`round_config`]). Stops when every group is decided, at
+/// `deadline`, or when `cancelled()`. Returns a document per configuration: the first pass's
+/// where it was not raced, else the pooled result of all its runs with its race record.
+pub fn race<F>(
+    first: Vec<Document>,
+    rule: &RaceRule,
+    deadline: Instant,
+    cancelled: &dyn Fn() -> bool,
+    mut measure: F,
+) -> Result<Vec<Document>>
+where
+    F: FnMut(usize, usize) -> Result<Document>,
+{
+    let started = Instant::now();
+    let round_cost = |alive: usize| {
+        (rule.round + rule.round / 2 + ROUND_OVERHEAD) * alive.min(u32::MAX as usize) as u32
+    };
+    let contests: Vec<(usize, Vec<usize>)> = groups(&first)
+        .into_iter()
+        .map(|g| (g[0], in_contention(&first, &g, rule)))
+        .filter(|(_, c)| !c.is_empty())
+        .collect();
+    // The looks the budget allows, planned before the first: each call is made at the
+    // race's confidence shared among them (Pocock) and among the group's contenders
+    // (Bonferroni), so looking after every round costs no confidence.
+    let per_round: usize = contests.iter().map(|(_, c)| c.len() + 1).sum();
+    let left = deadline.saturating_duration_since(started);
+    let looks = if per_round == 0 {
+        1
+    } else {
+        ((left.as_secs_f64() / round_cost(per_round).as_secs_f64()).floor() as usize).max(1)
+    };
+    let mut heats: Vec<Heat> = contests
+        .into_iter()
+        .map(|(leader, c)| Heat {
+            level: 1.0 - decide::alpha_per_look(1.0 - rule.confidence, looks) / c.len() as f64,
+            alive: std::iter::once(leader).chain(c).collect(),
+        })
+        .collect();
+    let mut runs: Vec<Vec<Document>> = first.iter().map(|d| vec![d.clone()]).collect();
+    let levels: Vec<(usize, f64)> = heats
+        .iter()
+        .flat_map(|h| h.alive.iter().map(|&i| (i, h.level)))
+        .collect();
+    let mut round = 1;
+    let mut round_wall = Duration::ZERO;
+    while !heats.is_empty() && !cancelled() && round <= looks {
+        let order: Vec<usize> = heats.iter().flat_map(|h| h.alive.clone()).collect();
+        let cost = round_wall.max(round_cost(order.len()) / 2);
+        if Instant::now() + cost > deadline {
+            break;
+        }
+        let t0 = Instant::now();
+        let k = order.len();
+        for j in 0..k {
+            // Rotated each round: A B C, C A B, B C A.
+            let i = order[(j + k - (round - 1) % k) % k];
+            let d = measure(i, round)?;
+            if d.result.ended_by == EndedBy::Interrupted {
+                return Ok(finish(first, runs, &levels, rule, started, round_wall));
+            }
+            runs[i].push(d);
+        }
+        round_wall = t0.elapsed();
+        for h in &mut heats {
+            h.decide(&runs, rule);
+        }
+        heats.retain(|h| h.alive.len() > 1);
+        round += 1;
+    }
+    Ok(finish(first, runs, &levels, rule, started, round_wall))
+}
+
+impl Heat {
+    /// After a round: the leader is the member with the highest mean log IOPS over the rounds;
+    /// each other member leaves once it is behind the leader or equal to it within the margin.
+    fn decide(&mut self, runs: &[Vec<Document>], rule: &RaceRule) {
+        let iops = |i: usize| -> Vec<f64> { runs[i].iter().map(|d| d.result.iops).collect() };
+        let mean_log = |i: usize| {
+            let v = iops(i);
+            v.iter().map(|x| x.max(f64::MIN_POSITIVE).ln()).sum::<f64>() / v.len() as f64
+        };
+        let leader = *self
+            .alive
+            .iter()
+            .max_by(|&&a, &&b| mean_log(a).total_cmp(&mean_log(b)))
+            .expect("a heat has members");
+        let lead = iops(leader);
+        self.alive.retain(|&i| {
+            i == leader
+                || decide::from_rounds(&lead, &iops(i), Better::Higher, self.level)
+                    .is_none_or(|g| g.call(rule.margin) == Call::Open)
+        });
+    }
+}
+
+/// The documents after a race: the first pass's where a configuration was not raced, else its
+/// runs pooled, carrying the race's record.
+fn finish(
+    first: Vec<Document>,
+    runs: Vec<Vec<Document>>,
+    levels: &[(usize, f64)],
+    rule: &RaceRule,
+    started: Instant,
+    round_wall: Duration,
+) -> Vec<Document> {
+    let id = format!(
+        "{}-{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos())
+    );
+    let record = |docs: &[Document], level: f64| RaceRecord {
+        id: id.clone(),
+        rounds: docs
+            .iter()
+            .enumerate()
+            .map(|(r, d)| figures(r, d))
+            .collect(),
+        confidence: level,
+        margin: rule.margin,
+        seconds: started.elapsed().as_secs_f64(),
+        round_s: round_wall.as_secs_f64(),
+    };
+    first
+        .into_iter()
+        .zip(runs)
+        .enumerate()
+        .map(|(i, (d, all))| {
+            let Some(&(_, level)) = levels.iter().find(|(j, _)| *j == i) else {
+                return d;
+            };
+            let mut pooled = pool(&all);
+            pooled.result.race = Some(record(&all, level));
+            pooled
+        })
+        .collect()
+}
+
+/// One configuration's runs as one result: the first run's document with the figures of all its
+/// measured time (I/Os over seconds, CPU per I/O over I/Os, latency from the merged histograms),
+/// and intervals from the runs as batches (each run one batch mean).
+pub fn pool(runs: &[Document]) -> Document {
+    let mut doc = runs[0].clone();
+    if runs.len() < 2 {
+        return doc;
+    }
+    let sum = |f: &dyn Fn(&crate::result::RunResult) -> f64| -> f64 {
+        runs.iter().map(|d| f(&d.result)).sum()
+    };
+    let seconds = sum(&|r| r.seconds);
+    let ios = sum(&|r| r.ios as f64);
+    let r = &mut doc.result;
+    r.seconds = seconds;
+    r.ios = ios as u64;
+    r.requests = sum(&|r| r.requests as f64) as u64;
+    r.bytes = sum(&|r| r.bytes as f64) as u64;
+    r.iops = ios / seconds.max(f64::MIN_POSITIVE);
+    r.requests_per_s = r.requests as f64 / seconds.max(f64::MIN_POSITIVE);
+    r.mb_s = r.bytes as f64 / seconds.max(f64::MIN_POSITIVE) / 1e6;
+    r.mib_s = r.bytes as f64 / seconds.max(f64::MIN_POSITIVE) / (1u64 << 20) as f64;
+    r.cpu_us_per_io = sum(&|r| r.cpu_us_per_io * r.ios as f64) / ios.max(1.0);
+    let (latency, histogram, bins) = merged_latency(runs);
+    r.latency = latency;
+    r.histogram = histogram;
+    r.precision = pooled_precision(runs, r.iops, r.cpu_us_per_io, &r.latency, &bins);
+    r.repeat = None;
+    doc
+}
+
+/// The runs' latency summaries merged: percentiles and spread from the merged histograms, the
+/// mean weighted by count, the extremes of all.
+fn merged_latency(runs: &[Document]) -> (crate::stats::LatencySummary, String, Vec<(u64, u64)>) {
+    let mut rec = crate::stats::Recorder::default();
+    for d in runs {
+        let l = &d.result.latency;
+        let Some(h) = crate::stats::decode_histogram(&d.result.histogram) else {
+            continue;
+        };
+        // A histogram that does not fit (another precision) is left out, never a panic.
+        if l.count == 0 || rec.hist.add(&h).is_err() {
+            continue;
+        }
+        rec.min = rec.min.min(l.min_ns);
+        rec.max = rec.max.max(l.max_ns);
+        rec.sum += (l.mean_ns * l.count as f64) as u128;
+        rec.count += l.count;
+    }
+    let bins = rec
+        .hist
+        .iter_recorded()
+        .map(|v| (v.value_iterated_to(), v.count_at_value()))
+        .collect();
+    (
+        rec.summary(),
+        crate::stats::encode_histogram(&rec.hist),
+        bins,
+    )
+}
+
+/// Intervals for pooled runs, each run one batch: IOPS and CPU per I/O from the runs' figures
+/// (t intervals around the pooled figures), percentiles from the merged histogram.
+fn pooled_precision(
+    runs: &[Document],
+    iops: f64,
+    cpu: f64,
+    l: &crate::stats::LatencySummary,
+    bins: &[(u64, u64)],
+) -> Option<Precision> {
+    let c = estimate::CONFIDENCE;
+    let around = |value: f64, xs: Vec<f64>| {
+        estimate::paired_interval(&xs, c).map(|e| {
+            let h = e.hi.unwrap_or(e.value) - e.value;
+            Estimate {
+                value,
+                lo: Some((value - h).max(0.0)),
+                hi: Some(value + h),
+            }
+        })
+    };
+    let n = runs.len();
+    Some(Precision {
+        confidence: c,
+        window_s: runs.iter().map(|d| d.result.seconds).sum::<f64>() / n as f64,
+        windows: n,
+        batches: n,
+        iops: around(iops, runs.iter().map(|d| d.result.iops).collect())?,
+        cpu_us_per_io: around(cpu, runs.iter().map(|d| d.result.cpu_us_per_io).collect()),
+        p50_ns: estimate::percentile_interval(bins, 50.0, l.p50_ns, c),
+        p99_ns: estimate::percentile_interval(bins, 99.0, l.p99_ns, c),
+        p999_ns: estimate::percentile_interval(bins, 99.9, l.p999_ns, c),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::RefCell;
+
+    /// A run of iodepth `qd` at `iops`, with its own interval of ±`rel` from 10 batches.
+    fn doc(qd: usize, iops: f64, rel: f64) -> Document {
+        let mut d = crate::fixture::first::<Document>();
+        d.config.iodepth = qd;
+        d.config.runtime = Duration::from_secs(4);
+        let r = &mut d.result;
+        r.errors = Default::default();
+        r.verify = None;
+        (r.iops, r.seconds, r.ios) = (iops, 1.0, iops as u64);
+        let e = |v: f64| Estimate {
+            value: v,
+            lo: Some(v * (1.0 - rel)),
+            hi: Some(v * (1.0 + rel)),
+        };
+        r.precision = Some(Precision {
+            confidence: 0.95,
+            window_s: 0.1,
+            windows: 40,
+            batches: 10,
+            iops: e(iops),
+            cpu_us_per_io: None,
+            p50_ns: e(1000.0),
+            p99_ns: e(2000.0),
+            p999_ns: e(3000.0),
+        });
+        d
+    }
+
+    #[test]
+    fn only_the_close_ones_contend() {
+        let docs = vec![
+            doc(32, 100_000.0, 0.03),
+            doc(4, 97_000.0, 0.03),
+            doc(1, 30_000.0, 0.03),
+        ];
+        let g = groups(&docs);
+        assert_eq!(g, [vec![0, 1, 2]]);
+        assert_eq!(in_contention(&docs, &g[0], &RaceRule::default()), [1]);
+        // Equal within the margin already: no race.
+        let docs = vec![doc(32, 100_000.0, 0.005), doc(4, 99_500.0, 0.005)];
+        assert!(in_contention(&docs, &[0, 1], &RaceRule::default()).is_empty());
+        // Widening to a higher confidence moves both sides out by the t ratio.
+        let w = widen(
+            &docs[0].result.precision.as_ref().unwrap().iops,
+            10,
+            0.95,
+            0.99,
+        );
+        assert!(w.lo.unwrap() < 99_500.0 && w.hi.unwrap() > 100_500.0);
+    }
+
+    /// The race measures only the contenders and the leader, interleaved and rotated, stops
+    /// once the gap is called, and pools each raced configuration's runs.
+    #[test]
+    fn the_race_measures_the_close_ones_until_called() {
+        let first = vec![
+            doc(32, 100_000.0, 0.2),
+            doc(4, 96_000.0, 0.2),
+            doc(1, 10_000.0, 0.01),
+        ];
+        let order = RefCell::new(Vec::new());
+        let out = race(
+            first,
+            &RaceRule::default(),
+            Instant::now() + Duration::from_secs(600),
+            &|| false,
+            |i, round| {
+                order.borrow_mut().push((i, round));
+                // Configuration 0 is 10 % ahead, the machine drifts by round.
+                let base = 50_000.0 + 10_000.0 * (round % 3) as f64;
+                let iops = if i == 0 { base * 1.1 } else { base };
+                Ok(doc(if i == 0 { 32 } else { 4 }, iops, 0.2))
+            },
+        )
+        .unwrap();
+        let order = order.into_inner();
+        assert!(
+            order.iter().all(|(i, _)| *i != 2),
+            "the far one is never raced"
+        );
+        assert_eq!(&order[..4], &[(0, 1), (1, 1), (1, 2), (0, 2)], "rotated");
+        let rounds = order.len() / 2;
+        assert!((2..=12).contains(&rounds), "{rounds} rounds");
+        let rec = out[0].result.race.as_ref().unwrap();
+        assert_eq!(rec.rounds.len(), rounds + 1, "the first pass is round 0");
+        assert_eq!(out[1].result.race.as_ref().unwrap().id, rec.id);
+        assert!(out[2].result.race.is_none());
+        assert!(rec.confidence > 0.95 && rec.confidence < 1.0);
+        // Pooled: I/Os over seconds of every run.
+        let ios: f64 = 100_000.0 + order.iter().filter(|(i, _)| *i == 0).count() as f64;
+        assert!(out[0].result.seconds > 1.0 && out[0].result.ios as f64 > ios);
+        assert_eq!(
+            out[0].result.iops,
+            out[0].result.ios as f64 / out[0].result.seconds
+        );
+    }
+
+    #[test]
+    fn no_time_or_a_stop_ends_the_race_at_once() {
+        let first = || vec![doc(32, 100_000.0, 0.2), doc(4, 96_000.0, 0.2)];
+        let never = |_: usize, _: usize| -> Result<Document> { panic!("not to be measured") };
+        let out = race(
+            first(),
+            &RaceRule::default(),
+            Instant::now(),
+            &|| false,
+            never,
+        )
+        .unwrap();
+        assert_eq!(out[0].result.iops, 100_000.0);
+        let far = Instant::now() + Duration::from_secs(600);
+        race(first(), &RaceRule::default(), far, &|| true, never).unwrap();
+        // An interrupted round ends it, keeping what was measured.
+        let out = race(first(), &RaceRule::default(), far, &|| false, |i, _| {
+            let mut d = doc(32, 1.0, 0.2);
+            if i == 1 {
+                d.result.ended_by = EndedBy::Interrupted;
+            }
+            Ok(d)
+        })
+        .unwrap();
+        assert_eq!(out.len(), 2);
+    }
+}
