@@ -25,7 +25,7 @@ pub fn table(t: &TargetVerdict, points: &[Point]) -> Table {
         Column::right("p50").priority(1),
         Column::right("p99.9").priority(2),
         Column::right("CPU µs/IO").priority(1),
-        Column::left("how sure").priority(2).floor(24),
+        Column::left("how sure").keep(),
     ]);
     for g in &t.groups {
         let mut first = true;
@@ -53,11 +53,40 @@ pub fn table(t: &TargetVerdict, points: &[Point]) -> Table {
                 format_ns(p.latency.p50_ns as f64, Style::Table),
                 tail_cell(p, g.tail),
                 format!("{:.2}", p.cpu_us_per_io),
-                f.phrase(),
+                if f.close && !f.sure.close() {
+                    "no interval".into()
+                } else {
+                    f.sure.short()
+                },
             ]);
         }
     }
     table
+}
+
+/// How sure each pick is, in full, under the table: one line per group and pick, the kinds that
+/// share a pick and its phrase said once (`4K random, fastest and throughput: U32B1, 21 % more
+/// IOPS than A32B1 (95 % interval 15–27 %, 5 paired rounds)`); none for a group of one.
+pub fn phrases(t: &TargetVerdict) -> Vec<String> {
+    let mut out = Vec::new();
+    for g in t.groups.iter().filter(|g| g.configurations > 1) {
+        let mut said: Vec<(String, String, Vec<String>)> = Vec::new();
+        for f in &g.findings {
+            let key = (f.named(), f.phrase());
+            match said.iter_mut().find(|(n, p, _)| (n, p) == (&key.0, &key.1)) {
+                Some((_, _, kinds)) => kinds.push(f.kind.title()),
+                None => said.push((key.0, key.1, vec![f.kind.title()])),
+            }
+        }
+        for (named, phrase, kinds) in said {
+            out.push(format!(
+                "{}, {}: {named}, {phrase}",
+                g.title(),
+                kinds.join(" and ")
+            ));
+        }
+    }
+    out
 }
 
 /// `1.2ms`, or `900us (p99)` where the group is compared on p99.
@@ -157,6 +186,11 @@ pub fn blocks(v: &Verdict, points: &[Point]) -> Vec<Block> {
                 table: table(t, points),
                 ..TableBlock::default()
             }));
+            let how = phrases(t);
+            if !how.is_empty() {
+                out.push(Block::Paragraph("How sure:".into()));
+                out.push(Block::List(how));
+            }
             if let Some(r) = rules(t) {
                 out.push(Block::Paragraph(r));
             }
@@ -174,8 +208,17 @@ pub fn document(v: &Verdict, points: &[Point]) -> Document {
         label_words: Some(|l| crate::label::key(l.iter().copied())),
         ..Document::default()
     };
-    let mut s = Section::new("verdict", "Verdict");
-    s.blocks = blocks(v, points);
+    let mut blocks = blocks(v, points);
+    // One target: its name in the section's title, not in a heading of its own below it.
+    let title = match (&v.targets[..], blocks.first()) {
+        ([t], Some(Block::Heading(_))) => {
+            blocks.remove(0);
+            format!("Verdict for {}", t.name)
+        }
+        _ => "Verdict".into(),
+    };
+    let mut s = Section::new("verdict", &title);
+    s.blocks = blocks;
     d.push(s);
     d
 }

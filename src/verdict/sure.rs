@@ -78,6 +78,18 @@ impl Sureness {
         }
     }
 
+    /// The call in a table cell, short enough to stay whole at 100 columns: `ahead 21 %`,
+    /// `equal ±5 %`, `too close`; the phrase says the rest.
+    pub fn short(&self) -> String {
+        match self {
+            Sureness::Alone => "only one".into(),
+            Sureness::Ahead { gap, .. } => format!("ahead {} %", decide::pct(gap.value)),
+            Sureness::Equal { margin, .. } => format!("equal ±{} %", decide::pct(*margin)),
+            Sureness::Open { .. } => "too close".into(),
+            Sureness::Unmeasured { .. } => "no interval".into(),
+        }
+    }
+
     /// One phrase for a finding of `kind`: `21 % more IOPS than A32B1 (95 % interval 15–27 %,
     /// 5 paired rounds)`.
     pub fn phrase(&self, kind: Kind) -> String {

@@ -66,7 +66,10 @@ fn the_null_engine_is_shown_apart_and_never_ranked() {
         "{text}"
     );
     assert!(text.contains("clock reads cost 40ns per I/O"), "{text}");
-    assert!(text.starts_with("Verdict\nVerdict for x\n"), "{text}");
+    assert!(
+        text.starts_with("Verdict for x\n- 4K random"),
+        "one heading: {text}"
+    );
 }
 
 #[test]
