@@ -431,6 +431,7 @@ pub struct Range {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::{Pvsync2Options, UringOptions};
     use crate::source::Target;
 
     fn cfg(engine: EngineKind, qs: usize, batch: usize, threads: usize) -> RunConfig {
@@ -450,23 +451,23 @@ mod tests {
         assert_eq!(cfg(EngineKind::Libaio, 16, 1, 3).label(), "A16B1T3");
         assert_eq!(cfg(EngineKind::Uring, 32, 1, 1).label(), "U32B1");
         let mut u = cfg(EngineKind::Uring, 64, 1, 2);
-        u.options.uring.fixed_bufs = true;
-        u.options.uring.fixed_files = true;
+        UringOptions::edit(&mut u.options, |o| {
+            (o.fixed_bufs, o.fixed_files) = (true, true)
+        });
         assert_eq!(u.label(), "U64B1MFT2");
-        u.options.uring.sqpoll = true;
-        u.options.uring.fixed_bufs = false;
+        UringOptions::edit(&mut u.options, |o| (o.sqpoll, o.fixed_bufs) = (true, false));
         assert_eq!(u.label(), "U64B1FST2");
         let mut f = cfg(EngineKind::Uring, 1, 1, 1);
-        f.options.uring.fixed_files = true;
+        UringOptions::edit(&mut f.options, |o| o.fixed_files = true);
         assert_eq!(f.label(), "U1B1F");
-        f.options.uring.fixed_files = false;
+        UringOptions::edit(&mut f.options, |o| o.fixed_files = false);
         f.blocks_per_request = 4;
         assert_eq!(f.label(), "U1B1×4");
         let mut v = cfg(EngineKind::Pvsync2, 1, 1, 2);
         assert_eq!(v.label(), "VT2");
-        v.options.pvsync2.hipri = true;
+        Pvsync2Options::edit(&mut v.options, |o| o.hipri = true);
         assert_eq!(v.label(), "VHT2");
-        v.options.pvsync2.nowait = true;
+        Pvsync2Options::edit(&mut v.options, |o| o.nowait = true);
         v.blocks_per_request = 8;
         assert_eq!(v.label(), "VHN×8T2");
     }
@@ -500,10 +501,12 @@ mod tests {
             c.iodepth = 4;
             c.batch = 8;
         }));
-        assert!(bad(|c| c.options.uring.fixed_files = true)); // needs uring
+        assert!(bad(|c| UringOptions::edit(&mut c.options, |o| o
+            .fixed_files =
+            true))); // uring's
         assert!(bad(|c| {
             c.engine = EngineKind::Uring;
-            c.options.uring.iopoll = true;
+            UringOptions::edit(&mut c.options, |o| o.iopoll = true);
             c.direct = false;
         }));
         assert!(bad(|c| c.blocks_per_request = 0));

@@ -177,7 +177,7 @@ pub fn from_words(words: &str) -> Option<String> {
                     None => (p == d.words).then_some(1),
                 };
                 if let Some(n) = n {
-                    (d.set)(&mut cfg.options, n as u64);
+                    d.set(&mut cfg.options, n as u64);
                     next = k + 1;
                     continue 'parts;
                 }
@@ -219,13 +219,12 @@ pub fn key_lines<'a>(labels: impl IntoIterator<Item = &'a str>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::registry;
+    use crate::engine::{PoolOptions, Pvsync2Options, UringOptions, registry};
 
     /// The options a label cannot carry, at their defaults: what a label is compared on.
     fn in_label(o: &EngineOptions) -> EngineOptions {
         let mut o = o.clone();
-        o.uring.sqpoll_cpu = None;
-        o.uring.sqpoll_idle_ms = 0;
+        UringOptions::edit(&mut o, |u| (u.sqpoll_cpu, u.sqpoll_idle_ms) = (None, 0));
         o
     }
 
@@ -244,15 +243,14 @@ mod tests {
             if spec.name == "pool" {
                 variants.push((
                     "--pool-threads",
-                    crate::engine::with(|o| o.pool.pool_threads = Some(8)),
+                    crate::engine::with(|o| PoolOptions::edit(o, |p| p.pool_threads = Some(8))),
                 ));
             }
             if spec.name == "pvsync2" {
                 variants.push((
                     "--hipri --nowait",
                     crate::engine::with(|o| {
-                        o.pvsync2.hipri = true;
-                        o.pvsync2.nowait = true;
+                        Pvsync2Options::edit(o, |v| (v.hipri, v.nowait) = (true, true))
                     }),
                 ));
             }
@@ -260,10 +258,10 @@ mod tests {
                 variants.push((
                     "all",
                     crate::engine::with(|o| {
-                        o.uring.fixed_bufs = true;
-                        o.uring.fixed_files = true;
-                        o.uring.sqpoll = true;
-                        o.uring.sqpoll_cpu = Some(1);
+                        UringOptions::edit(o, |u| {
+                            (u.fixed_bufs, u.fixed_files, u.sqpoll) = (true, true, true);
+                            u.sqpoll_cpu = Some(1);
+                        })
                     }),
                 ));
             }
@@ -381,7 +379,7 @@ mod tests {
                 threads: 3,
                 ..RunConfig::new("/x")
             };
-            (d.set)(&mut cfg.options, 5);
+            d.set(&mut cfg.options, 5);
             let label = cfg.label();
             let w = words(&label);
             assert!(w.starts_with(kind.words()), "{label}: {w}");
@@ -415,13 +413,11 @@ mod tests {
             (p.engine, p.iodepth, p.batch, p.threads),
             (EngineKind::Libaio, 16, 1, 3)
         );
-        let u = parse("U64B1MFT2").unwrap();
-        assert!(
-            u.options.uring.fixed_bufs && u.options.uring.fixed_files && !u.options.uring.sqpoll
-        );
+        let u = UringOptions::of(&parse("U64B1MFT2").unwrap().options);
+        assert!(u.fixed_bufs && u.fixed_files && !u.sqpoll);
         assert_eq!(parse("U1B1x4").unwrap().blocks_per_request, 4);
         assert_eq!(parse("PT8").unwrap().threads, 8);
-        assert!(parse("VH").unwrap().options.pvsync2.hipri);
+        assert!(Pvsync2Options::of(&parse("VH").unwrap().options).hipri);
     }
 
     #[test]

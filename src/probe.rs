@@ -32,15 +32,20 @@ pub const POSIXAIO_ONE_PER_FD: &str = "glibc POSIX AIO runs one read at a time p
 pub const SQPOLL_DEFER_TASKRUN: &str = "SQPOLL cannot be combined with DEFER_TASKRUN (the kernel rejects it \
      with EINVAL, and COOP_TASKRUN too on recent kernels); readlab sets up SQPOLL rings without them";
 
+/// Whether `o` asks for polled completions (pvsync2's RWF_HIPRI, io_uring's IOPOLL).
+fn polled(o: &EngineOptions) -> bool {
+    Pvsync2Options::of(o).hipri || UringOptions::of(o).iopoll
+}
+
 /// Refusals and warnings for a run, decided before any I/O. Errors are bad input.
 pub fn check_run(cfg: &RunConfig, dev: &DeviceInfo) -> crate::error::Result<Vec<String>> {
     let mut warnings = Vec::new();
-    if cfg.options.uring.iopoll && dev.io_poll != Some(true) {
+    if UringOptions::of(&cfg.options).iopoll && dev.io_poll != Some(true) {
         return Err(crate::error::Error::InvalidArgument(iopoll_unsupported(
             dev,
         )));
     }
-    if cfg.options.pvsync2.hipri && dev.io_poll != Some(true) {
+    if Pvsync2Options::of(&cfg.options).hipri && dev.io_poll != Some(true) {
         warnings.push(hipri_ignored(dev));
     }
     if cfg.engine == EngineKind::Libaio && !cfg.direct {
@@ -55,7 +60,7 @@ pub fn check_run(cfg: &RunConfig, dev: &DeviceInfo) -> crate::error::Result<Vec<
 /// Explain an errno the way the probe would, for the run's error messages.
 pub fn explain_errno(errno: i32, cfg: &RunConfig) -> Option<String> {
     match errno {
-        libc::EOPNOTSUPP if cfg.options.uring.iopoll => Some(
+        libc::EOPNOTSUPP if UringOptions::of(&cfg.options).iopoll => Some(
             "IOPOLL needs a device with poll queues (io_poll=1, e.g. nvme poll_queues>0); this one has none, \
              so every polled read fails with EOPNOTSUPP. Drop --iopoll"
                 .into(),
@@ -69,7 +74,9 @@ pub fn explain_errno(errno: i32, cfg: &RunConfig) -> Option<String> {
 }
 
 use crate::buffer::BufferPool;
-use crate::engine::{self, Completion, EngineOptions, EngineSetup, Io};
+use crate::engine::{
+    self, Completion, EngineOptions, EngineSetup, Io, Pvsync2Options, UringOptions,
+};
 use crate::source::{Target, local as target};
 use serde::{Deserialize, Serialize};
 use std::time::{Duration, Instant};
@@ -273,8 +280,7 @@ pub fn probe(path: &std::path::Path) -> crate::error::Result<Report> {
             continue;
         }
         for (name, kind, o) in &cases {
-            let polled = o.pvsync2.hipri || o.uring.iopoll;
-            if polled && !direct {
+            if polled(o) && !direct {
                 continue; // polling exists only for direct I/O
             }
             checks.push(prober.check(name, *kind, o, direct));
@@ -364,7 +370,7 @@ impl Prober<'_> {
     /// One interface in one mode: a read through it, and what that says.
     fn check(&self, name: &str, kind: EngineKind, o: &EngineOptions, direct: bool) -> Check {
         let (t, dev) = (self.t, self.dev);
-        let polled = o.pvsync2.hipri || o.uring.iopoll;
+        let polled = polled(o);
         let workers_before = io_workers();
         // Polled reads on a device whose queues' interrupts can be counted: did the kernel
         // poll them? A few reads, so one stray interrupt does not decide.
@@ -387,9 +393,9 @@ impl Prober<'_> {
             Ok((n, _)) => {
                 let errno = (-n) as i32;
                 let why = std::io::Error::from_raw_os_error(errno).to_string();
-                let detail = if o.uring.iopoll && errno == libc::EOPNOTSUPP {
+                let detail = if UringOptions::of(o).iopoll && errno == libc::EOPNOTSUPP {
                     iopoll_unsupported(dev)
-                } else if o.pvsync2.nowait && errno == libc::EAGAIN {
+                } else if Pvsync2Options::of(o).nowait && errno == libc::EAGAIN {
                     "RWF_NOWAIT: the data is not cached, so the read was refused with EAGAIN \
                      (counted apart from errors in a run)"
                         .into()
@@ -432,22 +438,19 @@ impl Prober<'_> {
         completions: Option<&crate::irq::CompletionInterrupts>,
     ) -> (Status, String) {
         let polls = self.polls;
+        let (hipri, iopoll) = (Pvsync2Options::of(o).hipri, UringOptions::of(o).iopoll);
         let mut status = Status::Works;
         let mut detail = String::new();
-        if o.pvsync2.hipri && !polls {
+        if hipri && !polls {
             status = Status::Ignored;
             detail = hipri_ignored(self.dev);
         } else if kind == EngineKind::Libaio && !direct {
             status = Status::Synchronous;
             detail = BUFFERED_LIBAIO.into();
-        } else if o.uring.iopoll && !polls {
+        } else if iopoll && !polls {
             detail = "completed, but this device reports io_poll=0".into();
         } else if let Some(c) = completions {
-            let asked = if o.uring.iopoll {
-                "--iopoll"
-            } else {
-                "--hipri"
-            };
+            let asked = if iopoll { "--iopoll" } else { "--hipri" };
             match c.not_polled(asked) {
                 Some(w) => {
                     status = Status::Ignored;

@@ -151,10 +151,9 @@ pub fn check_distinct(targets: &[TargetSpec]) -> Result<()> {
 /// ([`crate::engine::MAX_THREADS`] is for the whole process, not per target): each target gets
 /// `--numjobs` workers, and the pool engine `--pool-threads` readers beside each worker.
 pub fn check_threads(cfg: &crate::config::RunConfig, targets: usize) -> Result<()> {
-    use crate::engine::{EngineKind, MAX_THREADS};
+    use crate::engine::{EngineKind, MAX_THREADS, PoolOptions};
     let per_worker = if cfg.engine == EngineKind::Pool {
-        cfg.options
-            .pool
+        PoolOptions::of(&cfg.options)
             .pool_threads
             .unwrap_or(cfg.iodepth)
             .saturating_add(1)

@@ -14,7 +14,7 @@ pub use profile::{PROFILE_SCHEMA, Profile, load_profile};
 pub use text::recommendation_text;
 
 use crate::config::{RunConfig, Rw, Timing};
-use crate::engine::EngineKind;
+use crate::engine::{EngineKind, UringOptions};
 use crate::error::{Error, Result};
 use crate::result::{Document, StudyTag};
 use crate::runner::{self, Observer};
@@ -282,9 +282,9 @@ impl Search<'_> {
                 (true, true, true),
             ] {
                 let mut c = best.config.clone();
-                c.options.uring.fixed_files = files;
-                c.options.uring.fixed_bufs = bufs;
-                c.options.uring.sqpoll = sqpoll;
+                UringOptions::edit(&mut c.options, |u| {
+                    (u.fixed_files, u.fixed_bufs, u.sqpoll) = (files, bufs, sqpoll)
+                });
                 if sqpoll && c.threads > 1 {
                     // One SQ poll thread per ring eats a core each: try it with one thread only.
                     c.threads = 1;

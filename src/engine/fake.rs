@@ -15,6 +15,7 @@ pub static SPEC: EngineSpec = EngineSpec {
     words: "fake",
     capabilities: super::spec::ASYNC,
     options: &[],
+    stored: &[],
     check: super::spec::no_check,
     variants: super::spec::plain,
     open: |s| Ok(Box::new(Fake::new(s, Script::new())?)),

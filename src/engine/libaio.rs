@@ -21,6 +21,7 @@ pub static SPEC: EngineSpec = EngineSpec {
         ..super::spec::ASYNC
     },
     options: &[],
+    stored: &[],
     check: super::spec::no_check,
     variants: super::spec::plain,
     open: |s| Ok(Box::new(Libaio::new(s)?)),

@@ -18,16 +18,21 @@ mod posixaio;
 mod psync;
 mod pvsync2;
 mod spec;
+mod stored;
 mod sync;
 mod uring;
 
-pub use options::{EngineOptions, NbdOptions, PoolOptions, Pvsync2Options, UringOptions};
+pub use nbd::NbdOptions;
+pub use options::EngineOptions;
+pub use pool::PoolOptions;
+pub use pvsync2::Pvsync2Options;
 #[cfg(test)]
 pub(crate) use spec::with;
 pub use spec::{
     Capabilities, Completion, Engine, EngineSetup, EngineSpec, Io, MAX_THREADS, Workload,
 };
 pub use sync::{SyncEngine, SyncRead};
+pub use uring::UringOptions;
 
 use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};

@@ -9,9 +9,9 @@
 //! before it reads more requests can never leave both sides blocked in send, at any depth. A
 //! server that sends nothing for [`REPLY_TIMEOUT`] while reads are in flight is given up on.
 
-use super::options::NbdOptions;
+use super::options::EngineOptions;
 use super::spec::{
-    Capabilities, Completion, Engine, EngineOption, EngineSetup, EngineSpec, Io, Value,
+    Capabilities, Completion, Engine, EngineOption, EngineSetup, EngineSpec, Io, Unset, Value,
 };
 use crate::buffer::BufferPool;
 use crate::error::{Error, Result};
@@ -26,6 +26,21 @@ use std::io;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+/// `P`: the worker busy-polls its socket (`RP` next to `R`); the label leaves out for how long.
+const BUSY_POLL: EngineOption = EngineOption {
+    flag: "busy-poll",
+    letter: Some('P'),
+    words: "busy-polling its socket",
+    help: "spin on the socket for a reply for up to this long (default 200us; `--busy-poll=300us`) before sleeping for it: QD1 latency without the wake-up of an idle CPU, at the cost of a spinning core",
+    fio: None,
+    column: "busy_poll_us",
+    value: Value::Setting {
+        unit: "us",
+        bare: Some(NbdOptions::BUSY_POLL_US as u64),
+        unset: Unset::Zero,
+    },
+};
+
 pub static SPEC: EngineSpec = EngineSpec {
     name: "nbd",
     label: "R",
@@ -37,31 +52,52 @@ pub static SPEC: EngineSpec = EngineSpec {
         supports_batch: true,
         does_io: true,
     },
-    // `P`: the worker busy-polls its socket (`RP` next to `R`); the label leaves out for how long.
-    options: &[EngineOption {
-        flag: "busy-poll",
-        letter: Some('P'),
-        words: "busy-polling its socket",
-        help: "spin on the socket for a reply for up to this long (default 200us; `--busy-poll=300us`) before sleeping for it: QD1 latency without the wake-up of an idle CPU, at the cost of a spinning core",
-        fio: None,
-        column: "busy_poll_us",
-        value: Value::Setting {
-            unit: "us",
-            bare: Some(NbdOptions::BUSY_POLL_US as u64),
-        },
-        get: |o| (o.nbd.busy_poll_us > 0).then_some(o.nbd.busy_poll_us.into()),
-        set: |o, n| o.nbd.busy_poll_us = n.min(u32::MAX as u64) as u32,
-    }],
+    options: &[BUSY_POLL],
+    stored: &[],
     check: check_depth,
     // It reads remote exports only: nothing to try on a local file in the probe or the
     // conformance suite (the end-to-end tests run it against real servers).
     variants: Vec::new,
     open: |s: EngineSetup| {
         let mut e = NbdEngine::new(s.handle.nbd()?, s.pool);
-        e.busy_poll = std::time::Duration::from_micros(s.options.nbd.busy_poll_us.into());
+        let us = NbdOptions::of(&s.options).busy_poll_us;
+        e.busy_poll = std::time::Duration::from_micros(us.into());
         Ok(Box::new(e))
     },
 };
+
+/// The nbd engine's options, typed: what its rows hold in an [`EngineOptions`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct NbdOptions {
+    /// Spin on the socket for a reply for up to this many microseconds before sleeping for it
+    /// (0: never spin): no sleep and no wake-up of an idle CPU in the latency.
+    pub busy_poll_us: u32,
+}
+
+impl NbdOptions {
+    /// The spin budget `--busy-poll` gives without a value: a QD1 reply with 100 us of service
+    /// time arrives within it.
+    pub const BUSY_POLL_US: u32 = 200;
+
+    /// The nbd engine's options in `o`.
+    pub fn of(o: &EngineOptions) -> Self {
+        NbdOptions {
+            busy_poll_us: BUSY_POLL.get(o).map_or(0, |n| n as u32),
+        }
+    }
+
+    /// Write them into `o`, leaving other engines' options as they are.
+    pub fn write(&self, o: &mut EngineOptions) {
+        BUSY_POLL.set(o, self.busy_poll_us.into());
+    }
+
+    /// Change them in `o` with `f`.
+    pub fn edit(o: &mut EngineOptions, f: impl FnOnce(&mut Self)) {
+        let mut v = Self::of(o);
+        f(&mut v);
+        v.write(o);
+    }
+}
 
 /// Bytes of the receive buffer: many small replies per read, large payloads go straight to
 /// their slot.
@@ -75,7 +111,7 @@ pub const REPLY_TIMEOUT: Duration = Duration::from_secs(30);
 /// so more only adds latency; more connections (`--numjobs`) add parallelism.
 pub const MAX_DEPTH: usize = 16384;
 
-fn check_depth(_: &super::EngineOptions, w: &super::Workload) -> Result<()> {
+fn check_depth(_: &EngineOptions, w: &super::Workload) -> Result<()> {
     let depth = w.iodepth.saturating_mul(w.blocks_per_request);
     if depth > MAX_DEPTH {
         return Err(Error::invalid(format!(

@@ -13,6 +13,7 @@ pub static SPEC: EngineSpec = EngineSpec {
         ..super::spec::SYNC
     },
     options: &[],
+    stored: &[],
     check: super::spec::no_check,
     variants: super::spec::plain,
     open: |s: EngineSetup| Ok(Box::new(SyncEngine::new(Null, s.pool))),

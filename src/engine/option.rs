@@ -5,7 +5,7 @@
 //! an option belongs to the engine run, the words in tables and tooltips, the `readlab run` and
 //! fio command lines written for a configuration, and the fio import.
 
-pub use super::spec::{EngineOption, Value};
+pub use super::spec::{EngineOption, Unset, Value};
 use super::{EngineKind, EngineOptions, registry};
 
 /// Every option of every engine, with its engine, in the registry's order.
@@ -15,10 +15,7 @@ pub fn all() -> impl Iterator<Item = (EngineKind, &'static EngineOption)> {
 
 /// The options of `kind` set in `o`, in its table's order.
 pub fn set_in(kind: EngineKind, o: &EngineOptions) -> impl Iterator<Item = &'static EngineOption> {
-    kind.spec()
-        .options
-        .iter()
-        .filter(move |d| (d.get)(o).is_some())
+    kind.spec().options.iter().filter(move |d| d.on(o))
 }
 
 /// The first option set in `o` that belongs to an engine other than `kind`, with that engine.
@@ -27,7 +24,7 @@ pub fn foreign(kind: EngineKind, o: &EngineOptions) -> Option<(EngineKind, &'sta
         .iter()
         .filter(|s| s.name != kind.name())
         .flat_map(|s| s.options.iter().map(move |d| (s, d)))
-        .find(|(_, d)| (d.get)(o).is_some())
+        .find(|(_, d)| d.on(o))
         .map(|(s, d)| (EngineKind::parse(s.name).expect("registered"), d.flag))
 }
 
@@ -35,7 +32,7 @@ pub fn foreign(kind: EngineKind, o: &EngineOptions) -> Option<(EngineKind, &'sta
 pub fn label_suffix(kind: EngineKind, o: &EngineOptions) -> String {
     let mut s = String::new();
     for d in set_in(kind, o) {
-        let (Some(c), Some(n)) = (d.letter, (d.get)(o)) else {
+        let (Some(c), Some(n)) = (d.letter, d.get(o)) else {
             continue;
         };
         s.push(c);
@@ -69,7 +66,7 @@ pub fn parse_suffix(kind: EngineKind, s: &str) -> Option<EngineOptions> {
             }
             rest = &rest[end..];
         }
-        (d.set)(&mut o, n);
+        d.set(&mut o, n);
         next = k + 1;
     }
     Some(o)
@@ -125,7 +122,7 @@ pub fn from_fio(kind: EngineKind, fio_value: impl Fn(&str) -> Option<String>) ->
                 Err(_) => continue,
             },
         };
-        (d.set)(&mut o, n);
+        d.set(&mut o, n);
     }
     o
 }
@@ -170,7 +167,7 @@ mod tests {
             .unwrap()
             .keys()
             .map(String::as_str)
-            .filter(|f| *f != "sqpoll_idle_ms")
+            .filter(|f| *f != EngineOptions::SQPOLL_IDLE_MS)
             .collect();
         assert_eq!(fields, columns);
     }
@@ -181,9 +178,9 @@ mod tests {
     fn each_option_sets_its_own_field() {
         for (k, d) in all() {
             let mut o = EngineOptions::default();
-            assert_eq!((d.get)(&o), None, "{}", d.flag);
-            (d.set)(&mut o, 3);
-            let n = (d.get)(&o).unwrap_or_else(|| panic!("{} not set", d.flag));
+            assert_eq!(d.get(&o), None, "{}", d.flag);
+            d.set(&mut o, 3);
+            let n = d.get(&o).unwrap_or_else(|| panic!("{} not set", d.flag));
             if d.value == Value::Count {
                 assert_eq!(n, 3);
             }
@@ -204,7 +201,7 @@ mod tests {
                 let arg = d.fio_arg(&o).unwrap();
                 let v = arg.strip_prefix(&format!("--{f}=")).unwrap().to_string();
                 let back = from_fio(k, |name| (name == f).then(|| v.clone()));
-                assert_eq!((d.get)(&back), Some(n), "{}", d.flag);
+                assert_eq!(d.get(&back), Some(n), "{}", d.flag);
             }
             assert!(
                 d.readlab_arg(&o)
@@ -230,6 +227,7 @@ mod tests {
             if let Value::Setting {
                 unit,
                 bare: Some(b),
+                ..
             } = d.value
             {
                 assert!(d.help.contains(&format!("default {b}{unit}")), "{}", d.flag);
@@ -254,7 +252,7 @@ mod tests {
         for (k, d) in all() {
             let Some(c) = d.letter else { continue };
             let mut o = EngineOptions::default();
-            (d.set)(&mut o, 8);
+            d.set(&mut o, 8);
             let suffix = label_suffix(k, &o);
             assert!(suffix.starts_with(c), "{suffix}");
             let back = parse_suffix(k, &suffix).unwrap();

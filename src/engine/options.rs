@@ -1,73 +1,47 @@
-//! The options engines take, as plain data: [`EngineOptions`] and each engine's own typed options
-//! in it. Their own file so the engines, the engine table and the core types can all name them
-//! without naming each other.
+//! The options engines take, as plain data: [`EngineOptions`], a store of the options that are
+//! set, by column. Opaque to the core, as fio's engine options are: each engine declares its
+//! options as rows of its table ([`EngineOption`](super::spec::EngineOption), which say what a
+//! value means) and reads them through a typed view of its own (`UringOptions::of(&o)`). A leaf:
+//! it names no engine, so the engines, the engine table and the core types can all name it.
+//! How results store it (flat, `"fixed_files": true`, as readlab has always written them) is in
+//! [`stored`](super::stored), which walks the engines' tables.
 
-use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
-/// Engine options that only some engines understand: each engine's own typed options, stored
-/// flat (`"fixed_files": true`, …) as readlab has always written them.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq, schemars::JsonSchema)]
-#[serde(default)]
+/// Engine options that only some engines understand: the value of each option set, by its
+/// row's column (`fixed_files` → 1), absent when off or unset; and the SQ poll thread's idle
+/// time, a setting every configuration carries.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct EngineOptions {
-    #[serde(flatten)]
-    pub pvsync2: Pvsync2Options,
-    #[serde(flatten)]
-    pub uring: UringOptions,
-    #[serde(flatten)]
-    pub pool: PoolOptions,
-    #[serde(flatten)]
-    pub nbd: NbdOptions,
-}
-
-/// pvsync2's own options.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq, schemars::JsonSchema)]
-#[serde(default)]
-pub struct Pvsync2Options {
-    /// preadv2 RWF_HIPRI: poll for completion (needs a device with poll queues).
-    pub hipri: bool,
-    /// preadv2 RWF_NOWAIT: fail with EAGAIN instead of blocking.
-    pub nowait: bool,
-}
-
-/// io_uring's own options.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq, schemars::JsonSchema)]
-#[serde(default)]
-pub struct UringOptions {
-    /// Register the file and use fixed-file SQEs.
-    pub fixed_files: bool,
-    /// Register the buffer region once and use READ_FIXED.
-    pub fixed_bufs: bool,
-    /// A kernel thread polls the submission queue (IORING_SETUP_SQPOLL).
-    pub sqpoll: bool,
-    /// Pin the SQ poll thread to this CPU.
-    pub sqpoll_cpu: Option<u32>,
+    /// The options set, each by its row's column: what a value means is the row's to say (a
+    /// switch on is 1; a setting whose 0 means off is never stored as 0).
+    set: BTreeMap<&'static str, u64>,
     /// Milliseconds the SQ poll thread spins before it sleeps.
     pub sqpoll_idle_ms: u32,
-    /// Busy-poll for completions (IORING_SETUP_IOPOLL; needs device poll queues).
-    pub iopoll: bool,
-    /// Do not try COOP_TASKRUN / SINGLE_ISSUER / DEFER_TASKRUN / NO_SQARRAY / a registered ring fd.
-    pub plain_setup: bool,
 }
 
-/// The pool's own options.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq, schemars::JsonSchema)]
-#[serde(default)]
-pub struct PoolOptions {
-    /// Worker threads doing the reads (default: iodepth).
-    pub pool_threads: Option<usize>,
-}
+impl EngineOptions {
+    /// The column results store [`sqpoll_idle_ms`](EngineOptions::sqpoll_idle_ms) in.
+    pub const SQPOLL_IDLE_MS: &'static str = "sqpoll_idle_ms";
 
-/// The nbd engine's own options.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq, schemars::JsonSchema)]
-#[serde(default)]
-pub struct NbdOptions {
-    /// Spin on the socket for a reply for up to this many microseconds before sleeping for it
-    /// (0: never spin): no sleep and no wake-up of an idle CPU in the latency.
-    pub busy_poll_us: u32,
-}
+    /// The value of the option in `column`, none when it is not set.
+    pub fn get(&self, column: &str) -> Option<u64> {
+        self.set.get(column).copied()
+    }
 
-impl NbdOptions {
-    /// The spin budget `--busy-poll` gives without a value: a QD1 reply with 100 us of service
-    /// time arrives within it.
-    pub const BUSY_POLL_US: u32 = 200;
+    /// Whether the option in `column` is set.
+    pub fn on(&self, column: &str) -> bool {
+        self.set.contains_key(column)
+    }
+
+    /// Store `n` as the option in `column`, as it is: its row's
+    /// [`set`](super::spec::EngineOption::set) says what a value means and is the way to set one.
+    pub fn set(&mut self, column: &'static str, n: u64) {
+        self.set.insert(column, n);
+    }
+
+    /// Unset the option in `column`.
+    pub fn clear(&mut self, column: &str) {
+        self.set.remove(column);
+    }
 }

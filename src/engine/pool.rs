@@ -9,8 +9,20 @@
 
 #![forbid(unsafe_code)]
 
+use super::options::EngineOptions;
 use super::spec::{
     Capabilities, Completion, Engine, EngineOption, EngineSetup, EngineSpec, Io, Value,
+};
+
+/// `R<n>`: n reader threads, when set apart from the default (one per queue slot).
+const POOL_THREADS: EngineOption = EngineOption {
+    flag: "pool-threads",
+    letter: Some('R'),
+    words: "{n} reader threads",
+    help: "reader threads behind the submitting thread (default: iodepth)",
+    fio: None,
+    column: "pool_threads",
+    value: Value::Count,
 };
 
 pub static SPEC: EngineSpec = EngineSpec {
@@ -22,26 +34,17 @@ pub static SPEC: EngineSpec = EngineSpec {
         supports_batch: false,
         ..super::spec::ASYNC
     },
-    // `R<n>`: n reader threads, when set apart from the default (one per queue slot).
-    options: &[EngineOption {
-        flag: "pool-threads",
-        letter: Some('R'),
-        words: "{n} reader threads",
-        help: "reader threads behind the submitting thread (default: iodepth)",
-        fio: None,
-        column: "pool_threads",
-        value: Value::Count,
-        get: |o| o.pool.pool_threads.map(|n| n as u64),
-        set: |o, n| o.pool.pool_threads = Some(n as usize),
-    }],
+    options: &[POOL_THREADS],
+    stored: &[],
     check: |o, w| {
-        if o.pool.pool_threads == Some(0) {
+        let o = PoolOptions::of(o);
+        if o.pool_threads == Some(0) {
             return Err(crate::error::Error::invalid(
                 "--pool-threads must be at least 1",
             ));
         }
         // Every worker starts its own readers: the process holds workers × (1 + readers).
-        let readers = o.pool.pool_threads.unwrap_or(w.iodepth);
+        let readers = o.pool_threads.unwrap_or(w.iodepth);
         let total = readers.saturating_add(1).saturating_mul(w.threads);
         if total > super::spec::MAX_THREADS {
             return Err(crate::error::Error::invalid(format!(
@@ -49,7 +52,7 @@ pub static SPEC: EngineSpec = EngineSpec {
                  starts at most {}: use fewer --pool-threads{} or --numjobs",
                 w.threads,
                 super::spec::MAX_THREADS,
-                if o.pool.pool_threads.is_none() {
+                if o.pool_threads.is_none() {
                     " (the default is --iodepth)"
                 } else {
                     ""
@@ -61,6 +64,35 @@ pub static SPEC: EngineSpec = EngineSpec {
     variants: super::spec::plain,
     open: |s| Ok(Box::new(Pool::new(s)?)),
 };
+
+/// The pool's options, typed: what its rows hold in an [`EngineOptions`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PoolOptions {
+    /// Worker threads doing the reads (default: iodepth).
+    pub pool_threads: Option<usize>,
+}
+
+impl PoolOptions {
+    /// The pool's options in `o`.
+    pub fn of(o: &EngineOptions) -> Self {
+        PoolOptions {
+            pool_threads: POOL_THREADS.get(o).map(|n| n as usize),
+        }
+    }
+
+    /// Write them into `o`, leaving other engines' options as they are.
+    pub fn write(&self, o: &mut EngineOptions) {
+        POOL_THREADS.put(o, self.pool_threads.map(|n| n as u64));
+    }
+
+    /// Change them in `o` with `f`.
+    pub fn edit(o: &mut EngineOptions, f: impl FnOnce(&mut Self)) {
+        let mut v = Self::of(o);
+        f(&mut v);
+        v.write(o);
+    }
+}
+
 use crate::buffer::AlignedBuf;
 use crate::error::{Error, Result};
 use crossbeam_channel::{Receiver, Sender};
@@ -106,9 +138,7 @@ impl Pool {
         let slot_len = setup.pool.slot_len();
         // Each slot gets its own buffer instead of a piece of the shared region.
         drop(setup.pool);
-        let threads = setup
-            .options
-            .pool
+        let threads = PoolOptions::of(&setup.options)
             .pool_threads
             .unwrap_or(setup.depth)
             .max(1);
@@ -259,7 +289,6 @@ impl Drop for Pool {
 mod tests {
     use super::*;
     use crate::buffer::BufferPool;
-    use crate::engine::options::{EngineOptions, PoolOptions};
     use std::sync::Arc;
 
     const BS: usize = 4096;
@@ -274,12 +303,12 @@ mod tests {
             pool: BufferPool::new(slots, BS),
             depth: slots,
             direct: false,
-            options: EngineOptions {
-                pool: PoolOptions {
+            options: crate::engine::spec::with(|o| {
+                PoolOptions {
                     pool_threads: threads,
-                },
-                ..EngineOptions::default()
-            },
+                }
+                .write(o)
+            }),
         })
         .unwrap()
     }

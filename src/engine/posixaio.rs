@@ -21,6 +21,7 @@ pub static SPEC: EngineSpec = EngineSpec {
     words: "POSIX aio",
     capabilities: super::spec::ASYNC,
     options: &[],
+    stored: &[],
     check: check_depth,
     variants: super::spec::plain,
     open: |s| Ok(Box::new(PosixAio::new(s)?)),

@@ -12,6 +12,7 @@ pub static SPEC: EngineSpec = EngineSpec {
     words: "pread",
     capabilities: super::spec::SYNC,
     options: &[],
+    stored: &[],
     check: super::spec::no_check,
     variants: super::spec::plain,
     open: |s: EngineSetup| {

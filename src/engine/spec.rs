@@ -110,6 +110,11 @@ pub struct EngineSpec {
     /// them). An option set for another engine is refused by
     /// [`RunConfig::check`](crate::config).
     pub options: &'static [EngineOption],
+    /// The order results store its options' columns in where it is not the table's, as readlab
+    /// has always written them (io_uring's `fixed_files` before `fixed_bufs`, and the SQ poll
+    /// thread's idle time, [`EngineOptions::SQPOLL_IDLE_MS`], after its CPU); the columns it
+    /// leaves out follow in the table's order. Empty: the table's order.
+    pub stored: &'static [&'static str],
     /// Check its own options (beyond which engine they belong to) against the workload.
     pub check: fn(&EngineOptions, &Workload) -> Result<()>,
     /// Its feature variants worth trying on their own, as (flags, options): `("", default)` first,
@@ -196,21 +201,34 @@ pub(crate) fn test_file(blocks: usize, bs: usize) -> tempfile::NamedTempFile {
 /// How an option carries its value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Value {
-    /// On or off (`--fixed-files`).
+    /// On or off (`--fixed-files`): set, it is 1.
     Switch,
-    /// A number the label writes after the letter (`--pool-threads 8`, label `R8`).
+    /// A number the label writes after the letter (`--pool-threads 8`, label `R8`); unset, it is
+    /// absent (results store `null`).
     Count,
     /// A number the label leaves out (the SQ poll thread's CPU; the busy-poll budget, whose letter
     /// only says it is on), at most `u32::MAX`: `unit` is what the command line writes after it
     /// (none, or a unit of time: `us`), `bare` what the flag without a value and the letter alone
-    /// mean (none: the flag needs its value).
+    /// mean (none: the flag needs its value), `unset` how it looks when not set.
     Setting {
         unit: &'static str,
         bare: Option<u64>,
+        unset: Unset,
     },
 }
 
-/// One engine option, declared once in its engine's file.
+/// How a [`Value::Setting`] looks when it is not set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unset {
+    /// Absent (results store `null`): 0 is a value like any other (CPU 0).
+    Null,
+    /// 0 (results store `0`): setting it to 0 turns it off (no busy-polling).
+    Zero,
+}
+
+/// One engine option, declared once in its engine's file. Its value lives in
+/// [`EngineOptions`] under its column; the engine reads it through a typed view of its own.
+#[derive(Debug)]
 pub struct EngineOption {
     /// Its flag on the command line, without the dashes (`fixed-files`).
     pub flag: &'static str,
@@ -223,16 +241,54 @@ pub struct EngineOption {
     pub help: &'static str,
     /// fio's option for the same thing (`registerfiles`), none when fio has none.
     pub fio: Option<&'static str>,
-    /// Its field in the results and its column in the report's CSV and JSON (`fixed_files`).
+    /// Its field in the results and its column in the report's CSV and JSON (`fixed_files`), and
+    /// its key in [`EngineOptions`].
     pub column: &'static str,
     pub value: Value,
-    /// Its value in `o`: none when it is off or unset (a switch that is on is `Some(1)`).
-    pub get: fn(&EngineOptions) -> Option<u64>,
-    /// Set it in `o` to `n` (a switch ignores `n`; a setting of 0 is off when its `get` says so).
-    pub set: fn(&mut EngineOptions, u64),
 }
 
 impl EngineOption {
+    /// Its value in `o`: none when it is off or unset (a switch that is on is `Some(1)`).
+    pub fn get(&self, o: &EngineOptions) -> Option<u64> {
+        o.get(self.column)
+    }
+
+    /// Whether it is set (on) in `o`.
+    pub fn on(&self, o: &EngineOptions) -> bool {
+        o.on(self.column)
+    }
+
+    /// Set it in `o` to `n`: a switch ignores `n` (on), a setting whose unset is
+    /// [`Unset::Zero`] is off at 0, and a setting is at most `u32::MAX`.
+    pub fn set(&self, o: &mut EngineOptions, n: u64) {
+        match self.value {
+            Value::Switch => o.set(self.column, 1),
+            Value::Count => o.set(self.column, n),
+            Value::Setting {
+                unset: Unset::Zero, ..
+            } if n == 0 => o.clear(self.column),
+            Value::Setting { .. } => o.set(self.column, n.min(u32::MAX as u64)),
+        }
+    }
+
+    /// Unset it in `o`.
+    pub fn clear(&self, o: &mut EngineOptions) {
+        o.clear(self.column)
+    }
+
+    /// Set it in `o` to `n`, or unset it when `n` is none.
+    pub fn put(&self, o: &mut EngineOptions, n: Option<u64>) {
+        match n {
+            Some(n) => self.set(o, n),
+            None => self.clear(o),
+        }
+    }
+
+    /// Turn a switch on or off in `o`.
+    pub fn switch(&self, o: &mut EngineOptions, on: bool) {
+        self.put(o, on.then_some(1))
+    }
+
     /// The value the letter alone (and, on the command line, the flag alone) stands for: on for
     /// a switch, the setting's `bare`; none for a count, which is always written.
     pub fn bare(&self) -> Option<u64> {
@@ -250,13 +306,13 @@ impl EngineOption {
 
     /// Its words when set in `o`.
     pub fn words_in(&self, o: &EngineOptions) -> Option<String> {
-        (self.get)(o).map(|n| self.words_for(n))
+        self.get(o).map(|n| self.words_for(n))
     }
 
     /// Its flag on `readlab run`'s command line, when set in `o` (`--fixed-files`,
     /// `--pool-threads 8`, `--busy-poll=200us`).
     pub fn readlab_arg(&self, o: &EngineOptions) -> Option<String> {
-        let n = (self.get)(o)?;
+        let n = self.get(o)?;
         Some(match self.value {
             Value::Switch => format!("--{}", self.flag),
             Value::Count => format!("--{} {n}", self.flag),
@@ -267,7 +323,7 @@ impl EngineOption {
 
     /// Its option on fio's command line, when set in `o` and fio has it (`--registerfiles=1`).
     pub fn fio_arg(&self, o: &EngineOptions) -> Option<String> {
-        let (name, n) = (self.fio?, (self.get)(o)?);
+        let (name, n) = (self.fio?, self.get(o)?);
         Some(format!("--{name}={n}"))
     }
 }

@@ -46,7 +46,7 @@ pub fn load(path: &Path, default: &RunConfig) -> Result<JobFile, JobError> {
 mod tests {
     use super::*;
     use crate::config::Rw;
-    use crate::engine::EngineKind;
+    use crate::engine::{EngineKind, UringOptions};
     use std::path::PathBuf;
     use std::time::Duration;
 
@@ -159,8 +159,7 @@ mod tests {
         c.batch = 8;
         c.complete_min = 4;
         c.threads = 2;
-        c.options.uring.fixed_files = true;
-        c.options.uring.sqpoll = true;
+        UringOptions::edit(&mut c.options, |o| (o.fixed_files, o.sqpoll) = (true, true));
         c.runtime = Duration::from_millis(1500);
         c.ramp = Duration::from_secs(1);
         c.seed = 7;

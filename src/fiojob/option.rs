@@ -263,7 +263,7 @@ impl<'a> Section<'a> {
                 .find(|(n, _)| *n == k)
                 .map(|(_, v)| v.clone())
         });
-        self.cfg.options.uring.sqpoll_idle_ms = default.options.uring.sqpoll_idle_ms;
+        self.cfg.options.sqpoll_idle_ms = default.options.sqpoll_idle_ms;
     }
 
     /// `fadvise_hint=`, read once the pattern is known (`1` follows it).

@@ -103,7 +103,7 @@ pub fn write(cfg: &RunConfig, name: &str, origin: &str) -> Result<String, Error>
         );
     }
     for d in crate::engine::option::set_in(cfg.engine, &cfg.options) {
-        if let (Some(k), Some(n)) = (d.fio, (d.get)(&cfg.options)) {
+        if let (Some(k), Some(n)) = (d.fio, d.get(&cfg.options)) {
             put(k, n.to_string());
         }
     }

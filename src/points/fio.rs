@@ -454,7 +454,7 @@ mod tests {
         for (kind, d) in crate::engine::option::all() {
             let mut c = RunConfig::new("/dev/x");
             c.engine = kind;
-            (d.set)(&mut c.options, 3);
+            d.set(&mut c.options, 3);
             let cmd = crate::tune::fio_command(&c);
             let job: Map<String, Value> = cmd
                 .split_whitespace()

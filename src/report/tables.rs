@@ -163,6 +163,7 @@ const POINT_COLUMNS: &[Column] = &[
 #[cfg(test)]
 mod option_columns {
     use super::*;
+    use crate::engine::{PoolOptions, UringOptions};
 
     /// The engine options' columns are the engines' table of options: one per option, keyed by
     /// its field, headed by its words, filled from the point's options.
@@ -175,8 +176,8 @@ mod option_columns {
             assert!(d.words.contains(c.header.trim()), "{} {}", c.key, c.header);
         }
         let mut p = crate::points::tests::point("U8B1MF", 4096, 1.0, 10.0);
-        p.options.uring.fixed_files = true;
-        p.options.pool.pool_threads = Some(4);
+        UringOptions::edit(&mut p.options, |o| o.fixed_files = true);
+        PoolOptions::edit(&mut p.options, |o| o.pool_threads = Some(4));
         let r = row(&p, false);
         let at = |k: &str| &r[COLUMNS.iter().position(|c| c.key == k).unwrap()];
         assert_eq!(at("fixed_files"), &Value::Flag(true));
@@ -241,7 +242,7 @@ pub fn row(p: &Point, on_frontier: bool) -> Vec<Value> {
     .into_iter()
     // The engine's options, one column each, for machines (people read them in the label).
     .chain(
-        crate::engine::option::all().map(|(_, d)| match (d.value, (d.get)(o)) {
+        crate::engine::option::all().map(|(_, d)| match (d.value, d.get(o)) {
             (crate::engine::option::Value::Switch, v) => Value::Flag(v.is_some()),
             (_, v) => v.map_or(Value::Empty, Value::Int),
         }),

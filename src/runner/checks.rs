@@ -4,6 +4,7 @@
 
 use crate::config::{Range, RunConfig};
 use crate::data::{self, Mismatch};
+use crate::engine::{Pvsync2Options, UringOptions};
 use crate::error::{Error, Result};
 use crate::result::{ErrorSummary, IoErrorRecord, RunResult, VerifySummary};
 use crate::source::Source;
@@ -239,9 +240,9 @@ pub(super) fn trust_polling(
         return;
     };
     r.completions = crate::irq::CompletionInterrupts::between(q, start, end, r.requests);
-    let asked = if cfg.options.uring.iopoll {
+    let asked = if UringOptions::of(&cfg.options).iopoll {
         "--iopoll"
-    } else if cfg.options.pvsync2.hipri {
+    } else if Pvsync2Options::of(&cfg.options).hipri {
         "--hipri"
     } else {
         return;

@@ -6,7 +6,7 @@ use super::{EngineFactory, Observer, Silent, Tick, run_with};
 use crate::config::{Arrivals, Rate, RunConfig, Rw};
 use crate::data;
 use crate::engine::fake::{Act, Fake, Script, Which};
-use crate::engine::{Engine, EngineKind, EngineSetup};
+use crate::engine::{Engine, EngineKind, EngineSetup, Pvsync2Options, UringOptions};
 use crate::error::{Error, Result};
 use crate::result::{EndedBy, RunResult};
 use crate::stability::StopRule;
@@ -586,8 +586,8 @@ fn a_run_that_asked_for_polling_and_got_interrupts_says_so() {
         ("iopoll", 15, true),
         ("none", 16, false),
     ] {
-        cfg.options.pvsync2.hipri = asked == "hipri";
-        cfg.options.uring.iopoll = asked == "iopoll";
+        Pvsync2Options::edit(&mut cfg.options, |o| o.hipri = asked == "hipri");
+        UringOptions::edit(&mut cfg.options, |o| o.iopoll = asked == "iopoll");
         let mut r = run_script(&plain, Script::new()).unwrap();
         r.requests = 16;
         super::checks::trust_polling(

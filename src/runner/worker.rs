@@ -10,7 +10,7 @@ use crate::buffer::BufferPool;
 use crate::clock::Tick;
 use crate::config::RunConfig;
 use crate::data;
-use crate::engine::{Completion, Engine, EngineSetup};
+use crate::engine::{Completion, Engine, EngineSetup, Pvsync2Options};
 use crate::error::Result;
 use crate::result::{ErrorSummary, VerifySummary};
 use crate::source::Handle;
@@ -429,7 +429,7 @@ fn account(
             let errno = (-c.res) as i32;
             req.failed[r] = true;
             light = false;
-            if errno == libc::EAGAIN && cfg.options.pvsync2.nowait {
+            if errno == libc::EAGAIN && Pvsync2Options::of(&cfg.options).nowait {
                 out.errors.eagain += 1;
             } else {
                 record_error(&mut out.errors, offset, bs as u64, errno, None);

@@ -11,7 +11,7 @@ mod server;
 use super::plan::{Context, powers_of_two};
 use super::{Counts, Point, StudyName, StudyObserver};
 use crate::config::{RunConfig, Rw, Timing};
-use crate::engine::EngineKind;
+use crate::engine::{EngineKind, NbdOptions};
 use crate::error::Result;
 use crate::netns::{Network, VethPair};
 use crate::result::{Document, NetTag, ServerCpu};
@@ -79,7 +79,7 @@ pub fn remote(
     cfg.runtime = timing.runtime;
     cfg.ramp = timing.ramp;
     cfg.stop_when_stable = timing.stable;
-    cfg.options.nbd.busy_poll_us = served.busy_poll_us;
+    NbdOptions::edit(&mut cfg.options, |n| n.busy_poll_us = served.busy_poll_us);
     let net = NetTag {
         side: "remote".into(),
         // Set when the study's network is known (run_net_points).

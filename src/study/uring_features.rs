@@ -5,7 +5,7 @@
 use super::plan::*;
 use super::{Exec, Key, Metric::*, StudySpec, Summary, Table};
 use crate::config::{RunConfig, Rw};
-use crate::engine::EngineKind;
+use crate::engine::{EngineKind, UringOptions};
 use crate::result::Document;
 
 pub static SPEC: StudySpec = StudySpec {
@@ -52,10 +52,9 @@ fn plan(ctx: &Context, docs: &[Document]) -> Vec<RunConfig> {
             let mut c = ctx.base(EngineKind::Uring, Rw::Randread, bs);
             c.iodepth = qs;
             c.batch = batch;
-            c.options.uring.fixed_files = files;
-            c.options.uring.fixed_bufs = bufs;
-            c.options.uring.sqpoll = sqpoll;
-            c.options.uring.iopoll = iopoll;
+            UringOptions::edit(&mut c.options, |u| {
+                (u.fixed_files, u.fixed_bufs, u.sqpoll, u.iopoll) = (files, bufs, sqpoll, iopoll)
+            });
             points.push(c);
         }
     }

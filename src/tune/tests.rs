@@ -57,8 +57,9 @@ fn fio_command_carries_the_uring_features() {
     c.engine = EngineKind::Uring;
     c.iodepth = 32;
     c.batch = 4;
-    c.options.uring.fixed_bufs = true;
-    c.options.uring.fixed_files = true;
+    UringOptions::edit(&mut c.options, |o| {
+        (o.fixed_bufs, o.fixed_files) = (true, true)
+    });
     let f = fio_command(&c);
     for part in [
         "--ioengine=io_uring",
@@ -79,7 +80,7 @@ fn commands_carry_every_option_of_the_table() {
     for (kind, d) in crate::engine::option::all() {
         let mut c = RunConfig::new("/dev/x");
         c.engine = kind;
-        (d.set)(&mut c.options, 3);
+        d.set(&mut c.options, 3);
         let fio = fio_command(&c);
         if let Some(arg) = d.fio_arg(&c.options) {
             assert!(fio.contains(&arg), "{} {arg}: {fio}", d.flag);

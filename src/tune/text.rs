@@ -229,7 +229,7 @@ pub fn recommendation_text(rec: &Recommendation, opts: &TuneOptions, term: &Term
 mod tests {
     use super::*;
     use crate::config::RunConfig;
-    use crate::engine::EngineKind;
+    use crate::engine::{EngineKind, UringOptions};
     use crate::tune::{Candidate, Goal};
     use std::time::Duration;
 
@@ -261,8 +261,9 @@ mod tests {
     fn setup() -> (Recommendation, TuneOptions) {
         let mut fast = cand(EngineKind::Uring, 1, 32, "U32B4MF");
         fast.config.batch = 4;
-        fast.config.options.uring.fixed_files = true;
-        fast.config.options.uring.fixed_bufs = true;
+        UringOptions::edit(&mut fast.config.options, |o| {
+            (o.fixed_files, o.fixed_bufs) = (true, true)
+        });
         (fast.iops, fast.mb_s, fast.p999_ns, fast.cpu_cores) = (122070.3, 500.04, 1_220_000, 0.951);
         let mut calm = cand(EngineKind::Psync, 2, 1, "PT2");
         (calm.iops, calm.mb_s, calm.p999_ns, calm.cpu_cores) = (24414.0, 100.0, 100_000, 2.0);

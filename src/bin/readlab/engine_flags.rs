@@ -105,7 +105,7 @@ fn arg<S: Scope>(kind: EngineKind, d: &'static EngineOption) -> Arg {
         Value::Count => a
             .allow_hyphen_values(true)
             .value_parser(|s: &str| count(s).map(|n| n as u64)),
-        Value::Setting { unit, bare } => {
+        Value::Setting { unit, bare, .. } => {
             a = match unit {
                 "" => a.value_parser(clap::value_parser!(u32).map(u64::from)),
                 unit => a.value_parser(move |s: &str| in_unit(s, unit)),
@@ -172,8 +172,8 @@ impl<S> EngineFlags<S> {
         for &(flag, n) in &self.given {
             let owner = row(flag);
             match option::on_command_line(engine, owner) {
-                Some(d) => (d.set)(&mut o, n),
-                None if keep_foreign => (owner.set)(&mut o, n),
+                Some(d) => d.set(&mut o, n),
+                None if keep_foreign => owner.set(&mut o, n),
                 None => {}
             }
         }

@@ -399,7 +399,7 @@ impl RunArgs {
         let mut o = self
             .engine_options
             .options_for(engine, self.engine.len() == 1);
-        o.uring.sqpoll_idle_ms = self.sqpoll_idle.as_millis().min(u32::MAX as u128) as u32;
+        o.sqpoll_idle_ms = self.sqpoll_idle.as_millis().min(u32::MAX as u128) as u32;
         o
     }
 }

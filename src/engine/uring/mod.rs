@@ -15,8 +15,82 @@
 //! `Submitter`, `SubmissionQueue` and `CompletionQueue` of one `IoUring::split()` for its whole
 //! life. They borrow the ring, which lives in a leaked `Box` freed by `Drop` after them.
 
-use super::options::{EngineOptions, UringOptions};
-use super::spec::{Completion, Engine, EngineOption, EngineSetup, EngineSpec, Io, Value};
+use super::options::EngineOptions;
+use super::spec::{Completion, Engine, EngineOption, EngineSetup, EngineSpec, Io, Unset, Value};
+
+// `M` fixed buffers, `F` fixed files, `S` SQ poll (the report's letters); readlab adds `I` for
+// polled completions and `L` for the plain (legacy) ring setup. The SQ poll thread's CPU and idle
+// time are tuning details left out of the label.
+
+/// Register the buffer region once and use READ_FIXED.
+const FIXED_BUFS: EngineOption = EngineOption {
+    flag: "fixed-bufs",
+    letter: Some('M'),
+    words: "fixed buffers",
+    help: "registered buffers (READ_FIXED; fio's --fixedbufs)",
+    fio: Some("fixedbufs"),
+    column: "fixed_bufs",
+    value: Value::Switch,
+};
+
+/// Register the file and use fixed-file SQEs.
+const FIXED_FILES: EngineOption = EngineOption {
+    flag: "fixed-files",
+    letter: Some('F'),
+    words: "fixed files",
+    help: "registered file (fixed-file SQEs; fio's --registerfiles)",
+    fio: Some("registerfiles"),
+    column: "fixed_files",
+    value: Value::Switch,
+};
+
+/// A kernel thread polls the submission queue (IORING_SETUP_SQPOLL).
+const SQPOLL: EngineOption = EngineOption {
+    flag: "sqpoll",
+    letter: Some('S'),
+    words: "SQ poll",
+    help: "kernel SQ poll thread (IORING_SETUP_SQPOLL; fio's --sqthread_poll); its CPU is reported",
+    fio: Some("sqthread_poll"),
+    column: "sqpoll",
+    value: Value::Switch,
+};
+
+/// Pin the SQ poll thread to this CPU (CPU 0 is a CPU: unset is none).
+const SQPOLL_CPU: EngineOption = EngineOption {
+    flag: "sqpoll-cpu",
+    letter: None,
+    words: "SQ poll on CPU {n}",
+    help: "pin the SQ poll thread to this CPU (fio's --sqthread_poll_cpu)",
+    fio: Some("sqthread_poll_cpu"),
+    column: "sqpoll_cpu",
+    value: Value::Setting {
+        unit: "",
+        bare: None,
+        unset: Unset::Null,
+    },
+};
+
+/// Busy-poll for completions (IORING_SETUP_IOPOLL; needs device poll queues).
+const IOPOLL: EngineOption = EngineOption {
+    flag: "iopoll",
+    letter: Some('I'),
+    words: "polled completions",
+    help: "polled completions (IORING_SETUP_IOPOLL; needs device poll queues)",
+    fio: Some("hipri"),
+    column: "iopoll",
+    value: Value::Switch,
+};
+
+/// Do not try COOP_TASKRUN / SINGLE_ISSUER / DEFER_TASKRUN / NO_SQARRAY / a registered ring fd.
+const PLAIN_SETUP: EngineOption = EngineOption {
+    flag: "plain-setup",
+    letter: Some('L'),
+    words: "plain ring setup",
+    help: "skip COOP_TASKRUN / SINGLE_ISSUER / DEFER_TASKRUN / NO_SQARRAY / registered ring fd",
+    fio: None,
+    column: "plain_setup",
+    value: Value::Switch,
+};
 
 pub static SPEC: EngineSpec = EngineSpec {
     name: "uring",
@@ -24,112 +98,98 @@ pub static SPEC: EngineSpec = EngineSpec {
     fio_name: "io_uring",
     words: "io_uring",
     capabilities: super::spec::ASYNC,
-    // `M` fixed buffers, `F` fixed files, `S` SQ poll (the report's letters); readlab adds `I`
-    // for polled completions and `L` for the plain (legacy) ring setup. The SQ poll thread's CPU
-    // and idle time are tuning details left out of the label.
     options: &[
-        EngineOption {
-            flag: "fixed-bufs",
-            letter: Some('M'),
-            words: "fixed buffers",
-            help: "registered buffers (READ_FIXED; fio's --fixedbufs)",
-            fio: Some("fixedbufs"),
-            column: "fixed_bufs",
-            value: Value::Switch,
-            get: |o| o.uring.fixed_bufs.then_some(1),
-            set: |o, _| o.uring.fixed_bufs = true,
-        },
-        EngineOption {
-            flag: "fixed-files",
-            letter: Some('F'),
-            words: "fixed files",
-            help: "registered file (fixed-file SQEs; fio's --registerfiles)",
-            fio: Some("registerfiles"),
-            column: "fixed_files",
-            value: Value::Switch,
-            get: |o| o.uring.fixed_files.then_some(1),
-            set: |o, _| o.uring.fixed_files = true,
-        },
-        EngineOption {
-            flag: "sqpoll",
-            letter: Some('S'),
-            words: "SQ poll",
-            help: "kernel SQ poll thread (IORING_SETUP_SQPOLL; fio's --sqthread_poll); its CPU is reported",
-            fio: Some("sqthread_poll"),
-            column: "sqpoll",
-            value: Value::Switch,
-            get: |o| o.uring.sqpoll.then_some(1),
-            set: |o, _| o.uring.sqpoll = true,
-        },
-        EngineOption {
-            flag: "sqpoll-cpu",
-            letter: None,
-            words: "SQ poll on CPU {n}",
-            help: "pin the SQ poll thread to this CPU (fio's --sqthread_poll_cpu)",
-            fio: Some("sqthread_poll_cpu"),
-            column: "sqpoll_cpu",
-            value: Value::Setting {
-                unit: "",
-                bare: None,
-            },
-            get: |o| o.uring.sqpoll_cpu.map(u64::from),
-            set: |o, n| o.uring.sqpoll_cpu = Some(n.min(u32::MAX as u64) as u32),
-        },
-        EngineOption {
-            flag: "iopoll",
-            letter: Some('I'),
-            words: "polled completions",
-            help: "polled completions (IORING_SETUP_IOPOLL; needs device poll queues)",
-            fio: Some("hipri"),
-            column: "iopoll",
-            value: Value::Switch,
-            get: |o| o.uring.iopoll.then_some(1),
-            set: |o, _| o.uring.iopoll = true,
-        },
-        EngineOption {
-            flag: "plain-setup",
-            letter: Some('L'),
-            words: "plain ring setup",
-            help: "skip COOP_TASKRUN / SINGLE_ISSUER / DEFER_TASKRUN / NO_SQARRAY / registered ring fd",
-            fio: None,
-            column: "plain_setup",
-            value: Value::Switch,
-            get: |o| o.uring.plain_setup.then_some(1),
-            set: |o, _| o.uring.plain_setup = true,
-        },
+        FIXED_BUFS,
+        FIXED_FILES,
+        SQPOLL,
+        SQPOLL_CPU,
+        IOPOLL,
+        PLAIN_SETUP,
+    ],
+    stored: &[
+        FIXED_FILES.column,
+        FIXED_BUFS.column,
+        SQPOLL.column,
+        SQPOLL_CPU.column,
+        EngineOptions::SQPOLL_IDLE_MS,
     ],
     check: check_options,
     variants: || {
+        let with = |f: fn(&mut UringOptions)| super::spec::with(|o| UringOptions::edit(o, f));
         vec![
             ("", EngineOptions::default()),
-            (
-                "--plain-setup",
-                super::spec::with(|o| o.uring.plain_setup = true),
-            ),
-            (
-                "--fixed-files",
-                super::spec::with(|o| o.uring.fixed_files = true),
-            ),
-            (
-                "--fixed-bufs",
-                super::spec::with(|o| o.uring.fixed_bufs = true),
-            ),
+            ("--plain-setup", with(|u| u.plain_setup = true)),
+            ("--fixed-files", with(|u| u.fixed_files = true)),
+            ("--fixed-bufs", with(|u| u.fixed_bufs = true)),
             (
                 "--sqpoll",
-                super::spec::with(|o| {
-                    o.uring.sqpoll = true;
-                    o.uring.sqpoll_idle_ms = 10;
+                with(|u| {
+                    u.sqpoll = true;
+                    u.sqpoll_idle_ms = 10;
                 }),
             ),
-            ("--iopoll", super::spec::with(|o| o.uring.iopoll = true)),
+            ("--iopoll", with(|u| u.iopoll = true)),
         ]
     },
     open: |s| Ok(Box::new(Uring::new(s)?)),
 };
 
+/// io_uring's options, typed: what its rows hold in an [`EngineOptions`], and the SQ poll
+/// thread's idle time every configuration carries.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct UringOptions {
+    /// Register the file and use fixed-file SQEs.
+    pub fixed_files: bool,
+    /// Register the buffer region once and use READ_FIXED.
+    pub fixed_bufs: bool,
+    /// A kernel thread polls the submission queue (IORING_SETUP_SQPOLL).
+    pub sqpoll: bool,
+    /// Pin the SQ poll thread to this CPU.
+    pub sqpoll_cpu: Option<u32>,
+    /// Milliseconds the SQ poll thread spins before it sleeps.
+    pub sqpoll_idle_ms: u32,
+    /// Busy-poll for completions (IORING_SETUP_IOPOLL; needs device poll queues).
+    pub iopoll: bool,
+    /// Do not try COOP_TASKRUN / SINGLE_ISSUER / DEFER_TASKRUN / NO_SQARRAY / a registered ring fd.
+    pub plain_setup: bool,
+}
+
+impl UringOptions {
+    /// io_uring's options in `o`.
+    pub fn of(o: &EngineOptions) -> Self {
+        UringOptions {
+            fixed_files: FIXED_FILES.on(o),
+            fixed_bufs: FIXED_BUFS.on(o),
+            sqpoll: SQPOLL.on(o),
+            sqpoll_cpu: SQPOLL_CPU.get(o).map(|n| n as u32),
+            sqpoll_idle_ms: o.sqpoll_idle_ms,
+            iopoll: IOPOLL.on(o),
+            plain_setup: PLAIN_SETUP.on(o),
+        }
+    }
+
+    /// Write them into `o`, leaving other engines' options as they are.
+    pub fn write(&self, o: &mut EngineOptions) {
+        FIXED_FILES.switch(o, self.fixed_files);
+        FIXED_BUFS.switch(o, self.fixed_bufs);
+        SQPOLL.switch(o, self.sqpoll);
+        SQPOLL_CPU.put(o, self.sqpoll_cpu.map(u64::from));
+        o.sqpoll_idle_ms = self.sqpoll_idle_ms;
+        IOPOLL.switch(o, self.iopoll);
+        PLAIN_SETUP.switch(o, self.plain_setup);
+    }
+
+    /// Change them in `o` with `f`.
+    pub fn edit(o: &mut EngineOptions, f: impl FnOnce(&mut Self)) {
+        let mut v = Self::of(o);
+        f(&mut v);
+        v.write(o);
+    }
+}
+
 /// io_uring's options against the rest of the configuration.
 fn check_options(o: &EngineOptions, cfg: &super::spec::Workload) -> Result<()> {
-    let o = &o.uring;
+    let o = UringOptions::of(o);
     if o.sqpoll_cpu.is_some() && !o.sqpoll {
         return Err(Error::invalid("--sqpoll-cpu needs --sqpoll"));
     }
@@ -313,7 +373,7 @@ impl Uring {
     }
 
     fn with_max_registered_buf(setup: EngineSetup, max_buf: usize) -> Result<Self> {
-        let o = setup.options.uring.clone();
+        let o = UringOptions::of(&setup.options);
         let slots = setup.pool.slots();
         assert!(
             setup.depth <= slots,

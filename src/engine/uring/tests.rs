@@ -38,10 +38,7 @@ fn open_with(
             pool: BufferPool::new(slots, BS),
             depth: slots,
             direct,
-            options: EngineOptions {
-                uring: options,
-                ..EngineOptions::default()
-            },
+            options: crate::engine::spec::with(|o| options.write(o)),
         },
         max_buf,
     )
@@ -262,7 +259,7 @@ fn every_option_reads_the_right_bytes_with_the_features_it_reports() {
     for (opts, want) in cases {
         for direct in [true, false] {
             let p = path.clone();
-            let o2 = opts.clone();
+            let o2 = opts;
             let (features, n) = within(20, move || {
                 let mut u = open(&p, direct, 16, o2).unwrap();
                 let n = read_verified(&mut u, 16, 256, 200);
@@ -525,10 +522,10 @@ fn submit_and_reap_submits_each_refill_and_keeps_the_queue_full() {
         (sqpoll, false),
     ] {
         for direct in [true, false] {
-            let (p, o2) = (path.clone(), o.clone());
+            let (p, o2) = (path.clone(), o);
             within(20, move || {
                 const SLOTS: usize = 8;
-                let mut u = open(&p, direct, SLOTS, o2.clone()).unwrap();
+                let mut u = open(&p, direct, SLOTS, o2).unwrap();
                 assert_eq!(u.combines_submit_and_reap(), combined, "{o2:?}");
                 let mut at = [0u64; SLOTS];
                 let mut out = Vec::new();

@@ -448,6 +448,7 @@ pub fn stream(c: &Ctx) -> Vec<Chart> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::UringOptions;
     use crate::points::tests::point;
 
     fn ctx<'a>(pts: &[&'a Point], study: &'static str) -> Ctx<'a> {
@@ -518,11 +519,11 @@ mod tests {
     fn the_sq_poll_thread_is_stacked_on_the_application() {
         let mut a = point("U32B1S", 4096, 100.0, 50.0);
         a.engine = "uring".into();
-        a.options.uring.sqpoll = true;
+        UringOptions::edit(&mut a.options, |o| o.sqpoll = true);
         a.cpu_pct = 130.0;
         a.sqpoll_cpu_pct = 100.0;
         let mut b = a.clone();
-        b.options.uring.sqpoll = false;
+        UringOptions::edit(&mut b.options, |o| o.sqpoll = false);
         b.sqpoll_cpu_pct = 0.0;
         b.cpu_pct = 60.0;
         let pts = [&a, &b];
