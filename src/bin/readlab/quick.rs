@@ -34,7 +34,13 @@ impl QuickArgs {
 pub fn run(a: &QuickArgs) -> anyhow::Result<ExitCode> {
     let mut plan = readlab::quick::plan(&a.dir, a.runtime)?;
     plan.race = a.race.rule();
-    plan.budget = a.race.budget.unwrap_or(readlab::quick::BUDGET);
+    // Runs shorter than half a second are smoke tests: not raced unless a budget is given.
+    let short = a.runtime < Duration::from_millis(500);
+    plan.budget = a.race.budget.unwrap_or(if short {
+        Duration::ZERO
+    } else {
+        readlab::quick::BUDGET
+    });
     a.out_json.check(&[&plan.scratch, &plan.results])?;
     let progress = Progress::new(a.out_json.is_json());
     let docs = readlab::quick::execute(&plan, &progress)?;
