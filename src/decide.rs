@@ -128,6 +128,16 @@ pub fn pct(m: f64) -> String {
     }
 }
 
+/// A margin in percent, whole when it is: `5`, `2.5`.
+pub fn margin_pct(m: f64) -> String {
+    let p = 100.0 * m;
+    if (p - p.round()).abs() < 1e-9 {
+        format!("{p:.0}")
+    } else {
+        format!("{p:.1}")
+    }
+}
+
 /// The relative gap of `a` over `b`.
 pub fn relative(a: f64, b: f64, better: Better) -> f64 {
     let b = b.max(f64::MIN_POSITIVE);
@@ -225,9 +235,9 @@ pub fn rounds_to_settle(d: &[f64], margin: f64, confidence: f64) -> Option<usize
     if sd == 0.0 || room <= 0.0 {
         return None;
     }
-    let z = estimate::normal_quantile(1.0 - (1.0 - confidence) / 2.0);
-    let need = (z * sd / room).powi(2).ceil() as usize;
-    Some(need.max(r + 1))
+    // The fewest rounds n whose t interval (n − 1 degrees of freedom) at this spread fits.
+    let fits = |n: usize| estimate::t_two_sided(confidence, n - 1) * sd / (n as f64).sqrt() < room;
+    (r + 1..=100_000).find(|&n| fits(n))
 }
 
 /// Pocock's nominal two-sided level for each of `looks` equally spaced looks at the data so
@@ -338,7 +348,7 @@ mod tests {
         assert!((alpha_per_look(0.05, 5) - 0.0158).abs() < 1e-12);
         assert!(alpha_per_look(0.05, 40) < alpha_per_look(0.05, 20));
         assert!((each(0.95, 4) - 0.9875).abs() < 1e-12);
-        // A 2 % gap with 4 % spread per round: about 16 rounds to tell it from zero.
+        // A 2 % gap with 4 % spread per round: about a dozen rounds to tell it from zero.
         let d: Vec<f64> = (0..4)
             .map(|i| 0.02 + if i % 2 == 0 { 0.04 } else { -0.04 })
             .collect();

@@ -64,7 +64,15 @@ fn bare_readlab_prepares_a_scratch_file_and_surveys_the_engines() {
     // A second run reuses the prepared file; `--output json` prints the runs alone (no race:
     // what is checked here is the output).
     let o = bin()
-        .args(["quick", "--runtime", "1s", "--budget", "0", "--output", "json"])
+        .args([
+            "quick",
+            "--runtime",
+            "1s",
+            "--budget",
+            "0",
+            "--output",
+            "json",
+        ])
         .current_dir(d.path())
         .output()
         .unwrap();

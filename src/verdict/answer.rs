@@ -93,7 +93,7 @@ fn answer(v: &Verdict, points: &[Point], t: &TargetVerdict, g: &Group, f: &Findi
             format!(
                 "{head}: use {pick} — {rule}; {} and {runner_up} are equal within {} % ({}){}",
                 f.label,
-                pct(*margin),
+                crate::decide::margin_pct(*margin),
                 gap.words(),
                 picked_for
                     .as_ref()

@@ -84,7 +84,7 @@ impl Sureness {
         match self {
             Sureness::Alone => "only one".into(),
             Sureness::Ahead { gap, .. } => format!("ahead {} %", decide::pct(gap.value)),
-            Sureness::Equal { margin, .. } => format!("equal ±{} %", decide::pct(*margin)),
+            Sureness::Equal { margin, .. } => format!("equal ±{} %", decide::margin_pct(*margin)),
             Sureness::Open { .. } => "too close".into(),
             Sureness::Unmeasured { .. } => "no interval".into(),
         }
@@ -119,7 +119,7 @@ impl Sureness {
                 picked_for,
             } => format!(
                 "equal to {runner_up} within {} % ({}){}",
-                decide::pct(*margin),
+                decide::margin_pct(*margin),
                 gap.words(),
                 picked_for
                     .as_ref()
@@ -128,14 +128,12 @@ impl Sureness {
             Sureness::Open {
                 runner_up,
                 gap,
-                margin,
                 settle,
+                ..
             } => format!(
-                "too close to call: {} % {what} than {runner_up}, but the {} holds zero and \
-                 reaches past ±{} %; {}",
+                "too close to call: {} % {what} than {runner_up} ({}); {}",
                 decide::pct(gap.value),
                 gap.words(),
-                decide::pct(*margin),
                 settle.as_deref().unwrap_or(REPEAT_HINT)
             ),
             Sureness::Unmeasured { runner_up, margin } => format!(
