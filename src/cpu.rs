@@ -230,6 +230,18 @@ fn machine_idle_ticks() -> u64 {
     v.get(3).copied().unwrap_or(0) + v.get(4).copied().unwrap_or(0)
 }
 
+/// CPU seconds used so far by every thread of this process, living or exited: the kernel's
+/// `CLOCK_PROCESS_CPUTIME_ID`, which sums the whole thread group, io_uring's `iou-wrk-*` and
+/// `iou-sqp-*` threads included (checked on 6.18: a spinning SQPOLL thread and io-wq workers
+/// reading /dev/zero were counted in full). One system call (under a microsecond), where a
+/// [`CpuSnapshot`] reads /proc for every thread and process (about a millisecond): cheap
+/// enough to take ten times a second. It differs from [`CpuUsage::process_total_s`] by the
+/// monitor's sampler thread, which it counts too.
+pub fn process_cpu_s() -> f64 {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::ProcessCPUTime);
+    t.tv_sec as f64 + t.tv_nsec as f64 / 1e9
+}
+
 impl CpuSnapshot {
     pub fn take() -> CpuSnapshot {
         let mut threads = HashMap::new();

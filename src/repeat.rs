@@ -65,6 +65,8 @@ pub fn combine(mut docs: Vec<Document>) -> Option<Document> {
     let summary = summarize(&results);
     let mut doc = docs.swap_remove(median_run(&results));
     doc.result.repeat = Some(summary);
+    // Its `precision` stays the median run's own: how well that one run measured (the
+    // repetitions' spread is `repeat`).
     // The median run stands for the figures, never for the failures: every repetition's errors,
     // mismatches and warnings are the combined result's.
     let r = &mut doc.result;

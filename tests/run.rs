@@ -72,6 +72,26 @@ fn psync_verified_run_writes_sane_json() {
     assert!(env["target"]["dio_offset_align"].as_u64().unwrap() >= 512);
     // The app thread did the reads: its CPU is counted.
     assert!(doc["result"]["cpu"]["app"]["total_s"].as_f64().unwrap() > 0.0);
+    // Two seconds of 100 ms windows: an interval that holds the run's IOPS, said in the table.
+    let p = &doc["result"]["precision"];
+    let iops = doc["result"]["iops"].as_f64().unwrap();
+    let e = &p["iops"];
+    assert_eq!(e["value"].as_f64(), Some(iops), "{p}");
+    assert!(
+        e["lo"].as_f64().unwrap() <= iops && iops <= e["hi"].as_f64().unwrap(),
+        "{p}"
+    );
+    assert!(p["windows"].as_u64().unwrap() >= 8, "{p}");
+    let p99 = &p["p99_ns"];
+    let v = p99["value"].as_f64().unwrap();
+    assert!(
+        p99["lo"].as_f64().unwrap() <= v && v <= p99["hi"].as_f64().unwrap(),
+        "{p}"
+    );
+    assert!(
+        table.contains("interval IOPS ") && table.contains(" % (95 %; "),
+        "{table}"
+    );
 }
 
 #[test]

@@ -111,6 +111,7 @@ impl Exporter for TableExporter {
 pub fn run_report(d: &Document) -> String {
     let mut s = headline(d);
     latency_lines(&mut s, &d.result);
+    precision_lines(&mut s, &d.result);
     shape_lines(&mut s, d);
     cost_lines(&mut s, &d.result);
     check_lines(&mut s, &d.result);
@@ -214,6 +215,75 @@ fn latency_lines(s: &mut String, r: &RunResult) {
                 String::new()
             }
         );
+    }
+}
+
+/// How well the run measured: IOPS and CPU per I/O with their intervals (± half the interval,
+/// relative), then the percentiles' intervals; a percentile too few requests support shows
+/// `–` as on the latency line, with whatever bound its interval has. Lines within 100 columns.
+fn precision_lines(s: &mut String, r: &RunResult) {
+    const HEAD: &str = "  interval ";
+    if r.latency.count == 0 {
+        return;
+    }
+    let Some(p) = &r.precision else {
+        let _ = writeln!(
+            s,
+            "{HEAD}– (the measured window is too short for one: under {} batches of windows)",
+            crate::estimate::MIN_BATCHES
+        );
+        return;
+    };
+    let pm = |e: &crate::estimate::Estimate| match e.relative_half_width() {
+        h if h.is_finite() => format!("± {:.1} %", 100.0 * h),
+        _ => "± ?".into(),
+    };
+    let _ = writeln!(
+        s,
+        "{HEAD}IOPS {} {} ({:.0} %; {} windows of {} s in {} batches)",
+        crate::units::grouped(p.iops.value.round().max(0.0) as u64),
+        pm(&p.iops),
+        100.0 * p.confidence,
+        p.windows,
+        p.window_s,
+        p.batches
+    );
+    let mut items = Vec::new();
+    if let Some(c) = &p.cpu_us_per_io {
+        items.push(format!("CPU {:.2} us per I/O {}", c.value, pm(c)));
+    }
+    let l = &r.latency;
+    for (name, q, e) in [
+        ("p50", 50.0, &p.p50_ns),
+        ("p99", 99.0, &p.p99_ns),
+        ("p99.9", 99.9, &p.p999_ns),
+    ] {
+        let value = percentile_cell(l, q, e.value as u64);
+        items.push(format!("{name} {value} ({})", bounds(e)));
+    }
+    let indent = " ".repeat(HEAD.len());
+    let mut line = indent.clone();
+    for it in items {
+        if line.len() > indent.len() && line.chars().count() + 2 + it.chars().count() > 100 {
+            let _ = writeln!(s, "{line}");
+            line = indent.clone();
+        }
+        if line.len() > indent.len() {
+            line.push_str("  ");
+        }
+        line.push_str(&it);
+    }
+    let _ = writeln!(s, "{line}");
+}
+
+/// A percentile's interval in words: `lo–hi`, or the one bound there is and why not the other.
+fn bounds(e: &crate::estimate::Estimate) -> String {
+    let ns = |v: f64| format_ns(v, Style::Table);
+    match (e.lo, e.hi) {
+        (Some(lo), Some(hi)) => format!("{}–{}", ns(lo), ns(hi)),
+        (Some(lo), None) => format!("≥ {}; too few requests for an upper bound", ns(lo)),
+        (None, Some(hi)) => format!("≤ {}; too few requests for a lower bound", ns(hi)),
+        (None, None) => "too few requests to bound it".into(),
     }
 }
 
@@ -439,6 +509,56 @@ mod tests {
             table.contains("open loop A48B8T3: rate 5,000/s, achieved 4,998/s\n"),
             "{table}"
         );
+    }
+
+    /// A run's intervals: IOPS ± its relative half-width, CPU per I/O too, the percentiles'
+    /// bounds (an unbounded side said as such), within 100 columns; a run too short for one
+    /// says so.
+    #[test]
+    fn the_run_says_how_precise_its_figures_are() {
+        use crate::estimate::Estimate;
+        let mut d = fixture().remove(0);
+        // Enough requests for p99, too few for p99.9.
+        d.result.latency.count = 5_000;
+        let l = d.result.latency.clone();
+        assert!(run_report(&d).contains("  interval – (the measured window is too short"));
+        let e = |value: f64, lo: Option<f64>, hi: Option<f64>| Estimate { value, lo, hi };
+        d.result.precision = Some(crate::result::Precision {
+            confidence: 0.95,
+            window_s: 0.1,
+            windows: 100,
+            batches: 10,
+            iops: e(123_456.0, Some(121_975.0), Some(124_937.0)),
+            cpu_us_per_io: Some(e(1.5, Some(1.47), Some(1.53))),
+            p50_ns: e(
+                l.p50_ns as f64,
+                Some(l.p50_ns as f64 - 100.0),
+                Some(l.p50_ns as f64),
+            ),
+            p99_ns: e(l.p99_ns as f64, Some(900_000.0), Some(1_300_000.0)),
+            p999_ns: e(l.p999_ns as f64, Some(1_800_000.0), None),
+        });
+        let block = run_report(&d);
+        assert!(
+            block.contains(
+                "  interval IOPS 123,456 ± 1.2 % (95 %; 100 windows of 0.1 s in 10 batches)\n"
+            ),
+            "{block}"
+        );
+        assert!(block.contains("CPU 1.50 us per I/O ± 2.0 %"), "{block}");
+        assert!(block.contains("p99 "), "{block}");
+        assert!(block.contains("(900.0us–1.30ms)"), "{block}");
+        assert!(
+            block.contains("p99.9 – (≥ 1.80ms; too few requests for an upper bound)"),
+            "{block}"
+        );
+        let start = block.find("  interval").unwrap();
+        let lines: Vec<&str> = block[start..]
+            .lines()
+            .take_while(|l| l.starts_with("  interval") || l.starts_with("           "))
+            .collect();
+        assert!(lines.len() >= 2, "{block}");
+        assert!(lines.iter().all(|l| l.chars().count() <= 100), "{lines:#?}");
     }
 
     #[test]

@@ -161,8 +161,17 @@ pub struct Precision {
     /// Windows in the measured window, and the batches they were grouped into.
     pub windows: usize,
     pub batches: usize,
+    /// The run's IOPS with the interval of its mean rate over the windows (each window's I/Os
+    /// over its seconds; a last window cut short left out).
     pub iops: crate::estimate::Estimate,
+    /// The run's CPU per I/O with an interval from each window's CPU: the process's CPU clock
+    /// (`CLOCK_PROCESS_CPUTIME_ID`: every thread, io_uring's kernel helpers included), cheaper
+    /// to read ten times a second than the per-thread figures of `cpu`; its relative width,
+    /// around the run's own figure. None when no window saw an I/O.
     pub cpu_us_per_io: Option<crate::estimate::Estimate>,
+    /// The percentiles of the run's merged histogram, each with the interval of order
+    /// statistics its request count supports; a side without a bound (too few requests beyond
+    /// it) is none.
     pub p50_ns: crate::estimate::Estimate,
     pub p99_ns: crate::estimate::Estimate,
     pub p999_ns: crate::estimate::Estimate,

@@ -1,6 +1,7 @@
 //! The workers' outputs merged into one [`RunResult`]: latency per request from the per-second
 //! intervals (which also make the timeline), errors and mismatches in offset order, service and
-//! hand-off times, open-loop figures, CPU per I/O and the clock's own cost.
+//! hand-off times, open-loop figures, CPU per I/O and the clock's own cost, and how precise the
+//! headline figures are (`super::windows`).
 
 use super::Ended;
 use super::checks::{self, KEEP_FIRST};
@@ -68,7 +69,16 @@ pub(super) fn result(
 ) -> Result<RunResult> {
     let last_done = outs.iter().filter_map(|o| o.as_ref().ok()?.last_done).max();
     let window = ended.window_until(last_done);
-    let Ended { cpu, ended_by, .. } = ended;
+    let until = ended
+        .ramp_end
+        .checked_add(std::time::Duration::from_secs_f64(window.max(0.0)))
+        .unwrap_or(ended.ramp_end);
+    let Ended {
+        cpu,
+        ended_by,
+        samples,
+        ..
+    } = ended;
     let Merged {
         errors,
         verify,
@@ -110,13 +120,19 @@ pub(super) fn result(
     // Asked more than the run could issue: said once, in every output.
     warnings.extend(open_loop.as_ref().and_then(|o| o.shortfall()));
     checks::after_run(&errors, ios, &mut warnings);
+    let iops = ios as f64 / secs;
+    let cpu_us_per_io = if ios > 0 {
+        total_cpu * 1e6 / ios as f64
+    } else {
+        0.0
+    };
     Ok(RunResult {
         label: cfg.label(),
         seconds: window,
         ios,
         requests,
         bytes: lat.bytes,
-        iops: ios as f64 / secs,
+        iops,
         requests_per_s: requests as f64 / secs,
         mb_s: lat.bytes as f64 / secs / 1e6,
         mib_s: lat.bytes as f64 / secs / (1u64 << 20) as f64,
@@ -124,11 +140,7 @@ pub(super) fn result(
         achieved_depth: (window > 0.0).then(|| depth_area / (window * 1e9) / cfg.threads as f64),
         timeline,
         offset_samples,
-        cpu_us_per_io: if ios > 0 {
-            total_cpu * 1e6 / ios as f64
-        } else {
-            0.0
-        },
+        cpu_us_per_io,
         cpu,
         timer: TimerInfo {
             clock: crate::clock::Tick::clock_name().into(),
@@ -149,7 +161,7 @@ pub(super) fn result(
         warnings,
         repeat: None,
         histogram: stats::encode_histogram(&lat.hist),
-        precision: None,
+        precision: samples.precision(until, iops, cpu_us_per_io, &lat),
         race: None,
     })
 }

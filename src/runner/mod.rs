@@ -7,6 +7,8 @@
 //! - `schedule`: the open-loop schedule of `--rate`: when requests fall due, how late they went out.
 //! - `watch`: the runner's own thread while the workers run: ticks, CPU snapshots and the stop
 //!   conditions that decide [`EndedBy`].
+//! - `windows`: the measured window in 100 ms windows the watch samples, and the run's
+//!   [`Precision`](crate::result::Precision) from them.
 //! - `aggregate`: the workers' outputs merged into one [`RunResult`](crate::result::RunResult).
 //! - `targets`: several targets in one run ([`run_targets`]): one group of workers per target
 //!   behind the same start barrier, results per target and their aggregate.
@@ -29,12 +31,15 @@ mod selfcost;
 mod shared;
 mod targets;
 mod watch;
+mod windows;
 mod worker;
 
 #[cfg(test)]
 mod gate_tests;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod window_tests;
 
 pub(crate) use checks::{OTHER_LOAD, other_load};
 pub use checks::{Prepared, check_prepared_throughout, prepare_run};

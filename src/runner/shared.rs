@@ -114,6 +114,14 @@ impl Shared<'_> {
             .sum()
     }
 
+    /// I/Os completed by each target's workers so far (ramp included), in target order.
+    pub(super) fn done_per_group(&self) -> Vec<u64> {
+        self.groups
+            .iter()
+            .map(|g| g.done.iter().map(|c| c.0.load(Ordering::Relaxed)).sum())
+            .collect()
+    }
+
     /// Keep the first worker's set-up failure for the gate.
     pub(super) fn setup_failed(&self, message: &str) {
         self.setup_failed
@@ -163,6 +171,8 @@ pub(super) struct Ended {
     pub(super) planned: f64,
     /// /proc/interrupts at the window's start and end (when some target's device has lines).
     pub(super) irq: Option<(crate::irq::Snapshot, crate::irq::Snapshot)>,
+    /// The measured window's samples every 100 ms (none for a run stopped in its ramp).
+    pub(super) samples: super::windows::Samples,
 }
 
 impl Ended {

@@ -75,10 +75,12 @@ fn targets_inner(
     let mut merged: BTreeMap<u64, Recorder> = BTreeMap::new();
     let mut threads = 0;
     let mut warnings = Vec::new();
-    for ((outs, intervals, ready), (spec, environment)) in done
+    let mut ok_groups = Vec::new();
+    for (g, ((outs, intervals, mut ready), (spec, environment))) in done
         .groups
         .into_iter()
         .zip(targets.iter().zip(environments))
+        .enumerate()
     {
         let ok = outs.iter().all(Result::is_ok);
         if ok {
@@ -87,26 +89,19 @@ fn targets_inner(
                 merged.entry(*s).or_default().merge(rec);
             }
             threads += ready.cfg.threads;
+            ok_groups.push(g);
         }
         let r = aggregate::result(
             ready.cfg,
             outs,
             &intervals,
-            ended_copy(&done.ended),
+            ended_copy(&done.ended, g),
             timer_ns,
-            ready.warnings,
+            std::mem::take(&mut ready.warnings),
         );
         let (result, error) = match r {
             Ok(mut r) => {
-                checks::trust_window(&mut r);
-                checks::trust_target(ready.cfg, &ready.range, &mut r);
-                checks::trust_samples(&mut r);
-                checks::trust_polling(
-                    ready.cfg,
-                    ready.irq.as_ref(),
-                    done.ended.irq.as_ref(),
-                    &mut r,
-                );
+                checked(&ready, done.ended.irq.as_ref(), &mut r);
                 warnings.extend(r.warnings.iter().map(|w| format!("{}: {w}", spec.name)));
                 (Some(r), None)
             }
@@ -129,17 +124,15 @@ fn targets_inner(
         ..cfg.clone()
     };
     agg_cfg.threads = threads.max(1);
-    let mut result =
-        aggregate::result(&agg_cfg, all_outs, &merged, done.ended, timer_ns, warnings)?;
+    // The aggregate counts the targets that did not fail: so do its windows.
+    let mut ended = done.ended;
+    ended.samples = ended.samples.only(&ok_groups);
+    let mut result = aggregate::result(&agg_cfg, all_outs, &merged, ended, timer_ns, warnings)?;
     result.label = cfg.label();
     checks::trust_window(&mut result);
     checks::trust_machine(&mut result);
     checks::trust_samples(&mut result);
-    for t in &mut runs {
-        if let Some(r) = &mut t.result {
-            r.cpu_us_per_io = result.cpu_us_per_io;
-        }
-    }
+    share_cpu(&result, &mut runs);
     let null_run = &super::null_run;
     if self_cost && let Some(c) = selfcost::for_run(&cfgs[0], first_size, &result, null_run) {
         let of = |r: &RunResult| RunnerCost::new(c.cpu_us_per_io, c.iops, r.cpu_us_per_io);
@@ -161,7 +154,32 @@ fn targets_inner(
     })
 }
 
-fn ended_copy(e: &Ended) -> Ended {
+/// A target's result checked as a run's is: its window, its target, its samples, its polling.
+fn checked(
+    ready: &ReadyTarget,
+    irq: Option<&(crate::irq::Snapshot, crate::irq::Snapshot)>,
+    r: &mut RunResult,
+) {
+    checks::trust_window(r);
+    checks::trust_target(ready.cfg, &ready.range, r);
+    checks::trust_samples(r);
+    checks::trust_polling(ready.cfg, ready.irq.as_ref(), irq, r);
+}
+
+/// Each target's CPU per I/O, and its interval, are the whole run's: the CPU is the process's,
+/// not split by target.
+fn share_cpu(all: &RunResult, runs: &mut [TargetRun]) {
+    for r in runs.iter_mut().filter_map(|t| t.result.as_mut()) {
+        r.cpu_us_per_io = all.cpu_us_per_io;
+        if let (Some(p), Some(whole)) = (&mut r.precision, &all.precision) {
+            p.cpu_us_per_io = whole.cpu_us_per_io;
+        }
+    }
+}
+
+/// How the window ended, as target `g` saw it: the run's ending, CPU and times, the samples of
+/// its own completions.
+fn ended_copy(e: &Ended, g: usize) -> Ended {
     Ended {
         cpu: e.cpu.clone(),
         window: e.window,
@@ -170,5 +188,6 @@ fn ended_copy(e: &Ended) -> Ended {
         reached_end: e.reached_end,
         planned: e.planned,
         irq: e.irq.clone(),
+        samples: e.samples.only(&[g]),
     }
 }

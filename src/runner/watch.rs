@@ -1,9 +1,11 @@
 //! The runner's own thread while the workers run: it releases them, samples progress for the
 //! [`Observer`] a few times per second, takes the CPU snapshots at the edges of the measured
-//! window, and decides when and why the run ends (runtime, stability, cancel, workers done). A
-//! run ends within a grace period of that decision whatever the target does: workers still
-//! blocked then have their source closed under them ([`STOP_GRACE`], [`CANCEL_GRACE`]).
+//! window and the measured window's samples every 100 ms (`super::windows`), and decides when
+//! and why the run ends (runtime, stability, cancel, workers done). A run ends within a grace
+//! period of that decision whatever the target does: workers still blocked then have their
+//! source closed under them ([`STOP_GRACE`], [`CANCEL_GRACE`]).
 
+use super::windows::Samples;
 use super::{Ended, Observer, Phase, Shared, StartGate, Tick};
 use crate::config::RunConfig;
 use crate::cpu::CpuSnapshot;
@@ -30,6 +32,7 @@ pub(super) struct Watched {
     /// /proc/interrupts beside the CPU snapshots (when some target's device has lines).
     irq_start: Option<Snapshot>,
     irq_end: Option<Snapshot>,
+    samples: Samples,
     stopped_at: Instant,
     interrupted: bool,
     stable: bool,
@@ -46,7 +49,7 @@ pub(super) fn watch(
     gate: Option<&dyn StartGate>,
 ) -> Watched {
     let cfg = shared.timing;
-    let (t0, gate_failed) = release(shared, gate);
+    let (t0, gate_failed, cpu_s) = release(shared, gate);
 
     // Checked: durations are bounded before a run (RunConfig::check), but a panic here would
     // leave the workers waiting at their barrier forever.
@@ -67,9 +70,18 @@ pub(super) fn watch(
         cpu_start: (cfg.ramp.is_zero()).then(CpuSnapshot::take),
         interrupted: false,
         stable: false,
+        samples: Samples::new(at.ramp_end),
     };
+    if cfg.ramp.is_zero() && gate_failed.is_none() {
+        seen.samples.start_at(t0, shared.groups.len(), cpu_s);
+    }
     if gate_failed.is_none() {
         until_end(shared, observer, at, &mut seen);
+    }
+    // The last window closes where the run was stopped (the aggregation cuts it at the
+    // window's end). None for a run stopped in its ramp: it has no measured window.
+    if seen.samples.next_due().is_some() {
+        seen.samples.take(Instant::now(), shared.done_per_group());
     }
     let cpu_end = CpuSnapshot::take();
     let irq_end = seen.irq_start.as_ref().and_then(|_| irq(shared));
@@ -95,6 +107,7 @@ pub(super) fn watch(
         cpu_end,
         irq_start: seen.irq_start,
         irq_end,
+        samples: seen.samples,
         stopped_at,
         interrupted,
         stable: seen.stable,
@@ -119,6 +132,8 @@ struct Seen {
     irq_start: Option<Snapshot>,
     interrupted: bool,
     stable: bool,
+    /// The measured window's samples (from the ramp's end on).
+    samples: Samples,
 }
 
 /// /proc/interrupts now, when some target's device has lines there.
@@ -127,11 +142,12 @@ fn irq(shared: &Shared) -> Option<Snapshot> {
 }
 
 /// Wait for the workers' set-up, pass the start gate (if any) and release the workers: the run's
-/// start, and the gate's error if it refused (the workers are then told to stop at once).
+/// start, the gate's error if it refused (the workers are then told to stop at once), and the
+/// process's CPU clock just before the workers were released.
 fn release(
     shared: &Shared,
     gate: Option<&dyn StartGate>,
-) -> (Instant, Option<crate::error::Error>) {
+) -> (Instant, Option<crate::error::Error>, f64) {
     let cfg = shared.timing;
     shared.ready.wait();
     if let Some(m) = shared.monitor {
@@ -159,13 +175,16 @@ fn release(
         // The monitor's samples fall at the ends of the run's seconds.
         m.set_epoch(t0.checked_add(cfg.ramp).unwrap_or(t0));
     }
+    let cpu_s = crate::cpu::process_cpu_s();
     shared.start.wait();
-    (t0, gate_failed)
+    (t0, gate_failed, cpu_s)
 }
 
 /// Watch the running workers a few times per second until the run ends (its planned end, stable
 /// IOPS, cancelled, or every worker done): progress to the observer, the CPU and interrupt
-/// snapshots when the ramp ends, the stop rule fed once a second.
+/// snapshots when the ramp ends, the stop rule fed once a second, the measured window sampled
+/// every 100 ms on a grid from the ramp's end (wake-ups for a sample alone tell the observer
+/// nothing: its ticks stay as they were).
 fn until_end(shared: &Shared, observer: &dyn Observer, at: Times, seen: &mut Seen) {
     let Times {
         t0,
@@ -184,14 +203,19 @@ fn until_end(shared: &Shared, observer: &dyn Observer, at: Times, seen: &mut See
         } else {
             end
         };
-        let mut wake = (last.0 + period).min(next);
+        let mut due = (last.0 + period).min(next);
         if tracker.is_some() {
-            wake = wake.min(next_second.0);
+            due = due.min(next_second.0);
         }
+        let wake = due.min(seen.samples.next_due().unwrap_or(ramp_end));
         if wake > now {
             std::thread::sleep(wake - now);
         }
         let now = Instant::now();
+        // The window's sample first: it is cheap, the CPU snapshot reads /proc at length.
+        if now >= ramp_end && seen.samples.next_due().is_none_or(|d| now >= d) && now < end {
+            seen.samples.take(now, shared.done_per_group());
+        }
         if seen.cpu_start.is_none() && now >= ramp_end {
             seen.irq_start = irq(shared);
             seen.cpu_start = Some(CpuSnapshot::take());
@@ -211,6 +235,14 @@ fn until_end(shared: &Shared, observer: &dyn Observer, at: Times, seen: &mut See
         }
         if now >= end {
             break;
+        }
+        if now < due {
+            // Woken for a sample alone.
+            if observer.cancelled() || shared.exited.load(Ordering::Relaxed) == shared.threads {
+                seen.interrupted = observer.cancelled();
+                break;
+            }
+            continue;
         }
         let ios = shared.total_done();
         let dt = now.duration_since(last.0).as_secs_f64().max(1e-9);
@@ -295,6 +327,7 @@ impl Watched {
                 .saturating_duration_since(self.ramp_end)
                 .as_secs_f64(),
             irq: self.irq_start.zip(self.irq_end),
+            samples: self.samples,
         }
     }
 }
