@@ -393,6 +393,8 @@ fn two_targets_get_two_scatters_and_frontiers_named_in_legends() {
             "1,8",
             "--runtime",
             "1s",
+            "--budget",
+            "0",
             "-q",
             "--json",
             s(json),

@@ -44,6 +44,8 @@ fn several_configurations_compare_and_a_baseline() {
         "1,4",
         "--runtime",
         "1s",
+        "--budget",
+        "0",
         "-q",
         "--json",
         s(&a),
@@ -81,6 +83,8 @@ fn several_configurations_compare_and_a_baseline() {
         "1,4",
         "--runtime",
         "1s",
+        "--budget",
+        "0",
         "-q",
         "--json",
         s(&b),
@@ -456,5 +460,102 @@ fn the_answer_first_and_a_too_wide_profile_refused() {
         !stderr(&o).contains("wider than the tolerance"),
         "{}",
         stderr(&o)
+    );
+}
+
+/// The "fastest" finding of the runs in `runs` (a `--json` file), as `readlab report`'s
+/// verdict says it: (call, label, gap basis).
+fn fastest(d: &Path, runs: &Path) -> (String, String, String) {
+    let v = d.join("verdict.json");
+    ok(&["report", s(runs), "--format", "json", "-o", s(&v)]);
+    let r = read_json(&v);
+    let f = r["verdict"][0]["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|g| g["bs"] == 4096)
+        .flat_map(|g| g["findings"].as_array().unwrap().clone())
+        .find(|f| f["verdict"] == "fastest")
+        .expect("a fastest finding");
+    let basis = f["gap"]["basis"].as_str().unwrap_or("none").to_string();
+    (
+        f["call"].as_str().unwrap().to_string(),
+        f["label"].as_str().unwrap().to_string(),
+        basis,
+    )
+}
+
+/// Issue 41: a 3× gap (QD1, QD4, QD32 on a loop device, 2 s each) is decided — U32B1 or U4B1
+/// ahead or equal, never "too close to call" (the old rule could not call a run shorter than
+/// 3 s at all); QD1 is far behind and never raced; every run carries its interval.
+#[test]
+fn a_big_gap_is_decided_and_the_far_behind_is_never_raced() {
+    let d = disk_dir();
+    let lo = LoopDev::prepared("64M");
+    let runs = d.path().join("runs.json");
+    let o = ok(&[
+        "run",
+        "--engine",
+        "uring",
+        "--iodepth",
+        "1,4,32",
+        "--runtime",
+        "2s",
+        "-q",
+        "--json",
+        s(&runs),
+        &lo.dev,
+    ]);
+    let out = stdout(&o);
+    let (call, label, _) = fastest(d.path(), &runs);
+    assert!(
+        matches!(call.as_str(), "ahead" | "equal") && ["U32B1", "U4B1"].contains(&label.as_str()),
+        "{call} {label}:\n{out}"
+    );
+    assert!(
+        !out.contains("fastest and recommended: throughput: U32B1 ~"),
+        "{out}"
+    );
+    let docs = read_json(&runs);
+    let qd1 = docs
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["result"]["label"] == "U1B1")
+        .unwrap();
+    assert!(
+        qd1["result"]["race"].is_null(),
+        "QD1 was raced: {}",
+        qd1["result"]["race"]
+    );
+    assert!(qd1["result"]["precision"]["iops"]["lo"].is_number());
+}
+
+/// Issue 41: an A/A comparison — psync and pvsync2 at QD1 on a device the kernel throttles to
+/// 2,000 IOPS (the throttle, not the interface, sets the speed) — is called equal or too close,
+/// never a winner.
+#[test]
+fn two_interfaces_held_to_one_rate_are_never_told_apart() {
+    let d = disk_dir();
+    let lo = LoopDev::prepared("64M");
+    let slow = Throttle::new(&lo.dev, 2000);
+    let runs = d.path().join("aa.json");
+    let o = slow.run(&[
+        "run",
+        "--engine",
+        "psync,pvsync2",
+        "--runtime",
+        "1s",
+        "-q",
+        "--json",
+        s(&runs),
+        &lo.dev,
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let (call, label, basis) = fastest(d.path(), &runs);
+    assert!(
+        call == "equal" || call == "open",
+        "{call} {label} ({basis}):\n{}",
+        stdout(&o)
     );
 }

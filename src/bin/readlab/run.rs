@@ -623,8 +623,9 @@ fn measure(
     }
     let raced = single && a.repeat <= 1 && docs.len() == cfgs.len() && cfgs.len() > 1;
     if raced && !progress.interrupted() {
-        // By default racing may take as long again as the first pass; runs shorter than half a
-        // second (smoke tests, not measurements) are not raced unless a budget is given.
+        // By default racing may take as long again as the first pass, and at least 30 s (a few
+        // rounds of the close ones); runs shorter than half a second (smoke tests, not
+        // measurements) are not raced unless a budget is given.
         let short = cfgs
             .iter()
             .any(|c| c.runtime < std::time::Duration::from_millis(500));
@@ -632,7 +633,9 @@ fn measure(
             if short {
                 first
             } else {
-                first.saturating_mul(2)
+                first
+                    .saturating_mul(2)
+                    .max(first + std::time::Duration::from_secs(30))
             }
         });
         docs = race(docs, cfgs, &a.race.rule(), deadline, progress)?;
