@@ -25,7 +25,7 @@ pub fn table(t: &TargetVerdict, points: &[Point]) -> Table {
         Column::right("p50").priority(1),
         Column::right("p99.9").priority(2),
         Column::right("CPU µs/IO").priority(1),
-        Column::left("how sure").priority(2).floor(24),
+        Column::left("how sure").priority(2).floor(24).class("wrap"),
     ]);
     for g in &t.groups {
         let mut first = true;
