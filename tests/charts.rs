@@ -671,3 +671,252 @@ fn the_chart_rules_hold_in_the_svg() {
             .any(|e| e.tag == "rect" && e.num("height") > 20.0)
     );
 }
+
+/// Issue 41, item 4: each point of a chart names itself when hovered and draws how well its
+/// figures are known. Queue points with their runs' precision (one without, one whose p99.9 has
+/// no upper bound), checked on the SVG: every mark group's `<title>` names its label in words and
+/// its figures with their intervals; whiskers reach the intervals' ends (to a pixel or two);
+/// an unbounded side ends in an open arrow; a point without intervals has no whisker.
+#[test]
+fn points_name_themselves_and_draw_their_intervals() {
+    let f = fixture();
+    let mut docs = Vec::new();
+    for (qd, iops, p99) in [
+        (1u64, 12_000.0, 120.0),
+        (4, 40_000.0, 150.0),
+        (16, 75_000.0, 600.0),
+    ] {
+        for (engine, prefix, k) in [("uring", "U", 1.0), ("libaio", "A", 0.97)] {
+            let label = format!("{prefix}{qd}B1");
+            let mut d = point(
+                &f[3],
+                "queue",
+                engine,
+                4096,
+                1,
+                qd,
+                &label,
+                iops * k,
+                p99 * k,
+            );
+            if label != "A4B1" {
+                d["result"]["precision"] = precision(&d, label != "U16B1");
+            }
+            docs.push(d);
+        }
+    }
+    let dir = common::disk_dir();
+    let input = dir.path().join("results.jsonl");
+    let lines: Vec<String> = docs.iter().map(Value::to_string).collect();
+    std::fs::write(&input, lines.join("\n") + "\n").unwrap();
+    let out = dir.path().join("report.html");
+    let o = common::run(&[
+        "report",
+        input.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let html = std::fs::read_to_string(&out).unwrap();
+    let svg = |id: &str| -> String {
+        let start = html.find(&format!("<svg id=\"chart-{id}\"")).expect(id);
+        html[start..start + html[start..].find("</svg>").unwrap()].to_string()
+    };
+    // The scatter: MB/s (linear) across, p99.9 (log) up; both have intervals.
+    let scatter = marks(&svg("all-scatter"));
+    assert_eq!(scatter.len(), 6, "{scatter:?}");
+    let by_label = |m: &[Marked], l: &str| -> Marked {
+        m.iter()
+            .find(|g| g.title.starts_with(&format!("{l} — ")))
+            .unwrap_or_else(|| panic!("no mark of {l}: {m:?}"))
+            .clone()
+    };
+    let u16 = by_label(&scatter, "U16B1");
+    assert!(
+        u16.title
+            .starts_with("U16B1 — io_uring, queue depth 16, batch 1, 4K random reads"),
+        "{}",
+        u16.title
+    );
+    assert!(
+        u16.title.contains("75,000 IOPS (71,250–78,750, 95 %)"),
+        "{}",
+        u16.title
+    );
+    assert!(u16.title.contains("MB/s (292–323, 95 %)"), "{}", u16.title);
+    assert!(
+        u16.title
+            .contains("p99.9 780µs (at least 546µs; no upper bound, 95 %)"),
+        "{}",
+        u16.title
+    );
+    let a4 = by_label(&scatter, "A4B1");
+    assert!(
+        !a4.title.contains('%') && a4.title.contains("IOPS"),
+        "{}",
+        a4.title
+    );
+    assert!(
+        a4.whiskers().is_empty(),
+        "no interval, no whisker: {:?}",
+        a4.whiskers()
+    );
+    // Pixels per decade of p99.9 and per MB/s, from two points' centres.
+    let (u1, u4) = (by_label(&scatter, "U1B1"), by_label(&scatter, "U4B1"));
+    let (c1, c4) = (u1.centre(), u4.centre());
+    let mb = |iops: f64| iops * 4096.0 / 1e6;
+    let per_decade = (c1.1 - c4.1) / (195.0f64.log10() - 156.0f64.log10());
+    let per_mb = (c4.0 - c1.0) / (mb(40_000.0) - mb(12_000.0));
+    for (m, iops) in [(&u1, 12_000.0), (&u4, 40_000.0)] {
+        let (left, right, up, down) = m.extents();
+        let close = |a: f64, b: f64, what: &str| {
+            assert!((a - b).abs() <= 2.0, "{}: {what} {a} px, want {b}", m.title)
+        };
+        close(left, per_mb * mb(iops) * 0.05, "left");
+        close(right, per_mb * mb(iops) * 0.05, "right");
+        close(up, per_decade * 1.5f64.log10(), "up");
+        close(down, per_decade * -(0.7f64.log10()), "down");
+        assert!(!m.open_arrow(), "{}", m.title);
+    }
+    assert!(u16.open_arrow(), "an unbounded side ends in an open arrow");
+    // Bars: the queue study's throughput per queue size; each bar's whisker against its height.
+    let bars = marks(&svg("queue-throughput"));
+    assert_eq!(bars.len(), 6, "{bars:?}");
+    for b in &bars {
+        let rect = b.els.iter().find(|e| e.tag == "rect").expect("a bar");
+        let (h, whiskers) = (rect.num("height"), b.whiskers());
+        if b.title.starts_with("A4B1 — ") {
+            assert!(whiskers.is_empty(), "{whiskers:?}");
+            continue;
+        }
+        // The bar's height is its MB/s; the interval is ±5 % of it.
+        let x = rect.num("x") + rect.num("width") / 2.0;
+        let top = rect.num("y");
+        let ys: Vec<f64> = whiskers
+            .iter()
+            .filter(|w| (w[0].0 - x).abs() <= 1.0 && (w[1].0 - x).abs() <= 1.0)
+            .flat_map(|w| [w[0].1, w[1].1])
+            .collect();
+        let (hi, lo) = (
+            ys.iter().copied().fold(f64::INFINITY, f64::min),
+            ys.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+        );
+        assert!(
+            (top - hi - h * 0.05).abs() <= 2.0,
+            "{}: up {}",
+            b.title,
+            top - hi
+        );
+        assert!(
+            (lo - top - h * 0.05).abs() <= 2.0,
+            "{}: down {}",
+            b.title,
+            lo - top
+        );
+    }
+}
+
+/// A run's precision for a point document: IOPS ±5 %, p99 −20 % +25 %, p99.9 −30 % +50 % (or
+/// no upper bound).
+fn precision(d: &Value, p999_bounded: bool) -> Value {
+    let r = &d["result"];
+    let l = &r["latency"];
+    let est = |v: f64, lo: f64, hi: Option<f64>| json!({"value": v, "lo": v * lo, "hi": hi.map(|h| v * h)});
+    let ns = |k: &str| l[k].as_f64().unwrap();
+    json!({
+        "confidence": 0.95, "window_s": 0.01, "windows": 100, "batches": 10,
+        "iops": est(r["iops"].as_f64().unwrap(), 0.95, Some(1.05)),
+        "cpu_us_per_io": null,
+        "p50_ns": est(ns("p50_ns"), 0.9, Some(1.1)),
+        "p99_ns": est(ns("p99_ns"), 0.8, Some(1.25)),
+        "p999_ns": est(ns("p999_ns"), 0.7, p999_bounded.then_some(1.5)),
+    })
+}
+
+/// One mark of a chart: its title and its elements.
+#[derive(Debug, Clone)]
+struct Marked {
+    title: String,
+    els: Vec<El>,
+}
+
+/// The marks (`<g class="mark"><title>…</title>…</g>`) of a chart that draw a point: a
+/// polygon (a marker) or a rect (a bar).
+fn marks(svg: &str) -> Vec<Marked> {
+    let mut out = Vec::new();
+    for part in svg.split("<g class=\"mark\"><title>").skip(1) {
+        let (title, rest) = part.split_once("</title>").unwrap();
+        let body = &rest[..rest.find("</g>").unwrap()];
+        let els = elements(body);
+        if els.iter().any(|e| e.tag == "polygon" || e.tag == "rect") {
+            out.push(Marked {
+                title: title.replace("&amp;", "&"),
+                els,
+            });
+        }
+    }
+    out
+}
+
+impl Marked {
+    /// The marker's centre: the mean of its polygon's corners.
+    fn centre(&self) -> (f64, f64) {
+        let p = self
+            .els
+            .iter()
+            .find(|e| e.tag == "polygon")
+            .unwrap()
+            .points();
+        let n = p.len() as f64;
+        (
+            p.iter().map(|q| q.0).sum::<f64>() / n,
+            p.iter().map(|q| q.1).sum::<f64>() / n,
+        )
+    }
+
+    /// The straight two-point lines: whiskers and their caps.
+    fn whiskers(&self) -> Vec<Vec<(f64, f64)>> {
+        self.els
+            .iter()
+            .filter(|e| e.tag == "polyline")
+            .map(El::points)
+            .filter(|p| p.len() == 2)
+            .collect()
+    }
+
+    /// How far the whiskers reach from the centre: left, right, up, down (pixels).
+    fn extents(&self) -> (f64, f64, f64, f64) {
+        let (cx, cy) = self.centre();
+        let (mut e, lines) = ([0.0f64; 4], self.whiskers());
+        for w in lines {
+            for (x, y) in w {
+                let across = w_is(&[(x, y)], cx, cy);
+                if across.1 {
+                    e[0] = e[0].max(cx - x);
+                    e[1] = e[1].max(x - cx);
+                }
+                if across.0 {
+                    e[2] = e[2].max(cy - y);
+                    e[3] = e[3].max(y - cy);
+                }
+            }
+        }
+        (e[0], e[1], e[2], e[3])
+    }
+
+    /// Whether an open arrow (three points, a V) ends a whisker.
+    fn open_arrow(&self) -> bool {
+        self.els
+            .iter()
+            .any(|e| e.tag == "polyline" && e.points().len() == 3)
+    }
+}
+
+/// Whether points lie on the vertical through `cx` and on the horizontal through `cy` (a pixel
+/// either way): a whisker's own line, not its caps.
+fn w_is(p: &[(f64, f64)], cx: f64, cy: f64) -> (bool, bool) {
+    (
+        p.iter().all(|q| (q.0 - cx).abs() <= 1.0),
+        p.iter().all(|q| (q.1 - cy).abs() <= 1.0),
+    )
+}

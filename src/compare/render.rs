@@ -112,6 +112,7 @@ pub fn charts(c: &Comparison, id: &str) -> Vec<Chart> {
             .map(|(side, name, first)| BarSeries {
                 name: format!("{side}: {name}"),
                 fio: false,
+                marks: Vec::new(),
                 values: c
                     .rows
                     .iter()

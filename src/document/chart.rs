@@ -74,12 +74,39 @@ pub enum XAxis {
     Numeric(Axis),
 }
 
+/// How well a drawn value is known: the interval that holds it. A side that is None is
+/// unbounded (too few samples to bound it): drawn to the plot's edge with an open arrow.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Span {
+    pub lo: Option<f64>,
+    pub hi: Option<f64>,
+}
+
+/// What a drawn point carries besides its place: the words it names itself with when hovered
+/// (none when empty) and how well each of its coordinates is known (no interval drawn when None).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Mark {
+    pub tip: String,
+    pub x: Option<Span>,
+    pub y: Option<Span>,
+}
+
+/// What one bar carries besides its values: its words on hover and, per layer, how well that
+/// value is known.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct BarMark {
+    pub tip: String,
+    pub layers: Vec<Option<Span>>,
+}
+
 /// Bars of one series (one engine, target, …): per category, one value per layer, or nothing.
 #[derive(Debug, Clone, PartialEq)]
 pub struct BarSeries {
     pub name: String,
     pub fio: bool,
     pub values: Vec<Option<Vec<f64>>>,
+    /// Per category (as `values`), what its bar carries; empty when nothing.
+    pub marks: Vec<BarMark>,
 }
 
 /// Grouped bars: categories along x, one bar per series in each; with several layers each bar
@@ -168,6 +195,8 @@ pub struct LineSeries {
     pub step: bool,
     /// A label beside each point (`QD32`), or none.
     pub labels: Vec<String>,
+    /// What each point carries (as `points`: its words on hover, its interval), or none.
+    pub marks: Vec<Mark>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -191,6 +220,8 @@ pub struct Dot {
     pub big: bool,
     pub label: String,
     pub fio: bool,
+    /// Its words on hover and how well its coordinates are known.
+    pub mark: Mark,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -314,6 +345,15 @@ fn one_value_to_bars(l: &Lines) -> Option<Bars> {
                 name: s.name.clone(),
                 fio: s.fio,
                 values: vec![s.points.first().map(|p| vec![p.1])],
+                marks: s
+                    .marks
+                    .first()
+                    .map(|m| BarMark {
+                        tip: m.tip.clone(),
+                        layers: vec![m.y],
+                    })
+                    .into_iter()
+                    .collect(),
             })
             .collect(),
     })
@@ -444,6 +484,7 @@ mod tests {
             fio: false,
             step: false,
             labels: Vec::new(),
+            marks: Vec::new(),
         };
         let mut a = vec![line(4096), line(262_144)];
         style_by_block_size(&mut a, &[4096, 262_144]);
@@ -464,6 +505,7 @@ mod tests {
             fio: false,
             step: false,
             labels: Vec::new(),
+            marks: Vec::new(),
         };
         let lines = |a: f64, b: f64| Lines {
             x: XAxis::Numeric(Axis::linear("ranks", Unit::Whole)),

@@ -127,6 +127,7 @@ pub fn charts(report: &Report, names: &[String]) -> Vec<Chart> {
             .map(|n| BarSeries {
                 name: n.clone(),
                 fio: false,
+                marks: Vec::new(),
                 values: by
                     .values()
                     .map(|per| per.get(n.as_str()).map(|ps| vec![f(&median(ps))]))

@@ -344,6 +344,7 @@ fn lines_of(
                 fio: false,
                 step: false,
                 labels: Vec::new(),
+                marks: Vec::new(),
             })
             .collect(),
     }

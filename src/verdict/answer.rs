@@ -17,16 +17,20 @@ pub fn answers(v: &Verdict, points: &[Point]) -> Vec<Answer> {
     answers_for(v, points, DEFAULT_GOAL)
 }
 
-/// One answer per target, block size and access, for `goal`: "use X (X in words) — the rule;
-/// runner-up Y; margin Z against spread S", or "too close to call: run with --repeat 3" when
-/// the margin is inside the spread or no spread was measured.
+/// One answer per target, block size and access that had a choice, for `goal`: "use X (X in
+/// words) — the rule; runner-up Y; margin Z against spread S", or "too close to call: run with
+/// --repeat 3" when the margin is inside the spread or no spread was measured. Where only one
+/// configuration was measured there is no answer (the verdict's table says so).
 pub fn answers_for(v: &Verdict, points: &[Point], goal: Goal) -> Vec<Answer> {
     let mut out = Vec::new();
     for t in &v.targets {
         // A group of one configuration answers nothing: the verdict table says so.
         for g in t.groups.iter().filter(|g| g.configurations > 1) {
             let kind = Kind::Recommended(goal);
-            if let Some(f) = g.findings.iter().find(|f| f.kind == kind) {
+            // One configuration measured: nothing to choose from, said in the verdict's table
+            // only (a line of the answer each would crowd out the answers that choose).
+            let alone = |f: &Finding| g.configurations <= 1 && f.sure == Sureness::Alone;
+            if let Some(f) = g.findings.iter().find(|f| f.kind == kind && !alone(f)) {
                 out.push(answer(v, points, t, g, f));
             }
         }
@@ -55,10 +59,6 @@ fn answer(v: &Verdict, points: &[Point], t: &TargetVerdict, g: &Group, f: &Findi
         crate::units::format_ns(g.tail.ns(p), crate::units::Style::Table)
     );
     let (text, close) = match &f.sure {
-        Sureness::Alone if g.configurations <= 1 => (
-            format!("{head}: only {pick} was measured; nothing to choose from"),
-            false,
-        ),
         // The only configuration keeping enough throughput: as sure as the throughput is.
         Sureness::Alone if f.close => (
             format!(

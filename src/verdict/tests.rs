@@ -263,11 +263,13 @@ fn a_clear_winner_is_still_named_in_words_with_its_rule() {
         "{}",
         a[0].text
     );
-    // Only one configuration: nothing to choose from, and the verdict prints no rules.
+    // Only one configuration: nothing to choose from, so no answer (the verdict's table says
+    // so), and the verdict prints no rules.
     let one = vec![at("P", "psync", 10_000.0, 200.0, 5.0)];
     let v = verdict(&one, &|i| one[i].label.clone());
     // The answer leaves it to the verdict table: nothing was chosen.
     assert!(answer::answers(&v, &one).is_empty());
+    assert!(render::text(&v, &one).contains("the only one measured"));
     assert!(!render::text(&v, &one).contains("Rules:"));
 }
 

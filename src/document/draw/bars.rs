@@ -4,8 +4,9 @@
 use super::axes::{AxisMap, category_axis, category_name};
 use super::canvas::{Plane, configure, mesh_chart};
 use super::legend::{Entry, Swatch, draw_legend, entry, with_legend};
+use super::marks::{Whisker, begin, bounded, draw_whisker, end, ends};
 use super::style::*;
-use crate::document::chart::{Bars, Scale};
+use crate::document::chart::{BarMark, Bars, Scale};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
@@ -18,9 +19,16 @@ pub(super) fn draw_bars<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, b: &B
     }
     let mut ymap = AxisMap::new(
         &b.y,
-        b.series
-            .iter()
-            .flat_map(|s| s.values.iter().flatten().flatten().copied()),
+        b.series.iter().flat_map(|s| {
+            // Bounded ends of the intervals widen the axis, so every whisker ends inside it.
+            let spans = s.marks.iter().flat_map(|m| m.layers.iter().flatten());
+            s.values
+                .iter()
+                .flatten()
+                .flatten()
+                .copied()
+                .chain(bounded(spans))
+        }),
     );
     if ymap.scale == Scale::Log {
         // Bars start at a power of ten, so their lengths do not exaggerate small differences.
@@ -69,10 +77,57 @@ pub(super) fn draw_bars<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, b: &B
             let hue = color(j);
             let x0 = start + pos as f64 * slot + slot * 0.06;
             let x1 = x0 + slot * 0.88;
+            let mark = s.marks.get(i);
+            let tip = mark.map_or("", |m| m.tip.as_str());
+            let pa = chart.plotting_area().strip_coord_spec();
+            begin(&pa, tip)?;
             draw_bar(&mut chart, &ymap, (x0, x1), vals, hue, layered, s.fio)?;
+            if let Some(m) = mark {
+                for w in whiskers(&chart, &ymap, (x0, x1), vals, m) {
+                    draw_whisker(&pa, &w, WHISKER)?;
+                }
+            }
+            end(&pa, tip)?;
         }
     }
     Ok(())
+}
+
+/// The whiskers of a bar from `x0` to `x1` with layers `vals`, for the intervals its `mark` has
+/// (spread across the bar, one per layer, so a p99's and a p99.9's stand apart).
+fn whiskers<DB: DrawingBackend>(
+    chart: &ChartContext<'_, DB, Plane>,
+    ymap: &AxisMap,
+    (x0, x1): (f64, f64),
+    vals: &[f64],
+    mark: &BarMark,
+) -> Vec<Whisker> {
+    let base = chart.plotting_area().strip_coord_spec().get_base_pixel();
+    let px = |x: f64, y: f64| {
+        let (px, py) = chart.backend_coord(&(x, y));
+        (px - base.0, py - base.1)
+    };
+    let (bottom, top) = (px(x0, ymap.lo).1, px(x0, ymap.hi).1);
+    let n = vals.len();
+    vals.iter()
+        .zip(&mark.layers)
+        .enumerate()
+        .filter_map(|(k, (&v, span))| {
+            let span = (*span)?;
+            let x = if n == 1 {
+                (x0 + x1) / 2.0
+            } else {
+                x0 + (x1 - x0) * (k + 1) as f64 / (n + 1) as f64
+            };
+            let (mx, my) = px(x, ymap.t(v)?.clamp(ymap.lo, ymap.hi));
+            Some(Whisker {
+                vertical: true,
+                across: mx,
+                at: my,
+                ends: ends(span, my, &|v| Some(px(x, ymap.t(v)?).1), (bottom, top)),
+            })
+        })
+        .collect()
 }
 
 /// The legend: a swatch per series (its shades when bars are layered, with the layers named),

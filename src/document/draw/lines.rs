@@ -5,8 +5,9 @@ use super::axes::{AxisMap, category_axis, category_name};
 use super::canvas::{configure, draw_marker, mesh_chart};
 use super::labels::{Placer, h_pos};
 use super::legend::{Entry, Swatch, draw_legend, entry, with_legend};
+use super::marks::{Whisker, begin, bounded, draw_whisker, end, ends};
 use super::style::*;
-use crate::document::chart::{Lines, Scale, Shape, Unit, XAxis};
+use crate::document::chart::{Lines, Mark, Scale, Shape, Unit, XAxis};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{Pos, VPos};
@@ -36,9 +37,15 @@ pub(super) fn draw_lines_beside<DB: DrawingBackend>(
     if let Some(a) = &leg {
         draw_legend(a, &entries)?;
     }
+    // Bounded ends of the intervals widen the axis, so every whisker ends inside the plot.
     let ymap = AxisMap::new(
         &l.y,
-        l.series.iter().flat_map(|s| s.points.iter().map(|p| p.1)),
+        l.series.iter().flat_map(|s| {
+            s.points
+                .iter()
+                .map(|p| p.1)
+                .chain(bounded(s.marks.iter().filter_map(|m| m.y.as_ref())))
+        }),
     );
     let (xmap, names, turned) = x_axis(&plot, l);
     let xt = match &names {
@@ -74,16 +81,20 @@ pub(super) fn draw_lines_beside<DB: DrawingBackend>(
     // Point labels go on after every line, so they can keep clear of every marker.
     let mut labels: Vec<(String, (i32, i32), RGBColor)> = Vec::new();
     let mut placer = Placer::new(pw, ph);
+    let edges = ((0, pw as i32 - 1), (ph as i32 - 1, 0));
     for s in &l.series {
         let c = color(s.color);
-        let labelled: Vec<((f64, f64), Option<&String>)> = s
+        let labelled: Vec<Placed> = s
             .points
             .iter()
             .enumerate()
-            .filter_map(|(k, &(x, y))| Some(((xmap.t(x)?, ymap.t(y)?), s.labels.get(k))))
+            .filter_map(|(k, &(x, y))| {
+                Some(((xmap.t(x)?, ymap.t(y)?), s.labels.get(k), s.marks.get(k)))
+            })
             .collect();
         let pts: Vec<(f64, f64)> = labelled.iter().map(|p| p.0).collect();
         let path = if s.step { steps(&pts) } else { pts.clone() };
+        begin(&pa, &s.name)?;
         if path.len() > 1 {
             let style = c.stroke_width(2);
             if s.dashed {
@@ -96,25 +107,32 @@ pub(super) fn draw_lines_beside<DB: DrawingBackend>(
                     .map_err(fail)?;
             }
         }
+        end(&pa, &s.name)?;
         // A series of one or two points shows them, marker or not.
         let marker = s.marker.or((pts.len() <= 2).then_some(Shape::Circle));
-        if let Some(shape) = marker {
-            for &(x, y) in &pts {
-                let (px, py) = chart.backend_coord(&(x, y));
-                placer.avoid((px - base.0 - 5, py - base.1 - 5, 10, 10));
-                let fill = if s.fio { WHITE } else { c };
-                draw_marker(
-                    &pa,
-                    (px - base.0, py - base.1),
-                    shape,
-                    4,
-                    fill,
-                    c,
-                    if s.fio { 2 } else { 1 },
-                )?;
+        let px = |x: f64, y: f64| {
+            let (px, py) = chart.backend_coord(&(x, y));
+            (px - base.0, py - base.1)
+        };
+        for &((x, y), _, mark) in &labelled {
+            let (mx, my) = px(x, y);
+            let tip = mark.map_or("", |m| m.tip.as_str());
+            let whiskers = mark.map(|m| whiskers(m, (x, y), (mx, my), &px, &xmap, &ymap, edges));
+            if marker.is_none() && whiskers.as_ref().is_none_or(|w| w.is_empty()) {
+                continue;
             }
+            begin(&pa, tip)?;
+            for w in whiskers.iter().flatten() {
+                draw_whisker(&pa, w, c)?;
+            }
+            if let Some(shape) = marker {
+                placer.avoid((mx - 5, my - 5, 10, 10));
+                let fill = if s.fio { WHITE } else { c };
+                draw_marker(&pa, (mx, my), shape, 4, fill, c, if s.fio { 2 } else { 1 })?;
+            }
+            end(&pa, tip)?;
         }
-        for (p, label) in &labelled {
+        for (p, label, _) in &labelled {
             if let Some(text) = label {
                 let (px, py) = chart.backend_coord(p);
                 labels.push(((*text).clone(), (px - base.0, py - base.1), c));
@@ -123,6 +141,35 @@ pub(super) fn draw_lines_beside<DB: DrawingBackend>(
     }
     draw_labels(&pa, placer, labels)
 }
+
+/// The whiskers of the point at `at` (drawing space; `(mx, my)` in pixels, `px` maps) for the
+/// intervals its `mark` has; `edges` are the plot's (left, right) and (bottom, top) pixels.
+fn whiskers(
+    mark: &Mark,
+    at: (f64, f64),
+    (mx, my): (i32, i32),
+    px: &dyn Fn(f64, f64) -> (i32, i32),
+    xmap: &AxisMap,
+    ymap: &AxisMap,
+    edges: ((i32, i32), (i32, i32)),
+) -> Vec<Whisker> {
+    let across_x = mark.x.map(|span| Whisker {
+        vertical: false,
+        across: my,
+        at: mx,
+        ends: ends(span, mx, &|v| Some(px(xmap.t(v)?, at.1).0), edges.0),
+    });
+    let along_y = mark.y.map(|span| Whisker {
+        vertical: true,
+        across: mx,
+        at: my,
+        ends: ends(span, my, &|v| Some(px(at.0, ymap.t(v)?).1), edges.1),
+    });
+    across_x.into_iter().chain(along_y).collect()
+}
+
+/// A point of a line in drawing space, with its label and its mark (when it has them).
+type Placed<'a> = ((f64, f64), Option<&'a String>, Option<&'a Mark>);
 
 /// The legend: a line swatch per series, and what fio's lines look like.
 fn legend_entries(l: &Lines) -> Vec<Entry> {
@@ -170,7 +217,12 @@ fn x_axis<DB: DrawingBackend>(
         XAxis::Numeric(ax) => (
             AxisMap::new(
                 ax,
-                l.series.iter().flat_map(|s| s.points.iter().map(|p| p.0)),
+                l.series.iter().flat_map(|s| {
+                    s.points
+                        .iter()
+                        .map(|p| p.0)
+                        .chain(bounded(s.marks.iter().filter_map(|m| m.x.as_ref())))
+                }),
             ),
             None,
             false,

@@ -3,7 +3,8 @@
 //! every axis reads in units (µs, MB/s, % of a core) and empty or zero data cannot upset a scale.
 //!
 //! [`axes`] works out ranges, ticks and labels, [`legend`] draws legends, [`bars`], [`lines`] and
-//! [`scatter`] draw each kind of chart on the shared [`canvas`] in the shared [`style`].
+//! [`scatter`] draw each kind of chart on the shared [`canvas`] in the shared [`style`]; [`marks`]
+//! gives their points whiskers for intervals and titles on hover.
 
 mod axes;
 mod bars;
@@ -11,6 +12,7 @@ mod canvas;
 mod labels;
 mod legend;
 mod lines;
+mod marks;
 mod scatter;
 mod style;
 
@@ -101,15 +103,17 @@ fn chart_error(c: &Chart, DrawFailed(why): DrawFailed) -> Error {
     }
 }
 
-/// The chart as an SVG document (no script, no external references).
+/// The chart as an SVG document (no script, no external references); each mark that has words
+/// names itself when hovered (a `<title>`, [`marks`]).
 pub fn svg(c: &Chart) -> Result<String> {
     let mut out = String::new();
-    {
+    let (drawn, tips) = marks::collect(|| {
         let root = SVGBackend::with_string(&mut out, (c.width, c.height)).into_drawing_area();
         draw(c, &root, false).map_err(|e| chart_error(c, e))?;
-        root.present().map_err(|e| chart_error(c, fail(e)))?;
-    }
-    Ok(out)
+        root.present().map_err(|e| chart_error(c, fail(e)))
+    });
+    drawn?;
+    Ok(marks::titled(&out, &tips))
 }
 
 /// The chart as a PNG file, title and caption included.

@@ -6,6 +6,7 @@ use super::axes::AxisMap;
 use super::canvas::{Plane, configure, draw_marker, draw_ring, mesh_chart};
 use super::labels::{Placer, h_pos};
 use super::legend::{Entry, Swatch, draw_legend, entry, with_legend};
+use super::marks::{Whisker, begin, bounded, draw_whisker, end, ends};
 use super::style::*;
 use crate::document::chart::{Dot, Scatter, Shape, bs_color, bs_marker};
 use crate::size::format_size;
@@ -21,8 +22,21 @@ pub(super) fn draw_scatter<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, s:
         draw_legend(l, &entries)?;
         cpu_scale(l, entries.len(), s.cpu_max)?;
     }
-    let xmap = AxisMap::new(&s.x, s.dots.iter().map(|d| d.x));
-    let ymap = AxisMap::new(&s.y, s.dots.iter().map(|d| d.y));
+    // Bounded ends of the intervals widen the axes, so every whisker ends inside the plot.
+    let xmap = AxisMap::new(
+        &s.x,
+        s.dots
+            .iter()
+            .map(|d| d.x)
+            .chain(bounded(s.dots.iter().filter_map(|d| d.mark.x.as_ref()))),
+    );
+    let ymap = AxisMap::new(
+        &s.y,
+        s.dots
+            .iter()
+            .map(|d| d.y)
+            .chain(bounded(s.dots.iter().filter_map(|d| d.mark.y.as_ref()))),
+    );
     let mut chart = mesh_chart(
         &plot,
         (xmap.lo, xmap.hi, xmap.ticks()),
@@ -54,12 +68,36 @@ pub(super) fn draw_scatter<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, s:
         .zip(at)
         .filter_map(|(d, a)| Some((d, a?)))
         .collect();
+    let (pw, ph) = pa.dim_in_pixel();
+    let px = |x: f64, y: f64| {
+        let c = chart.backend_coord(&(x, y));
+        (c.0 - base.0, c.1 - base.1)
+    };
+    let whiskers: Vec<Vec<Whisker>> = dots
+        .iter()
+        .map(|&(d, (x, y))| {
+            let (dx, dy) = (xmap.t(d.x).unwrap_or(0.0), ymap.t(d.y).unwrap_or(0.0));
+            let across_x = d.mark.x.map(|span| Whisker {
+                vertical: false,
+                across: y,
+                at: x,
+                ends: ends(span, x, &|v| Some(px(xmap.t(v)?, dy).0), (0, pw as i32 - 1)),
+            });
+            let along_y = d.mark.y.map(|span| Whisker {
+                vertical: true,
+                across: x,
+                at: y,
+                ends: ends(span, y, &|v| Some(px(dx, ymap.t(v)?).1), (ph as i32 - 1, 0)),
+            });
+            across_x.into_iter().chain(along_y).collect()
+        })
+        .collect();
     let frontier: Vec<(f64, f64)> = s
         .frontier
         .iter()
         .filter_map(|&(x, y)| Some((xmap.t(x)?, ymap.t(y)?)))
         .collect();
-    draw_dots(&mut chart, &pa, s, &dots, frontier)?;
+    draw_dots(&mut chart, &pa, s, &dots, &whiskers, frontier)?;
     draw_labels(&pa, &dots)
 }
 
@@ -162,13 +200,14 @@ fn cpu_scale<DB: DrawingBackend>(l: &DrawingArea<DB, Shift>, entries: usize, cpu
     Ok(())
 }
 
-/// The points at their places `dots` (pixels in `pa`) and the frontier (in chart coordinates):
-/// small points first, the frontier over them, the best points on top.
+/// The points at their places `dots` (pixels in `pa`) with their `whiskers`, and the frontier
+/// (in chart coordinates): small points first, the frontier over them, the best points on top.
 fn draw_dots<DB: DrawingBackend>(
     chart: &mut ChartContext<'_, DB, Plane>,
     pa: &DrawingArea<DB, Shift>,
     s: &Scatter,
     dots: &[(&Dot, (i32, i32))],
+    whiskers: &[Vec<Whisker>],
     frontier: Vec<(f64, f64)>,
 ) -> Res {
     for big in [false, true] {
@@ -182,8 +221,12 @@ fn draw_dots<DB: DrawingBackend>(
                 ))
                 .map_err(fail)?;
         }
-        for &(d, at) in dots.iter().filter(|(d, _)| d.big == big) {
+        for (&(d, at), ws) in dots.iter().zip(whiskers).filter(|((d, _), _)| d.big == big) {
             let fill = cpu_color(d.cpu / s.cpu_max.max(1.0));
+            begin(pa, &d.mark.tip)?;
+            for w in ws {
+                draw_whisker(pa, w, color(bs_color(d.bs)))?;
+            }
             draw_marker(
                 pa,
                 at,
@@ -196,6 +239,7 @@ fn draw_dots<DB: DrawingBackend>(
             if d.fio {
                 draw_ring(pa, at, radius(d) + 4, FIO, 2)?;
             }
+            end(pa, &d.mark.tip)?;
         }
     }
     Ok(())

@@ -23,6 +23,9 @@ pub(super) const SMALL: f64 = 14.0;
 pub(super) const TITLE: f64 = 18.0;
 pub(super) const ROW: i32 = 22;
 
+/// Whiskers of bars: dark enough to show on any bar's hue.
+pub(super) const WHISKER: RGBColor = RGBColor(30, 30, 30);
+
 /// Tableau 10: distinct hues that survive printing in grey.
 pub(super) const PALETTE: [RGBColor; 10] = [
     RGBColor(31, 119, 180),

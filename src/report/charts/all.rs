@@ -36,6 +36,7 @@ fn scatter(report: &Report, target: &str, nth: Option<usize>) -> Option<Chart> {
                 big: report.highlights.contains(&i),
                 label: report.display_label(i),
                 fio: p.is_fio(),
+                mark: mark(p, Some(MB_S), P999),
             }
         })
         .collect();
@@ -122,6 +123,7 @@ pub fn all_charts(report: &Report) -> Vec<Chart> {
                     fio: p.is_fio(),
                     step: true,
                     labels: Vec::new(),
+                    marks: Vec::new(),
                 }
             })
             .collect();
@@ -164,6 +166,7 @@ pub fn all_charts(report: &Report) -> Vec<Chart> {
                 fio: false,
                 step: false,
                 labels: Vec::new(),
+                marks: Vec::new(),
             }],
         };
         let mut c = chart(

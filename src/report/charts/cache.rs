@@ -27,7 +27,7 @@ pub fn charts(c: &Ctx) -> Vec<Chart> {
                 let n = namer.name(p, "");
                 if n.is_empty() { "io_uring".into() } else { n }
             },
-            Measure::one(mb_axis(), |p| p.mb_s),
+            Measure::one(mb_axis(), MB_S),
         )),
     )];
     out.extend(by_offset(c));

@@ -44,7 +44,7 @@ pub fn charts(c: &Ctx) -> Vec<Chart> {
                     Some(name) => name,
                     None => "aggregate".into(),
                 },
-                Measure::one(mb_axis(), |p| p.mb_s),
+                Measure::one(mb_axis(), MB_S),
             )),
         ));
         let mut agg: Vec<(f64, f64, f64)> = pts
@@ -71,6 +71,7 @@ pub fn charts(c: &Ctx) -> Vec<Chart> {
             fio: false,
             step: false,
             labels: Vec::new(),
+            marks: Vec::new(),
         };
         scaling.push(line(
             format!("{name} aggregate"),

@@ -50,12 +50,8 @@ pub fn async_sizes(c: &Ctx) -> Vec<Chart> {
         let mine = of_engine(pts, &e);
         let series = |p: &Point| namer.name(p, &format!("T{}", p.threads));
         for (key, title, m) in [
-            (
-                "throughput",
-                "throughput",
-                Measure::one(mb_axis(), |p| p.mb_s),
-            ),
-            ("cpu", "CPU", Measure::one(cpu_axis(), |p| p.cpu_pct)),
+            ("throughput", "throughput", Measure::one(mb_axis(), MB_S)),
+            ("cpu", "CPU", Measure::one(cpu_axis(), CPU)),
         ] {
             let b = bars(&mine, "block size", |p| p.bs, bs_name, series, m);
             out.push(chart(
@@ -151,6 +147,7 @@ fn hockey_stick(c: &Ctx, pts: &[&Point]) -> Chart {
                 fio: g[0].is_fio(),
                 step: false,
                 labels: g.iter().map(|p| format!("QD{}", p.iodepth)).collect(),
+                marks: g.iter().map(|p| mark(p, Some(IOPS), P99)).collect(),
             }
         })
         .collect();
@@ -189,12 +186,8 @@ pub fn batch(c: &Ctx) -> Vec<Chart> {
         let mine = of_engine(pts, &e);
         let series = |p: &Point| namer.name(p, &format!("QS{} T{}", p.iodepth, p.threads));
         for (key, title, m) in [
-            (
-                "throughput",
-                "throughput",
-                Measure::one(mb_axis(), |p| p.mb_s),
-            ),
-            ("cpu", "CPU", Measure::one(cpu_axis(), |p| p.cpu_pct)),
+            ("throughput", "throughput", Measure::one(mb_axis(), MB_S)),
+            ("cpu", "CPU", Measure::one(cpu_axis(), CPU)),
         ] {
             let b = bars(&mine, x, |p| p.batch, |k| k.to_string(), series, m);
             out.push(chart(
@@ -253,7 +246,7 @@ pub fn uring_features(c: &Ctx) -> Vec<Chart> {
                 |p| p.bs,
                 bs_name,
                 series,
-                Measure::one(mb_axis(), |p| p.mb_s),
+                Measure::one(mb_axis(), MB_S),
             )),
         ),
         chart(
@@ -269,9 +262,12 @@ pub fn uring_features(c: &Ctx) -> Vec<Chart> {
                 Measure {
                     y: cpu_axis(),
                     layers: &["application threads", "+ SQ poll thread"],
-                    values: Box::new(|p| {
-                        vec![(p.cpu_pct - p.sqpoll_cpu_pct).max(0.0), p.cpu_pct]
-                    }),
+                    figs: vec![
+                        Fig::plain("application threads' CPU", Reads::Pct, |p| {
+                            (p.cpu_pct - p.sqpoll_cpu_pct).max(0.0)
+                        }),
+                        CPU,
+                    ],
                 },
             )),
         ),
@@ -303,7 +299,7 @@ pub fn scheduler(c: &Ctx) -> Vec<Chart> {
         "cpu",
         "CPU against threads under each I/O scheduler",
         cpu_axis(),
-        |p| p.cpu_pct,
+        CPU,
     ));
     out
 }
@@ -314,6 +310,10 @@ pub fn scheduler(c: &Ctx) -> Vec<Chart> {
 pub fn tune_search(c: &Ctx) -> Vec<Chart> {
     let pts = &c.pts;
     let tail = crate::verdict::Tail::of(pts);
+    let tail_fig = match tail {
+        crate::verdict::Tail::P999 => P999,
+        crate::verdict::Tail::P99 => P99,
+    };
     let picks = crate::report::selected::selected(c.report);
     let goals_of = |p: &Point| -> Vec<&str> {
         picks
@@ -348,6 +348,7 @@ pub fn tune_search(c: &Ctx) -> Vec<Chart> {
                     format!("{}: {}", p.label, goals.join(", "))
                 },
                 fio: false,
+                mark: mark(p, Some(IOPS), tail_fig),
             }
         })
         .collect();
@@ -423,6 +424,7 @@ pub fn stream(c: &Ctx) -> Vec<Chart> {
             fio: p.is_fio(),
             step: false,
             labels: Vec::new(),
+            marks: Vec::new(),
         })
         .collect();
     // Direct before buffered of each block size, so the direct line is the solid one.

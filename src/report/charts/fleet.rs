@@ -46,6 +46,7 @@ fn scaling(report: &Report, runs: &[FleetRun]) -> Chart {
             fio: false,
             step: false,
             labels: Vec::new(),
+            marks: Vec::new(),
         });
         if points.len() > 1 {
             series.push(LineSeries {
@@ -57,6 +58,7 @@ fn scaling(report: &Report, runs: &[FleetRun]) -> Chart {
                 fio: false,
                 step: false,
                 labels: Vec::new(),
+                marks: Vec::new(),
             });
         }
     }
@@ -123,6 +125,7 @@ fn hosts(report: &Report, run: &FleetRun) -> Chart {
             series: vec![BarSeries {
                 name: run.key.clone(),
                 fio: false,
+                marks: Vec::new(),
                 values,
             }],
         }),
@@ -146,6 +149,7 @@ fn host_cdfs(report: &Report, run: &FleetRun) -> Option<Chart> {
             fio: false,
             step: true,
             labels: Vec::new(),
+            marks: Vec::new(),
         })
         .collect();
     if series.is_empty() {
@@ -161,6 +165,7 @@ fn host_cdfs(report: &Report, run: &FleetRun) -> Option<Chart> {
             fio: false,
             step: true,
             labels: Vec::new(),
+            marks: Vec::new(),
         });
     }
     let mut c = chart(

@@ -18,6 +18,7 @@ pub mod cache;
 pub mod devices;
 pub mod figures;
 mod fleet;
+mod marks;
 mod monitor;
 pub mod net;
 mod sections;
@@ -25,6 +26,7 @@ pub mod studies;
 
 pub use all::all_charts;
 pub use fleet::fleet_charts;
+use marks::{CPU, Fig, IOPS, LATENCY, MB_S, P99, P999, Reads, bar_mark, mark, shown};
 pub use sections::{ChartFn, charts_by_section, every_chart, section_charts, study_charts};
 
 const W: u32 = 960;
@@ -139,24 +141,6 @@ fn title_with_knees(title: &str, lines: &Lines, what: &str, n: &dyn Fn(f64) -> S
 
 pub const LATENCY_LAYERS: [&str; 5] = ["min", "avg", "p99", "p99.9", "max"];
 
-/// Percentile `pct` of a point as drawn: NaN (nothing drawn) where its tables print `–`, by the
-/// one rule of [`LatencySummary::shown`](crate::stats::LatencySummary::shown).
-fn shown(p: &Point, pct: f64) -> f64 {
-    p.latency.shown(pct).map_or(f64::NAN, |ns| ns as f64)
-}
-
-/// A point's latency bar layers; a percentile too few requests support is left out (NaN).
-fn latency_layers(p: &Point) -> Vec<f64> {
-    let l = &p.latency;
-    vec![
-        l.min_ns as f64,
-        l.mean_ns,
-        shown(p, 99.0),
-        shown(p, 99.9),
-        l.max_ns as f64,
-    ]
-}
-
 /// Names points by the parts that differ: the target's name (never its path) when readlab's (or
 /// fio's) points read several, the input file when they come from several, then `what`.
 struct Namer {
@@ -224,23 +208,21 @@ fn categories<K: Ord + Clone>(
     (keys, names)
 }
 
-/// The values of one bar for a point, one per layer.
-type BarValues<'a> = Box<dyn Fn(&Point) -> Vec<f64> + 'a>;
-
-/// What bars show: the y axis, the layers of each bar and their values for a point.
+/// What bars show: the y axis, the layers of each bar and their figures of a point (a
+/// percentile too few requests support is left out: NaN).
 struct Measure<'a> {
     y: Axis,
     layers: &'a [&'a str],
-    values: BarValues<'a>,
+    figs: Vec<Fig>,
 }
 
 impl<'a> Measure<'a> {
-    /// One value per bar.
-    fn one(y: Axis, f: impl Fn(&Point) -> f64 + 'a) -> Measure<'a> {
+    /// One figure per bar.
+    fn one(y: Axis, f: Fig) -> Measure<'a> {
         Measure {
             y,
             layers: &["value"],
-            values: Box::new(move |p| vec![f(p)]),
+            figs: vec![f],
         }
     }
 
@@ -249,8 +231,12 @@ impl<'a> Measure<'a> {
         Measure {
             y: lat_axis(),
             layers: &LATENCY_LAYERS,
-            values: Box::new(latency_layers),
+            figs: LATENCY.to_vec(),
         }
+    }
+
+    fn values(&self, p: &Point) -> Vec<f64> {
+        self.figs.iter().map(|f| f.value(p)).collect()
     }
 }
 
@@ -264,7 +250,6 @@ fn bars<K: Ord + Clone>(
     series: impl Fn(&Point) -> String,
     m: Measure,
 ) -> Bars {
-    let values = &m.values;
     let (keys, names) = categories(pts, &cat, cat_name);
     // Each point's series named once and each (series, category)'s first point found in one
     // pass: a report of thousands of inputs (each its own series) stays linear.
@@ -294,12 +279,25 @@ fn bars<K: Ord + Clone>(
                 .map(|ci| {
                     first
                         .get(&(si, ci))
-                        .map(|&i| values(pts[i]))
+                        .map(|&i| m.values(pts[i]))
                         // Nothing to draw (a hidden percentile alone): no bar.
                         .filter(|v| v.iter().any(|x| x.is_finite()))
                 })
                 .collect();
-            BarSeries { name, fio, values }
+            let marks = (0..keys.len())
+                .map(|ci| {
+                    first
+                        .get(&(si, ci))
+                        .map(|&i| bar_mark(pts[i], &m.figs))
+                        .unwrap_or_default()
+                })
+                .collect();
+            BarSeries {
+                name,
+                fio,
+                values,
+                marks,
+            }
         })
         .collect();
     Bars {
@@ -311,7 +309,7 @@ fn bars<K: Ord + Clone>(
     }
 }
 
-/// Lines over a category axis: one series per name, y from `value`; with `by_bs` each series
+/// Lines over a category axis: one series per name, y the figure `value`; with `by_bs` each series
 /// (of one block size) in its block size's colour and marker.
 #[allow(clippy::too_many_arguments)]
 fn lines_over<K: Ord + Clone>(
@@ -321,7 +319,7 @@ fn lines_over<K: Ord + Clone>(
     cat_name: impl Fn(&K) -> String,
     series: impl Fn(&Point) -> String,
     y: Axis,
-    value: impl Fn(&Point) -> f64,
+    value: Fig,
     by_bs: bool,
 ) -> Lines {
     let (keys, names) = categories(pts, &cat, cat_name);
@@ -331,7 +329,7 @@ fn lines_over<K: Ord + Clone>(
     for p in pts {
         let name = series(p);
         let x = keys.binary_search(&cat(p)).unwrap_or(0) as f64;
-        let y = value(p);
+        let y = value.value(p);
         let n = out.len();
         // A hidden value (NaN: a percentile too few requests support) is no point of the line.
         let y_shown = y.is_finite();
@@ -339,6 +337,7 @@ fn lines_over<K: Ord + Clone>(
             Some(s) => {
                 if y_shown && !s.points.iter().any(|q| q.0 == x) {
                     s.points.push((x, y));
+                    s.marks.push(mark(p, None, value));
                 }
             }
             None => {
@@ -353,12 +352,20 @@ fn lines_over<K: Ord + Clone>(
                     fio: p.is_fio(),
                     step: false,
                     labels: Vec::new(),
+                    marks: if y_shown {
+                        vec![mark(p, None, value)]
+                    } else {
+                        Vec::new()
+                    },
                 })
             }
         }
     }
     for s in &mut out {
-        s.points.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let mut order: Vec<usize> = (0..s.points.len()).collect();
+        order.sort_by(|&a, &b| s.points[a].0.total_cmp(&s.points[b].0));
+        s.points = order.iter().map(|&k| s.points[k]).collect();
+        s.marks = order.iter().map(|&k| s.marks[k].clone()).collect();
     }
     if by_bs {
         style_by_block_size(&mut out, &sizes);
@@ -416,6 +423,7 @@ fn title_with_point_knees(
                     fio: p.is_fio(),
                     step: false,
                     labels: Vec::new(),
+                    marks: Vec::new(),
                 })
             }
         }

@@ -21,6 +21,7 @@ pub(super) fn series(
         fio: false,
         step: false,
         labels: Vec::new(),
+        marks: Vec::new(),
     }
 }
 

@@ -112,7 +112,7 @@ fn clients_lines(
     pts: &[&Point],
     series: impl Fn(&Point) -> String,
     y: Axis,
-    value: impl Fn(&Point) -> f64,
+    value: Fig,
     by_bs: bool,
 ) -> Lines {
     let mut l = lines_over(
@@ -160,7 +160,7 @@ pub fn clients(c: &Ctx) -> Vec<Chart> {
     };
     let how = how_run(&c.pts);
     if !small.is_empty() {
-        let l = clients_lines(&small, |p| side(p, true), iops_axis(), |p| p.iops, true);
+        let l = clients_lines(&small, |p| side(p, true), iops_axis(), IOPS, true);
         out.push(chart(
             id("iops"),
             title_with_knees(
@@ -174,7 +174,7 @@ pub fn clients(c: &Ctx) -> Vec<Chart> {
         ));
     }
     if !big.is_empty() {
-        let l = clients_lines(&big, |p| side(p, true), mb_axis(), |p| p.mb_s, true);
+        let l = clients_lines(&big, |p| side(p, true), mb_axis(), MB_S, true);
         out.push(chart(
             id("bandwidth"),
             title_with_knees(
@@ -199,7 +199,7 @@ pub fn clients(c: &Ctx) -> Vec<Chart> {
             &c.pts,
             |p| side(p, true),
             Axis::log("p99 latency (log scale)", Unit::Ns),
-            |p| shown(p, 99.0),
+            P99,
             true,
         )),
     ));
@@ -213,7 +213,7 @@ pub fn clients(c: &Ctx) -> Vec<Chart> {
                 &remote,
                 |p| side(p, true),
                 cpu_axis(),
-                server_pct,
+                Fig::plain("server CPU", Reads::Pct, server_pct),
                 true,
             )),
         ));
@@ -252,13 +252,7 @@ pub fn delay(c: &Ctx) -> Vec<Chart> {
         id("iops"),
         format!("IOPS against clients on the null back end, {which}"),
         &sweep,
-        Kind::Lines(clients_lines(
-            &sweep,
-            delay_name,
-            iops_axis(),
-            |p| p.iops,
-            false,
-        )),
+        Kind::Lines(clients_lines(&sweep, delay_name, iops_axis(), IOPS, false)),
     )];
     let remote: Vec<&Point> = sweep.iter().copied().filter(has_server).collect();
     if !remote.is_empty() {
@@ -270,7 +264,7 @@ pub fn delay(c: &Ctx) -> Vec<Chart> {
                 &remote,
                 delay_name,
                 Axis::linear("IOPS per server core", Unit::Count),
-                per_core,
+                Fig::plain("IOPS per server core", Reads::Amount, per_core),
                 false,
             )),
         ));
@@ -294,6 +288,7 @@ pub fn delay(c: &Ctx) -> Vec<Chart> {
             Some(BarSeries {
                 name: name.into(),
                 fio: false,
+                marks: Vec::new(),
                 values: delays
                     .iter()
                     .map(|&d| Some(vec![(qd1(d, poll)?.latency.p50_ns as f64 - base).max(0.0)]))
@@ -349,7 +344,7 @@ pub fn server_model(c: &Ctx) -> Vec<Chart> {
             id("iops"),
             "IOPS against clients: thread and io_uring server models".into(),
             &c.pts,
-            Kind::Lines(clients_lines(&c.pts, name, iops_axis(), |p| p.iops, false)),
+            Kind::Lines(clients_lines(&c.pts, name, iops_axis(), IOPS, false)),
         ),
         chart(
             id("p99"),
@@ -359,7 +354,7 @@ pub fn server_model(c: &Ctx) -> Vec<Chart> {
                 &c.pts,
                 name,
                 Axis::log("p99 latency (log scale)", Unit::Ns),
-                |p| shown(p, 99.0),
+                P99,
                 false,
             )),
         ),
@@ -374,7 +369,7 @@ pub fn server_model(c: &Ctx) -> Vec<Chart> {
                 &remote,
                 name,
                 Axis::linear("IOPS per server core", Unit::Count),
-                per_core,
+                Fig::plain("IOPS per server core", Reads::Amount, per_core),
                 false,
             )),
         ));
@@ -407,12 +402,14 @@ pub fn latency_breakdown(c: &Ctx) -> Vec<Chart> {
         .map(|which| BarSeries {
             name: which.to_string(),
             fio: false,
+            marks: Vec::new(),
             values: keys.iter().map(|&bs| find(bs, which).map(layers)).collect(),
         })
         .collect();
     series.push(BarSeries {
         name: "remote − local".into(),
         fio: false,
+        marks: Vec::new(),
         values: keys
             .iter()
             .map(|&bs| {

@@ -63,6 +63,7 @@ pub fn scan(c: &Ctx) -> Vec<Chart> {
             fio: p.is_fio(),
             step: false,
             labels: Vec::new(),
+            marks: Vec::new(),
         });
     }
     let lines = Lines {
@@ -102,7 +103,7 @@ pub fn stream(c: &Ctx) -> Vec<Chart> {
         bs_name,
         series,
         mb_axis(),
-        |p| p.mb_s,
+        MB_S,
         false,
     );
     out.push(chart(
@@ -136,16 +137,7 @@ pub fn threads(c: &Ctx) -> Vec<Chart> {
     let thr = |p: &Point| p.threads;
     let tname = |t: &usize| t.to_string();
     let series = |p: &Point| namer.name(p, &format_size(p.bs));
-    let throughput = lines_over(
-        &pts,
-        "threads",
-        thr,
-        tname,
-        series,
-        mb_axis(),
-        |p| p.mb_s,
-        true,
-    );
+    let throughput = lines_over(&pts, "threads", thr, tname, series, mb_axis(), MB_S, true);
     out.push(chart(
         id("throughput"),
         title_with_knees(
@@ -168,7 +160,7 @@ pub fn threads(c: &Ctx) -> Vec<Chart> {
             tname,
             series,
             cpu_axis(),
-            |p| p.cpu_pct,
+            CPU,
             true,
         )),
     ));
@@ -213,17 +205,9 @@ pub fn queue_batch(c: &Ctx) -> Vec<Chart> {
         }
     };
     let measures = [
-        (
-            "throughput",
-            "Throughput",
-            Measure::one(mb_axis(), |p| p.mb_s),
-        ),
-        ("cpu", "CPU", Measure::one(cpu_axis(), |p| p.cpu_pct)),
-        (
-            "p999",
-            "p99.9 latency",
-            Measure::one(p999_axis(), |p| shown(p, 99.9)),
-        ),
+        ("throughput", "Throughput", Measure::one(mb_axis(), MB_S)),
+        ("cpu", "CPU", Measure::one(cpu_axis(), CPU)),
+        ("p999", "p99.9 latency", Measure::one(p999_axis(), P999)),
     ];
     for (key, title, m) in measures {
         let b = bars(&pts, x_desc, cat, |k| k.to_string(), series, m);
@@ -285,6 +269,7 @@ pub fn multiblock(c: &Ctx) -> Vec<Chart> {
                 fio: false,
                 step: false,
                 labels: Vec::new(),
+                marks: Vec::new(),
             });
         }
     }
@@ -330,7 +315,7 @@ pub fn uring_features(c: &Ctx) -> Vec<Chart> {
             label,
             name,
             single,
-            Measure::one(mb_axis(), |p| p.mb_s),
+            Measure::one(mb_axis(), MB_S),
         )),
     ));
     let mut cpu = bars(
@@ -339,7 +324,7 @@ pub fn uring_features(c: &Ctx) -> Vec<Chart> {
         label,
         name,
         |p| namer.name(p, "process"),
-        Measure::one(cpu_axis(), |p| p.cpu_pct),
+        Measure::one(cpu_axis(), CPU),
     );
     let sq = bars(
         &pts,
@@ -347,7 +332,10 @@ pub fn uring_features(c: &Ctx) -> Vec<Chart> {
         label,
         name,
         |p| namer.name(p, "SQ poll thread"),
-        Measure::one(cpu_axis(), |p| p.sqpoll_cpu_pct),
+        Measure::one(
+            cpu_axis(),
+            Fig::plain("SQ poll thread CPU", Reads::Pct, |p| p.sqpoll_cpu_pct),
+        ),
     );
     cpu.series.extend(sq.series);
     out.push(chart(
@@ -366,7 +354,7 @@ pub fn uring_features(c: &Ctx) -> Vec<Chart> {
             label,
             name,
             single,
-            Measure::one(p999_axis(), |p| shown(p, 99.9)),
+            Measure::one(p999_axis(), P999),
         )),
     ));
     out
@@ -374,13 +362,7 @@ pub fn uring_features(c: &Ctx) -> Vec<Chart> {
 
 /// Per block size, one panel of lines against threads, one line per scheduler (each scheduler in
 /// the same colour in every panel): block sizes far apart in magnitude each at their own scale.
-pub(super) fn scheduler_panels(
-    c: &Ctx,
-    id: &str,
-    title: &str,
-    y: Axis,
-    value: impl Fn(&Point) -> f64 + Copy,
-) -> Chart {
+pub(super) fn scheduler_panels(c: &Ctx, id: &str, title: &str, y: Axis, value: Fig) -> Chart {
     let (pts, namer) = (&c.pts, &c.namer);
     let mut schedulers: Vec<String> = Vec::new();
     for p in pts {
@@ -437,14 +419,14 @@ pub fn scheduler(c: &Ctx) -> Vec<Chart> {
             "throughput",
             "Throughput against threads under each I/O scheduler",
             mb_axis(),
-            |p| p.mb_s,
+            MB_S,
         ),
         scheduler_panels(
             c,
             "p999",
             "p99.9 latency against threads under each I/O scheduler",
             p999_axis(),
-            |p| shown(p, 99.9),
+            P999,
         ),
     ]
 }
