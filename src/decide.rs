@@ -108,7 +108,9 @@ impl Gap {
 /// A confidence in percent: `95 %`, `99.2 %`.
 pub fn confidence_words(c: f64) -> String {
     let p = 100.0 * c;
-    if (p - p.round()).abs() < 0.05 {
+    if p >= 99.995 {
+        "≥ 99.99 %".into()
+    } else if (p - p.round()).abs() < 0.05 {
         format!("{p:.0} %")
     } else {
         format!("{p:.1} %")
@@ -240,20 +242,45 @@ pub fn rounds_to_settle(d: &[f64], margin: f64, confidence: f64) -> Option<usize
     (r + 1..=100_000).find(|&n| fits(n))
 }
 
-/// Pocock's nominal two-sided level for each of `looks` equally spaced looks at the data so
-/// that all looks together keep `alpha` = 0.05 (group-sequential boundaries; Pocock 1977,
-/// Jennison & Turnbull table 2.1), scaled for another `alpha`; past 20 looks, Bonferroni's
-/// `alpha / looks` (Pocock's level falls slower, so this is safe).
-pub fn alpha_per_look(alpha: f64, looks: usize) -> f64 {
-    const POCOCK: [f64; 20] = [
-        0.05, 0.0294, 0.0221, 0.0182, 0.0158, 0.0142, 0.0130, 0.0120, 0.0112, 0.0106, 0.0101,
-        0.0097, 0.0093, 0.0090, 0.0086, 0.0084, 0.0081, 0.0079, 0.0077, 0.0075,
-    ];
-    match looks {
-        0 | 1 => alpha,
-        k if k <= POCOCK.len() => POCOCK[k - 1] * alpha / 0.05,
-        k => alpha / k as f64,
+/// The standard normal distribution function (Abramowitz & Stegun 7.1.26 through erfc; absolute
+/// error below 1.5e-7).
+pub fn normal_cdf(x: f64) -> f64 {
+    let z = x.abs() / std::f64::consts::SQRT_2;
+    let t = 1.0 / (1.0 + 0.327_591_1 * z);
+    let poly = t
+        * (0.254_829_592
+            + t * (-0.284_496_736
+                + t * (1.421_413_741 + t * (-1.453_152_027 + t * 1.061_405_429))));
+    let erfc = poly * (-z * z).exp();
+    if x >= 0.0 {
+        1.0 - erfc / 2.0
+    } else {
+        erfc / 2.0
     }
+}
+
+/// The nominal two-sided level of look `look` (1-based) of `looks` equally spaced looks at the
+/// data so that all of them together keep `alpha`: O'Brien and Fleming's boundaries (Jennison &
+/// Turnbull, table 2.3: the final look's constant C_B(K) at α = 0.05, the boundary at look k
+/// C_B(K)·√(K/k)), strict early and close to `alpha` at the last look — a race's early looks
+/// stop only for a gap the first pass should have caught, the last ones decide the close calls.
+/// For another `alpha`, the constants scale with its normal quantile.
+pub fn alpha_at_look(alpha: f64, look: usize, looks: usize) -> f64 {
+    const C_B: [f64; 20] = [
+        1.960, 1.977, 2.004, 2.024, 2.040, 2.053, 2.063, 2.072, 2.080, 2.087, 2.092, 2.098, 2.102,
+        2.106, 2.110, 2.114, 2.117, 2.120, 2.123, 2.126,
+    ];
+    let k_all = looks.max(1);
+    let k = look.clamp(1, k_all);
+    // Beyond 20 looks the constant creeps up by about 0.003 a look; 2.13 + that is safe.
+    let c = if k_all <= C_B.len() {
+        C_B[k_all - 1]
+    } else {
+        2.13 + 0.003 * (k_all - C_B.len()) as f64
+    };
+    let scale = estimate::normal_quantile(1.0 - alpha / 2.0) / 1.96;
+    let boundary = c * scale * (k_all as f64 / k as f64).sqrt();
+    2.0 * (1.0 - normal_cdf(boundary))
 }
 
 #[cfg(test)]
@@ -344,9 +371,13 @@ mod tests {
 
     #[test]
     fn looks_and_comparisons_are_paid_for() {
-        assert_eq!(alpha_per_look(0.05, 1), 0.05);
-        assert!((alpha_per_look(0.05, 5) - 0.0158).abs() < 1e-12);
-        assert!(alpha_per_look(0.05, 40) < alpha_per_look(0.05, 20));
+        assert!((normal_cdf(1.959964) - 0.975).abs() < 1e-6);
+        assert!((normal_cdf(-1.0) - 0.158655).abs() < 1e-6);
+        assert!((alpha_at_look(0.05, 1, 1) - 0.05).abs() < 1e-6);
+        // Five looks: the last at 2.040 (nominal 4.1 %), the first at 2.040·√5 (0.0005 %).
+        assert!((alpha_at_look(0.05, 5, 5) - 0.0413).abs() < 0.0005);
+        assert!(alpha_at_look(0.05, 1, 5) < 1e-4);
+        assert!(alpha_at_look(0.05, 40, 40) < alpha_at_look(0.05, 20, 20));
         assert!((each(0.95, 4) - 0.9875).abs() < 1e-12);
         // A 2 % gap with 4 % spread per round: about a dozen rounds to tell it from zero.
         let d: Vec<f64> = (0..4)

@@ -19,7 +19,7 @@ pub struct RaceRule {
     pub margin: f64,
     /// The confidence of all the race's calls together.
     pub confidence: f64,
-    /// Measured time of each configuration in a round (its ramp is at most half of it).
+    /// Measured time of each configuration in a round (its ramp is at most a quarter of it).
     pub round: Duration,
 }
 
@@ -32,6 +32,9 @@ impl Default for RaceRule {
         }
     }
 }
+
+/// The most times a race looks at its rounds (O'Brien–Fleming's constants are tabled to 20).
+const MAX_LOOKS: usize = 20;
 
 /// What a round costs beyond its measured time and ramp: opening, set-up, the null-engine
 /// self-measurement.
@@ -128,20 +131,22 @@ fn figures(round: usize, d: &Document) -> RoundFigures {
     }
 }
 
-/// The configuration a round measures: `cfg` for `rule.round`, its ramp at most half of that,
-/// another seed each round.
+/// The configuration a round measures: `cfg` for `rule.round`, its ramp at most a quarter of
+/// that (the first pass warmed the target up), another seed each round.
 pub fn round_config(cfg: &RunConfig, rule: &RaceRule, round: usize) -> RunConfig {
     let mut c = cfg.clone();
     c.runtime = rule.round.min(cfg.runtime);
-    c.ramp = cfg.ramp.min(rule.round / 2);
+    c.ramp = cfg.ramp.min(rule.round / 4);
     c.seed = cfg.seed.wrapping_add(1000 + round as u64);
     c
 }
 
-/// A group's race in progress: who is still in it, and the confidence each of its calls is made
-/// at (the race's, shared among its contenders and its planned looks).
+/// A group's race in progress: who is still in it, how many comparisons its confidence is
+/// shared among, and the confidence of its latest look (the race's, spent over its planned
+/// looks by O'Brien–Fleming's boundaries and shared among its contenders).
 struct Heat {
     alive: Vec<usize>,
+    comparisons: usize,
     level: f64,
 }
 
@@ -161,7 +166,7 @@ where
 {
     let started = Instant::now();
     let round_cost = |alive: usize| {
-        (rule.round + rule.round / 2 + ROUND_OVERHEAD) * alive.min(u32::MAX as usize) as u32
+        (rule.round + rule.round / 4 + ROUND_OVERHEAD) * alive.min(u32::MAX as usize) as u32
     };
     let contests: Vec<(usize, Vec<usize>)> = groups(&first)
         .into_iter()
@@ -169,30 +174,36 @@ where
         .filter(|(_, c)| !c.is_empty())
         .collect();
     // The looks the budget allows, planned before the first: each call is made at the
-    // race's confidence shared among them (Pocock) and among the group's contenders
-    // (Bonferroni), so looking after every round costs no confidence.
+    // race's confidence spent over them (O'Brien–Fleming) and shared among the group's
+    // contenders (Bonferroni), so looking after every round costs no confidence.
     let per_round: usize = contests.iter().map(|(_, c)| c.len() + 1).sum();
     let left = deadline.saturating_duration_since(started);
-    let looks = if per_round == 0 {
+    let fit = if per_round == 0 {
         1
     } else {
         ((left.as_secs_f64() / round_cost(per_round).as_secs_f64()).floor() as usize).max(1)
     };
+    // At most MAX_LOOKS looks, spread evenly over the rounds that fit: a generous budget does
+    // not make every look stricter.
+    let looks = fit.min(MAX_LOOKS);
+    let look_at = |round: usize| {
+        let j = |r: usize| r * looks / fit;
+        (j(round) > j(round - 1)).then(|| j(round))
+    };
     let mut heats: Vec<Heat> = contests
         .into_iter()
         .map(|(leader, c)| Heat {
-            level: 1.0 - decide::alpha_per_look(1.0 - rule.confidence, looks) / c.len() as f64,
+            comparisons: c.len(),
+            level: rule.confidence,
             alive: std::iter::once(leader).chain(c).collect(),
         })
         .collect();
     let mut runs: Vec<Vec<Document>> = first.iter().map(|d| vec![d.clone()]).collect();
-    let levels: Vec<(usize, f64)> = heats
-        .iter()
-        .flat_map(|h| h.alive.iter().map(|&i| (i, h.level)))
-        .collect();
+    // Each raced configuration's group's latest level: what the verdict decides it at.
+    let mut levels: Vec<(usize, f64)> = Vec::new();
     let mut round = 1;
     let mut round_wall = Duration::ZERO;
-    while !heats.is_empty() && !cancelled() && round <= looks {
+    while !heats.is_empty() && !cancelled() && round <= fit {
         let order: Vec<usize> = heats.iter().flat_map(|h| h.alive.clone()).collect();
         let cost = round_wall.max(round_cost(order.len()) / 2);
         if Instant::now() + cost > deadline {
@@ -210,7 +221,15 @@ where
             runs[i].push(d);
         }
         round_wall = t0.elapsed();
+        let Some(look) = look_at(round) else {
+            round += 1;
+            continue;
+        };
         for h in &mut heats {
+            let alpha = decide::alpha_at_look(1.0 - rule.confidence, look, looks);
+            h.level = 1.0 - alpha / h.comparisons as f64;
+            levels.retain(|(i, _)| !h.alive.contains(i));
+            levels.extend(h.alive.iter().map(|&i| (i, h.level)));
             h.decide(&runs, rule);
         }
         heats.retain(|h| h.alive.len() > 1);
@@ -473,7 +492,7 @@ mod tests {
         assert_eq!(rec.rounds.len(), rounds + 1, "the first pass is round 0");
         assert_eq!(out[1].result.race.as_ref().unwrap().id, rec.id);
         assert!(out[2].result.race.is_none());
-        assert!(rec.confidence > 0.95 && rec.confidence < 1.0);
+        assert!(rec.confidence > 0.95 && rec.confidence <= 1.0);
         // Pooled: I/Os over seconds of every run.
         let ios: f64 = 100_000.0 + order.iter().filter(|(i, _)| *i == 0).count() as f64;
         assert!(out[0].result.seconds > 1.0 && out[0].result.ios as f64 > ios);
