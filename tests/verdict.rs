@@ -416,7 +416,8 @@ fn the_answer_first_and_a_too_wide_profile_refused() {
     assert!(
         err.contains("stored spread is wider than the tolerance of 10 %")
             && err.contains(
-                "throughput 164000–330000 IOPS around 250000 (a drop of 41 % would pass)"
+                "throughput 164000–330000 IOPS around 250000 (a drop of 34 % or more would pass \
+                 as noise)"
             )
             && err.contains("--check-anyway"),
         "{err}"

@@ -2,15 +2,19 @@
 //! reports' JSON), the baseline section of `readlab report --baseline OLD NEW`, and the
 //! regression check of `readlab run --profile P --check` ([`check`]). Configurations are matched
 //! by label, block size, access and direct/buffered; for each match, the change in IOPS, MB/s,
-//! p50, p99, p99.9 and CPU per I/O, and whether it is beyond the run-to-run spread of the two.
+//! p50, p99, p99.9 and CPU per I/O with its interval from the two sides' own intervals
+//! (`crate::points::figure`, called by [`crate::decide`]'s rule, as the verdict is), and per
+//! configuration one sentence: slower, faster, or no change beyond the noise.
 //! It reads the points (`crate::points`) and renders through the document layer
 //! (`crate::document`); the report (`crate::report`), above it, calls it, never the other way.
 
 pub mod check;
 pub mod render;
 
-use crate::interval::interval;
+use crate::decide::{self, Better, Gap};
+use crate::estimate::CONFIDENCE;
 use crate::points::Point;
+use crate::points::figure::{self, Figure};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// A figure compared.
@@ -62,44 +66,26 @@ impl Metric {
         matches!(self, Metric::Iops | Metric::MbS)
     }
 
-    pub fn of(self, p: &Point) -> f64 {
+    /// The figure of a point it reads.
+    pub fn figure(self) -> Figure {
         match self {
-            Metric::Iops => p.iops,
-            Metric::MbS => p.mb_s,
-            Metric::P50 => p.latency.p50_ns as f64,
-            Metric::P99 => p.latency.p99_ns as f64,
-            Metric::P999 => p.latency.p999_ns as f64,
-            Metric::CpuPerIo => p.cpu_us_per_io,
+            Metric::Iops => Figure::Iops,
+            Metric::MbS => Figure::MbS,
+            Metric::P50 => Figure::P50,
+            Metric::P99 => Figure::P99,
+            Metric::P999 => Figure::P999,
+            Metric::CpuPerIo => Figure::CpuPerIo,
         }
     }
 
-    /// Half the relative width of the figure's run-to-run spread: over the point's repetitions,
-    /// else over the seconds of its run (per-second IOPS for throughput, per-second p50 and p99,
-    /// p99 standing for p99.9); None when neither was measured (CPU of a single run).
-    pub fn spread(self, p: &Point) -> Option<f64> {
-        if let Some(r) = &p.spread
-            && r.runs > 1
-        {
-            let i = match self {
-                Metric::Iops => &r.iops,
-                Metric::MbS => &r.mb_s,
-                Metric::P50 => &r.p50_ns,
-                Metric::P99 => &r.p99_ns,
-                Metric::P999 => &r.p999_ns,
-                Metric::CpuPerIo => &r.cpu_us_per_io,
-            };
-            return Some(i.relative_half_width());
-        }
-        if p.timeline.len() < 3 {
-            return None;
-        }
-        let per_second: Vec<f64> = match self {
-            Metric::Iops | Metric::MbS => p.timeline.iter().map(|t| t.iops).collect(),
-            Metric::P50 => p.timeline.iter().map(|t| t.p50_ns as f64).collect(),
-            Metric::P99 | Metric::P999 => p.timeline.iter().map(|t| t.p99_ns as f64).collect(),
-            Metric::CpuPerIo => return None,
-        };
-        Some(interval(&per_second).relative_half_width())
+    pub fn of(self, p: &Point) -> f64 {
+        self.figure().of(p)
+    }
+
+    /// The change of `b` against `a` (b/a − 1) with its interval from the two sides' own
+    /// intervals (repetitions of both, else each run's at 95 %); None when a side has none.
+    pub fn change(self, a: &Point, b: &Point) -> Option<Gap> {
+        figure::gap(b, a, self.figure(), Better::Higher, CONFIDENCE)
     }
 }
 
@@ -111,15 +97,15 @@ pub struct Delta {
     pub b: f64,
     /// (b − a) / a.
     pub change: f64,
-    /// The two spreads added (relative); None when either was not measured.
-    pub spread: Option<f64>,
+    /// The change (b/a − 1) with its interval; None when either side measured none.
+    pub gap: Option<Gap>,
 }
 
 impl Delta {
-    /// Whether the change is larger than the spreads of the two measurements together; None
-    /// when a spread is unknown.
-    pub fn beyond_spread(&self) -> Option<bool> {
-        self.spread.map(|s| self.change.abs() > s)
+    /// Whether the change is beyond the noise: its interval excludes zero; None without one.
+    pub fn beyond_noise(&self) -> Option<bool> {
+        self.gap
+            .map(|g| g.lo.is_some_and(|lo| lo > 0.0) || g.hi.is_some_and(|hi| hi < 0.0))
     }
 
     /// Whether the change is for the worse.
@@ -130,6 +116,56 @@ impl Delta {
             self.change > 0.0
         }
     }
+}
+
+/// What a matched configuration's change in throughput comes to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Call {
+    /// B has fewer IOPS than A beyond the noise.
+    Slower,
+    /// B has more IOPS than A beyond the noise.
+    Faster,
+    /// The change's interval holds zero.
+    Same,
+    /// A side has no interval to tell.
+    Unmeasured,
+}
+
+impl Call {
+    /// The machine name in JSON: `slower`, `faster`, `no_change`, `unmeasured`.
+    pub fn key(self) -> &'static str {
+        match self {
+            Call::Slower => "slower",
+            Call::Faster => "faster",
+            Call::Same => "no_change",
+            Call::Unmeasured => "unmeasured",
+        }
+    }
+}
+
+/// The same gap the other way round (a drop of 10 % rather than a change of −10 %).
+fn negated(g: &Gap) -> Gap {
+    Gap {
+        value: -g.value,
+        lo: g.hi.map(|x| -x),
+        hi: g.lo.map(|x| -x),
+        ..*g
+    }
+}
+
+/// Why a point has no interval, in words.
+fn why_none(p: &Point) -> &'static str {
+    match p.source {
+        crate::points::Source::Fio => "imported from fio",
+        crate::points::Source::Readlab => {
+            "a run too short for one, or results older than readlab's intervals"
+        }
+    }
+}
+
+/// Whether a point carries any interval for its throughput.
+fn measured(p: &Point) -> bool {
+    figure::repeated(p, Figure::Iops).is_some() || p.precision.is_some()
 }
 
 /// A configuration measured on both sides.
@@ -144,6 +180,80 @@ pub struct Row {
     pub a: Point,
     pub b: Point,
     pub deltas: Vec<Delta>,
+}
+
+impl Row {
+    fn delta(&self, m: Metric) -> Option<&Delta> {
+        self.deltas.iter().find(|d| d.metric == m)
+    }
+
+    /// What the change in throughput comes to: IOPS decide.
+    pub fn call(&self) -> Call {
+        match self.delta(Metric::Iops).and_then(|d| d.gap.map(|g| (d, g))) {
+            None => Call::Unmeasured,
+            Some((d, _)) if d.beyond_noise() != Some(true) => Call::Same,
+            Some((_, g)) if g.value < 0.0 => Call::Slower,
+            Some(_) => Call::Faster,
+        }
+    }
+
+    /// One sentence a storage engineer acts on, without the configuration's name: `10 %
+    /// slower (95 % interval 8–12 %, one run each)`, `no change beyond the noise (…)`, `no
+    /// interval measured (…)`; p99.9 is named too when its change is beyond the noise.
+    pub fn finding(&self) -> String {
+        let iops = self.delta(Metric::Iops);
+        let gap = iops.and_then(|d| d.gap);
+        let mut s = match (self.call(), gap) {
+            (Call::Slower, Some(g)) => {
+                let n = negated(&g);
+                format!("{} % slower ({})", decide::pct(n.value), n.words())
+            }
+            (Call::Faster, Some(g)) => format!("{} % faster ({})", decide::pct(g.value), g.words()),
+            (Call::Same, Some(g)) => format!("no change beyond the noise ({})", g.words()),
+            _ => self.unmeasured(iops.map_or(0.0, |d| d.change)),
+        };
+        if let Some(d) = self.delta(Metric::P999)
+            && d.beyond_noise() == Some(true)
+            && let Some(g) = d.gap
+        {
+            let (how, g) = if g.value > 0.0 {
+                ("higher", g)
+            } else {
+                ("lower", negated(&g))
+            };
+            s.push_str(&format!(
+                "; p99.9 {} % {how} ({})",
+                decide::pct(g.value),
+                g.words()
+            ));
+        }
+        s
+    }
+
+    /// `no interval measured (imported from fio); IOPS −20 %`.
+    fn unmeasured(&self, change: f64) -> String {
+        let (ma, mb) = (measured(&self.a), measured(&self.b));
+        let why = match (ma, mb) {
+            (false, false) if why_none(&self.a) == why_none(&self.b) => {
+                why_none(&self.a).to_string()
+            }
+            (false, false) => format!("A: {}; B: {}", why_none(&self.a), why_none(&self.b)),
+            (false, true) => format!("A: {}", why_none(&self.a)),
+            (true, false) => format!("B: {}", why_none(&self.b)),
+            // Both carry intervals, but one side was repeated and the other has no run's own.
+            (true, true) => "one side repeated, the other measured once: measure both alike".into(),
+        };
+        format!(
+            "no interval measured ({why}); IOPS {}{} %",
+            if change >= 0.0 { "+" } else { "" },
+            decide::pct(change)
+        )
+    }
+
+    /// The sentence with the configuration's name: `U1B1 4K random: 10 % slower (…)`.
+    pub fn sentence(&self) -> String {
+        format!("{}: {}", self.what, self.finding())
+    }
 }
 
 /// What two sets of points have in common, and what only one has.
@@ -309,7 +419,7 @@ pub fn compare(a: &[Point], b: &[Point]) -> Comparison {
                     a: x,
                     b: y,
                     change: if x != 0.0 { (y - x) / x } else { 0.0 },
-                    spread: m.spread(pa).zip(m.spread(pb)).map(|(s, t)| s + t),
+                    gap: m.change(pa, pb),
                 }
             })
             .collect();

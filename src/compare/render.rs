@@ -1,6 +1,7 @@
-//! A comparison for people and machines: a table with one row per matched configuration (each
-//! change marked `*` when beyond the run-to-run spread, `?` when a spread is unknown), for the
-//! terminal, Markdown and HTML with bars of both sides; and the same as JSON.
+//! A comparison for people and machines: one sentence per matched configuration (slower, faster
+//! or no change beyond the noise, with the change's interval), then a table with one row per
+//! configuration (each change marked `*` when its interval excludes zero, `?` when a side has no
+//! interval), for the terminal, Markdown and HTML with bars of both sides; and the same as JSON.
 
 use super::{Comparison, Delta, Metric};
 use crate::document::chart::{Axis, BarSeries, Bars, Chart, Kind, Unit};
@@ -13,9 +14,10 @@ use crate::table::{Column, Table};
 use crate::terminal::Terminal;
 use crate::units::{Style, format_ns};
 
-/// `+12.3 %*`: the change, `*` when beyond the spread, `?` when the spread is unknown.
+/// `+12.3 %*`: the change, `*` when beyond the noise (its interval excludes zero), `?` when a
+/// side has no interval.
 pub fn cell(d: &Delta) -> String {
-    let mark = match d.beyond_spread() {
+    let mark = match d.beyond_noise() {
         Some(true) => "*",
         Some(false) => "",
         None => "?",
@@ -64,7 +66,7 @@ pub fn table(c: &Comparison) -> Table {
     t
 }
 
-const LEGEND: &str = "Δ is B against A; * marks a change beyond the run-to-run spread of the two (repetitions, or per-second figures of single runs; per-second p99 stands for p99.9), ? a change whose spread was not measured (CPU of single runs). Lower latency and CPU per I/O are better; higher IOPS and MB/s.";
+const LEGEND: &str = "Δ is B against A; * marks a change beyond the noise: its interval (95 % from each run's own, or from the repetitions of both) excludes zero; ? a change with no interval (a side without one: a run too short, results older than readlab's intervals, or imported from fio). Each interval holds on its own: among many configurations, about one in twenty unchanged may show a * by chance. Lower latency and CPU per I/O are better; higher IOPS and MB/s.";
 
 /// Lines naming what only one side measured.
 fn unmatched(c: &Comparison) -> Vec<String> {
@@ -165,6 +167,9 @@ pub fn blocks(c: &Comparison, id: &str) -> Vec<Block> {
             "No configuration was measured on both sides.".into(),
         ));
     } else {
+        v.push(Block::List(
+            c.rows.iter().map(super::Row::sentence).collect(),
+        ));
         v.push(Block::Table(TableBlock {
             id: id.to_string(),
             caption: LEGEND.into(),
@@ -232,25 +237,35 @@ pub struct CompareRowJson {
     pub bs: u64,
     pub access: String,
     pub direct: bool,
+    /// What the change in throughput comes to: `slower`, `faster`, `no_change` (its interval
+    /// holds zero) or `unmeasured` (a side has no interval).
+    pub call: String,
+    /// The same in one sentence: `10 % slower (95 % interval 8–12 %, one run each)`.
+    pub finding: String,
     /// Each figure (iops, mb_s, p50_ns, …) on both sides.
     pub figures: std::collections::BTreeMap<String, FigureJson>,
 }
 
-/// A figure on both sides, its change and whether the change is beyond the spread.
+/// A figure on both sides, its change with its interval and whether the change is beyond the
+/// noise.
 #[derive(Debug, Clone, serde::Serialize, schemars::JsonSchema)]
 pub struct FigureJson {
     pub a: f64,
     pub b: f64,
     /// (b − a) / a.
     pub change: f64,
-    /// The change the runs' own spread allows (null when a side was measured once).
-    pub spread: Option<f64>,
-    /// Whether the change is beyond that spread (null without a spread).
-    pub beyond_spread: Option<bool>,
+    /// The interval of the change (relative, as `change`): null when a side has no interval, or
+    /// on a side the data do not bound.
+    pub lo: Option<f64>,
+    pub hi: Option<f64>,
+    /// The confidence of that interval (null without one).
+    pub confidence: Option<f64>,
+    /// Whether the interval excludes zero (null without one).
+    pub beyond_noise: Option<bool>,
 }
 
-/// As typed JSON: every matched configuration with each figure on both sides, its change and
-/// whether it is beyond the spread.
+/// As typed JSON: every matched configuration with what its change comes to, and each figure on
+/// both sides with its change, the change's interval and whether it is beyond the noise.
 pub fn typed(c: &Comparison) -> CompareJson {
     CompareJson {
         schema: COMPARE_SCHEMA.into(),
@@ -267,6 +282,8 @@ pub fn typed(c: &Comparison) -> CompareJson {
                 bs: r.bs,
                 access: r.access.clone(),
                 direct: r.direct,
+                call: r.call().key().into(),
+                finding: r.finding(),
                 figures: r
                     .deltas
                     .iter()
@@ -275,8 +292,10 @@ pub fn typed(c: &Comparison) -> CompareJson {
                             a: d.a,
                             b: d.b,
                             change: d.change,
-                            spread: d.spread,
-                            beyond_spread: d.beyond_spread(),
+                            lo: d.gap.and_then(|g| g.lo),
+                            hi: d.gap.and_then(|g| g.hi),
+                            confidence: d.gap.map(|g| g.confidence),
+                            beyond_noise: d.beyond_noise(),
                         };
                         (d.metric.key().to_string(), f)
                     })

@@ -10,6 +10,7 @@
 
 pub mod analysis;
 pub mod caption;
+pub mod figure;
 pub mod fio;
 pub mod fleet;
 pub mod load;

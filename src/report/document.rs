@@ -96,7 +96,7 @@ pub fn document(report: &Report) -> Document {
     if !report.baseline.is_empty() {
         let c = crate::compare::compare(&report.baseline, &report.points);
         let mut s = Section::new("baseline", "Against the baseline");
-        s.paragraph("Every configuration measured both in the baseline (A) and here (B): the change of each figure, marked where it is beyond the run-to-run spread.");
+        s.paragraph("Every configuration measured both in the baseline (A) and here (B): whether it got slower, faster or stayed the same beyond the noise, then the change of each figure, marked where its interval excludes zero.");
         s.blocks
             .extend(crate::compare::render::blocks(&c, "baseline"));
         d.push(s);

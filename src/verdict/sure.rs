@@ -3,9 +3,10 @@
 //! [`crate::decide`]'s one rule, and said in words with its confidence.
 
 use super::kind::{Kind, Tail, figure, on_tail};
-use crate::decide::{self, Basis, Better, Call, Gap};
-use crate::estimate::{self, Estimate};
+use crate::decide::{self, Better, Call, Gap};
+use crate::estimate;
 use crate::points::Point;
+use crate::points::figure::Figure;
 
 /// What to do when a pick is too close to call and no race estimated the time to settle it.
 pub const REPEAT_HINT: &str =
@@ -182,46 +183,14 @@ fn rounds(a: &Point, b: &Point, kind: Kind, tail: Tail) -> Option<(Vec<f64>, Vec
     (xa.len() >= 2).then_some((xa, xb, ra.confidence.min(rb.confidence), ra.margin))
 }
 
-/// A point's interval for a kind over its repetitions (their medians' order statistics).
-fn repeated(p: &Point, kind: Kind, tail: Tail) -> Option<(Estimate, f64, usize)> {
-    let s = p.spread.as_ref().filter(|s| s.runs > 1)?;
-    let i = match kind {
-        k if on_tail(k) && tail == Tail::P999 => &s.p999_ns,
-        k if on_tail(k) => &s.p99_ns,
-        Kind::CheapestCpu => &s.cpu_us_per_io,
-        _ => &s.iops,
-    };
-    Some((
-        Estimate {
-            value: i.median,
-            lo: Some(i.lo),
-            hi: Some(i.hi),
-        },
-        s.confidence,
-        s.runs,
-    ))
-}
-
-/// A point's own interval for a kind at `confidence`: the rate and CPU widened from the run's
-/// batch means, a percentile again from its histogram's counts.
-fn own(p: &Point, kind: Kind, tail: Tail, confidence: f64) -> Option<Estimate> {
-    let pr = p.precision.as_ref()?;
-    let widen = |e: &Estimate| crate::race::widen(e, pr.batches, pr.confidence, confidence);
-    Some(match kind {
-        k if on_tail(k) => {
-            let (pct, stored, value) = match tail {
-                Tail::P999 => (99.9, &pr.p999_ns, p.latency.p999_ns),
-                Tail::P99 => (99.0, &pr.p99_ns, p.latency.p99_ns),
-            };
-            if p.bins.is_empty() {
-                *stored
-            } else {
-                estimate::percentile_interval(&p.bins, pct, value, confidence)
-            }
-        }
-        Kind::CheapestCpu => widen(pr.cpu_us_per_io.as_ref()?),
-        _ => widen(&pr.iops),
-    })
+/// The figure a kind ranks on.
+fn figure_of(kind: Kind, tail: Tail) -> Figure {
+    match kind {
+        k if on_tail(k) && tail == Tail::P999 => Figure::P999,
+        k if on_tail(k) => Figure::P99,
+        Kind::CheapestCpu => Figure::CpuPerIo,
+        _ => Figure::Iops,
+    }
 }
 
 /// The gap of `w` over `r` for `kind` with its interval, among `comparisons` comparisons made
@@ -238,21 +207,8 @@ pub(super) fn gap(
     if let Some((xa, xb, confidence, margin)) = rounds(w, r, kind, tail) {
         return decide::from_rounds(&xa, &xb, b, confidence).map(|g| (g, margin));
     }
-    if let (Some((a, ca, na)), Some((c, cb, nb))) =
-        (repeated(w, kind, tail), repeated(r, kind, tail))
-    {
-        let basis = Basis::Repeats(na.min(nb));
-        return Some((
-            decide::from_intervals(&a, &c, b, ca.min(cb), basis),
-            decide::MARGIN,
-        ));
-    }
     let each = decide::each(estimate::CONFIDENCE, comparisons);
-    let (a, c) = (own(w, kind, tail, each)?, own(r, kind, tail, each)?);
-    Some((
-        decide::from_intervals(&a, &c, b, each, Basis::Runs),
-        decide::MARGIN,
-    ))
+    crate::points::figure::gap(w, r, figure_of(kind, tail), b, each).map(|g| (g, decide::MARGIN))
 }
 
 /// How much more racing would likely settle an open gap of a raced pair, in words: `about 8

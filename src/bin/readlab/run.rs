@@ -183,10 +183,11 @@ pub struct RunArgs {
     #[command(flatten)]
     pub race: crate::args::RaceArgs,
     /// With --profile: hold the result against the one stored in the profile; exit 3 when
-    /// throughput dropped or p99.9 rose beyond --tolerance (and the stored spread).
+    /// throughput dropped or p99.9 rose by more than --tolerance and beyond the noise (the
+    /// change's interval, from the run's own and the profile's stored one, excludes zero).
     #[arg(long, requires = "profile")]
     pub check: bool,
-    /// How far --check lets throughput fall and p99.9 rise beyond the stored spread (e.g. 10%).
+    /// --check fails only on a fall of throughput or rise of p99.9 larger than this (e.g. 10%).
     #[arg(long, default_value = "10%", value_parser = fraction)]
     pub tolerance: f64,
     /// With --check: check even when the profile's stored spread is wider than --tolerance
@@ -695,7 +696,7 @@ fn print_docs(a: &RunArgs, docs: &[Document]) -> anyhow::Result<()> {
 /// `--check`: whether the run holds to its profile's expected result, each line of the
 /// comparison said on stderr.
 fn holds(expected: &Candidate, too_wide: Option<&str>, doc: &Document, tolerance: f64) -> bool {
-    let check = readlab::compare::check::check(expected, &doc.result, tolerance);
+    let check = readlab::compare::check::check(expected, doc, tolerance);
     if let Some(why) = too_wide {
         eprintln!("readlab: check: {why} (checking anyway, as asked)");
     }
