@@ -84,7 +84,7 @@ for t in $(seq 1 "$trials"); do
     read -r beyond lo hi < <(python3 - "$work/cmp.json" <<'EOF'
 import json, sys
 c = json.load(open(sys.argv[1]))
-d = [d for d in c["rows"][0]["deltas"] if d["metric"] == "iops"][0]
+d = c["rows"][0]["figures"]["iops"]
 print(d.get("beyond_noise"), d.get("lo"), d.get("hi"))
 EOF
 )

@@ -560,3 +560,50 @@ fn two_interfaces_held_to_one_rate_are_never_told_apart() {
         stdout(&o)
     );
 }
+
+/// Issue 41: `compare` on ground truth the kernel sets — one configuration on a device
+/// throttled to 2,000 IOPS twice, then to 2,200: "no change beyond the noise" for the first
+/// pair, and 2,000 against 2,200 slower beyond the noise; `--check`'s rule is the same one
+/// (`src/compare/check.rs`).
+#[test]
+fn compare_tells_a_known_gap_from_the_noise() {
+    let d = disk_dir();
+    let lo = LoopDev::prepared("64M");
+    let run_at = |iops: u64, name: &str| {
+        let t = Throttle::new(&lo.dev, iops);
+        let p = d.path().join(name);
+        let o = t.run(&[
+            "run",
+            "--engine",
+            "psync",
+            "--runtime",
+            "2s",
+            "-q",
+            "--json",
+            s(&p),
+            &lo.dev,
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        p
+    };
+    let a = run_at(2000, "a.json");
+    let again = run_at(2000, "again.json");
+    let fast = run_at(2200, "fast.json");
+    let same = json(&ok(&["compare", s(&a), s(&again), "--output", "json"]));
+    let row = &same["rows"][0];
+    assert_eq!(row["call"], "no_change", "{}", row["finding"]);
+    assert!(
+        row["finding"]
+            .as_str()
+            .unwrap()
+            .contains("no change beyond the noise")
+    );
+    let gap = json(&ok(&["compare", s(&fast), s(&a), "--output", "json"]));
+    let row = &gap["rows"][0];
+    assert_eq!(row["call"], "slower", "{}", row["finding"]);
+    let iops = &row["figures"]["iops"];
+    assert_eq!(iops["beyond_noise"], true);
+    assert!(iops["hi"].as_f64().unwrap() < 0.0, "{iops}");
+    let text = stdout(&ok(&["compare", s(&fast), s(&a)]));
+    assert!(text.contains("% slower (95 % interval"), "{text}");
+}
