@@ -143,7 +143,7 @@ fn the_cache_study_on_a_drive_larger_than_the_guests_memory() {
 
     // The report draws throughput by offset above the page cache and reclaim.
     let html = g.path("report.html");
-    let o = Command::new(env!("CARGO_BIN_EXE_readlab"))
+    let o = Command::new(guest_common::readlab_bin())
         .arg("report")
         .arg(g.path("study"))
         .arg("-o")

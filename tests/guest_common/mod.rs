@@ -69,13 +69,22 @@ fn repo() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
+/// The readlab binary the guest carries (and its host side runs): `READLAB_GUEST_BIN` when set
+/// (scripts/test sets it to a copy of the default build, so the MPI build it makes meanwhile
+/// in the same target/ cannot swap the binary under a running scenario), else this build's.
+pub fn readlab_bin() -> std::path::PathBuf {
+    std::env::var_os("READLAB_GUEST_BIN")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| env!("CARGO_BIN_EXE_readlab").into())
+}
+
 /// Boot the guest for `tests/guest/NAME.sh` with this build of readlab and wait for it to end.
 pub fn run(name: &str) -> Guest {
     let _one = ONE_GUEST.lock().unwrap_or_else(|e| e.into_inner());
     let out = Command::new("bash")
         .arg(repo().join("scripts/guest"))
         .arg(name)
-        .env("READLAB_BIN", env!("CARGO_BIN_EXE_readlab"))
+        .env("READLAB_BIN", readlab_bin())
         .output()
         .expect("start scripts/guest");
     let dir = repo().join("target/guest/out").join(name).join("results");
