@@ -7,7 +7,8 @@
 #   A/A       psync and pvsync2 at QD1 on the device throttled to 4,000 IOPS (the throttle is the
 #             bottleneck: the same speed through two interfaces), a busy loop on one core beside:
 #             a "winner" is an error (the rule promises at most 5 %).
-#   gap       the same configuration throttled to 4,000 and to 4,400 IOPS (10 % apart), run one
+#   gap       the same configuration throttled to 4,000 and to 4,400 IOPS (10 % apart; a 1 s ramp
+#             leaves out the burst the throttle lets through first), run one
 #             after the other (which first alternates), then `readlab compare`: the call must say
 #             the faster is faster and its interval must hold the true 10 %.
 #   big gap   `run --engine uring --iodepth 1,32 --runtime 2s` unthrottled: decided in the first
@@ -64,7 +65,7 @@ for t in $(seq 1 "$trials"); do
     # A/A, a busy loop on one core beside
     throttle 4000
     sh -c 'while :; do :; done' & busy=$!
-    in_cg "$bin" run --engine psync,pvsync2 --runtime 2s -q --output json "$dev" >"$work/aa.json"
+    in_cg "$bin" run --engine psync,pvsync2 --runtime 2s --ramp 1s -q --output json "$dev" >"$work/aa.json"
     kill "$busy"; wait "$busy" 2>/dev/null || true; busy=""
     read -r call label _ _ basis < <(fastest "$work/aa.json")
     aa_n=$((aa_n + 1))
@@ -75,9 +76,9 @@ for t in $(seq 1 "$trials"); do
     first=4000 second=4400
     [ $((t % 2)) -eq 0 ] && first=4400 second=4000
     throttle "$first"
-    in_cg "$bin" run --engine psync --runtime 2s -q --json "$work/g1.json" "$dev" >/dev/null
+    in_cg "$bin" run --engine psync --runtime 2s --ramp 1s -q --json "$work/g1.json" "$dev" >/dev/null
     throttle "$second"
-    in_cg "$bin" run --engine psync --runtime 2s -q --json "$work/g2.json" "$dev" >/dev/null
+    in_cg "$bin" run --engine psync --runtime 2s --ramp 1s -q --json "$work/g2.json" "$dev" >/dev/null
     slow=$work/g1.json fast=$work/g2.json
     [ "$first" -eq 4400 ] && slow=$work/g2.json fast=$work/g1.json
     "$bin" compare "$slow" "$fast" --output json >"$work/cmp.json"
