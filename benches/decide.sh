@@ -110,10 +110,10 @@ main_ok=0 main_n=0 main_max=0
 for t in $(seq 1 "$main_runs"); do
     mkdir -p target/decide-main
     s=$SECONDS
-    (cd target/decide-main && "$bin" --output json >"$work/main.json" 2>/dev/null) || true
+    (cd target/decide-main && "$bin" >"$work/main.txt" 2>&1) || true
     took=$((SECONDS - s))
     [ "$took" -gt "$main_max" ] && main_max=$took
-    read -r call label _ _ basis < <(fastest target/decide-main/readlab-quick.jsonl)
+    read -r call label _ _ basis < <(fastest target/decide-main/readlab-quick.jsonl) || true
     main_n=$((main_n + 1))
     case $call in ahead | equal) main_ok=$((main_ok + 1)) ;; esac
     echo "main job $t: $call $label ($basis), $took s" >&2
