@@ -17,18 +17,11 @@ use crate::points::Point;
 use crate::points::figure::{self, Figure};
 use std::collections::{BTreeMap, BTreeSet};
 
-/// A figure compared.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Metric {
-    Iops,
-    MbS,
-    P50,
-    P99,
-    P999,
-    CpuPerIo,
-}
+/// A figure compared: a point's headline figure ([`Figure`]), named as the comparison's
+/// outputs name it.
+pub use crate::points::figure::Figure as Metric;
 
-impl Metric {
+impl Figure {
     pub const ALL: [Metric; 6] = [
         Metric::Iops,
         Metric::MbS,
@@ -66,26 +59,10 @@ impl Metric {
         matches!(self, Metric::Iops | Metric::MbS)
     }
 
-    /// The figure of a point it reads.
-    pub fn figure(self) -> Figure {
-        match self {
-            Metric::Iops => Figure::Iops,
-            Metric::MbS => Figure::MbS,
-            Metric::P50 => Figure::P50,
-            Metric::P99 => Figure::P99,
-            Metric::P999 => Figure::P999,
-            Metric::CpuPerIo => Figure::CpuPerIo,
-        }
-    }
-
-    pub fn of(self, p: &Point) -> f64 {
-        self.figure().of(p)
-    }
-
     /// The change of `b` against `a` (b/a − 1) with its interval from the two sides' own
     /// intervals (repetitions of both, else each run's at 95 %); None when a side has none.
     pub fn change(self, a: &Point, b: &Point) -> Option<Gap> {
-        figure::gap(b, a, self.figure(), Better::Higher, CONFIDENCE)
+        figure::gap(b, a, self, Better::Higher, CONFIDENCE)
     }
 }
 
