@@ -49,7 +49,7 @@ fn every_missing_figure_is_drawn_from_quick_studies() {
         "all",
         "--quick",
         "--runtime",
-        "300ms",
+        "150ms",
         "--max-threads",
         "2",
         "--out",
