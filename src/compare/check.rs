@@ -114,12 +114,7 @@ impl Held {
                 // replay/stored − 1, turned so that positive is worse.
                 let g = decide::from_intervals(r, s, Better::Higher, cr.min(cs), basis);
                 match self.better {
-                    Better::Higher => Gap {
-                        value: -g.value,
-                        lo: g.hi.map(|x| -x),
-                        hi: g.lo.map(|x| -x),
-                        ..g
-                    },
+                    Better::Higher => g.negated(),
                     Better::Lower => g,
                 }
             });

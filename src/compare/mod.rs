@@ -120,16 +120,6 @@ impl Call {
     }
 }
 
-/// The same gap the other way round (a drop of 10 % rather than a change of −10 %).
-fn negated(g: &Gap) -> Gap {
-    Gap {
-        value: -g.value,
-        lo: g.hi.map(|x| -x),
-        hi: g.lo.map(|x| -x),
-        ..*g
-    }
-}
-
 /// Why a point has no interval, in words.
 fn why_none(p: &Point) -> &'static str {
     match p.source {
@@ -182,7 +172,7 @@ impl Row {
         let gap = iops.and_then(|d| d.gap);
         let mut s = match (self.call(), gap) {
             (Call::Slower, Some(g)) => {
-                let n = negated(&g);
+                let n = g.negated();
                 format!("{} % slower ({})", decide::pct(n.value), n.words())
             }
             (Call::Faster, Some(g)) => format!("{} % faster ({})", decide::pct(g.value), g.words()),
@@ -196,7 +186,7 @@ impl Row {
             let (how, g) = if g.value > 0.0 {
                 ("higher", g)
             } else {
-                ("lower", negated(&g))
+                ("lower", g.negated())
             };
             s.push_str(&format!(
                 "; p99.9 {} % {how} ({})",

@@ -183,15 +183,25 @@ pub struct Precision {
 pub struct RaceRecord {
     pub id: String,
     /// Round 0 is the first pass; a configuration that left the race early has fewer rounds.
+    /// Calls compare the rounds after the first pass in pairs (they are interleaved, and time
+    /// the reads without verifying them: the first pass verified).
     pub rounds: Vec<RoundFigures>,
     /// The confidence each of the race's calls in this configuration's group was made at: the
     /// race's own, shared among the group's contenders and the looks planned.
     pub confidence: f64,
+    /// The race's own confidence, of all its calls and looks together: what its intervals are
+    /// stated at (results from before it was kept: 95 %).
+    #[serde(default = "default_race_confidence")]
+    pub race_confidence: f64,
     /// Gaps inside ±margin were called equal.
     pub margin: f64,
     /// How long the race ran, and one round of it, seconds.
     pub seconds: f64,
     pub round_s: f64,
+}
+
+fn default_race_confidence() -> f64 {
+    crate::estimate::CONFIDENCE
 }
 
 /// One configuration's figures in one round of a race (round 0 is the first pass).

@@ -220,7 +220,8 @@ fn sureness(
 }
 
 /// A fastest pick equal to its runner-up within the margin: the one of the two with less CPU
-/// per I/O is picked, and says so.
+/// per I/O is picked, and says so — by the gap the cheapest-CPU finding states (paired rounds
+/// when the two were raced), so the saving said is the one said there.
 fn cheaper_of_equals(
     points: &[Point],
     w: usize,
@@ -231,14 +232,16 @@ fn cheaper_of_equals(
     let Sureness::Equal { gap, margin, .. } = &sure else {
         return (w, sure);
     };
-    let (cw, cr) = (points[w].cpu_us_per_io, points[r].cpu_us_per_io);
-    if cw <= 0.0 || cr <= 0.0 || cw == cr {
+    if points[w].cpu_us_per_io <= 0.0 || points[r].cpu_us_per_io <= 0.0 {
         return (w, sure);
     }
-    let (pick, other, saving) = if cr < cw {
-        (r, w, 1.0 - cr / cw)
-    } else {
-        (w, r, 1.0 - cw / cr)
+    let cpu = |a: usize, b: usize| {
+        sure::gap(&points[a], &points[b], Kind::CheapestCpu, Tail::P999, 1).map(|(g, _)| g.value)
+    };
+    let (pick, other, saving) = match (cpu(w, r), cpu(r, w)) {
+        (Some(s), _) if s > 0.0 => (w, r, s),
+        (_, Some(s)) if s > 0.0 => (r, w, s),
+        _ => return (w, sure),
     };
     let gap = if pick == w { *gap } else { gap.reversed() };
     (

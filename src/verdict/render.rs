@@ -322,8 +322,14 @@ pub struct GapJson {
     /// Null where the data bound nothing on that side.
     pub lo: Option<f64>,
     pub hi: Option<f64>,
-    /// The confidence of the interval, corrected for the comparisons (and a race's looks).
+    /// The confidence the interval is stated at: of all the group's comparisons (and a race's
+    /// looks) together, each made at a corrected level (the race's record has it).
     pub confidence: f64,
+    /// The interval an "equal" call rests on and its confidence: from a race's paired rounds,
+    /// two one-sided tests (at 2·confidence − 1); otherwise the interval above.
+    pub eq_lo: Option<f64>,
+    pub eq_hi: Option<f64>,
+    pub eq_confidence: f64,
     /// Gaps inside ±margin are equal.
     pub margin: f64,
     /// `rounds` (paired rounds of a race), `repeats` or `runs` (each run's own interval).
@@ -349,6 +355,9 @@ impl GapJson {
             lo: g.lo,
             hi: g.hi,
             confidence: g.confidence,
+            eq_lo: g.eq_lo,
+            eq_hi: g.eq_hi,
+            eq_confidence: g.eq_confidence,
             margin,
             basis: basis.into(),
             count,

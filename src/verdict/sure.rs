@@ -121,7 +121,7 @@ impl Sureness {
             } => format!(
                 "equal to {runner_up} within {} % ({}){}",
                 decide::margin_pct(*margin),
-                gap.words(),
+                gap.eq_words(),
                 picked_for
                     .as_ref()
                     .map_or_else(String::new, |w| format!("; picked for {w}"))
@@ -165,22 +165,38 @@ fn round_figure(r: &crate::result::RoundFigures, kind: Kind, tail: Tail) -> f64 
     }
 }
 
-/// The paired rounds of `a` and `b` when both ran in one race: their figures for `kind`,
-/// round by round, and the race's confidence and margin.
-fn rounds(a: &Point, b: &Point, kind: Kind, tail: Tail) -> Option<(Vec<f64>, Vec<f64>, f64, f64)> {
+/// The paired rounds of two configurations of one race, their figures for one kind round by
+/// round, and the race's rule.
+struct Paired {
+    a: Vec<f64>,
+    b: Vec<f64>,
+    /// The confidence the race's last look was made at, and the race's own.
+    level: f64,
+    stated: f64,
+    margin: f64,
+}
+
+/// The paired rounds of `a` and `b` when both ran in one race.
+fn rounds(a: &Point, b: &Point, kind: Kind, tail: Tail) -> Option<Paired> {
     let (ra, rb) = (a.race.as_ref()?, b.race.as_ref()?);
     if ra.id != rb.id {
         return None;
     }
     let mut xa = Vec::new();
     let mut xb = Vec::new();
-    for x in &ra.rounds {
+    for x in crate::race::raced(&ra.rounds) {
         if let Some(y) = rb.rounds.iter().find(|y| y.round == x.round) {
             xa.push(round_figure(x, kind, tail));
             xb.push(round_figure(y, kind, tail));
         }
     }
-    (xa.len() >= 2).then_some((xa, xb, ra.confidence.min(rb.confidence), ra.margin))
+    (xa.len() >= 2).then_some(Paired {
+        a: xa,
+        b: xb,
+        level: ra.confidence.min(rb.confidence),
+        stated: ra.race_confidence,
+        margin: ra.margin,
+    })
 }
 
 /// The figure a kind ranks on.
@@ -204,19 +220,25 @@ pub(super) fn gap(
     comparisons: usize,
 ) -> Option<(Gap, f64)> {
     let b = better(kind);
-    if let Some((xa, xb, confidence, margin)) = rounds(w, r, kind, tail) {
-        return decide::from_rounds(&xa, &xb, b, confidence).map(|g| (g, margin));
+    if let Some(p) = rounds(w, r, kind, tail) {
+        return decide::from_rounds(&p.a, &p.b, b, p.level).map(|g| (g.stated(p.stated), p.margin));
     }
     let each = decide::each(estimate::CONFIDENCE, comparisons);
-    crate::points::figure::gap(w, r, figure_of(kind, tail), b, each).map(|g| (g, decide::MARGIN))
+    crate::points::figure::gap(w, r, figure_of(kind, tail), b, each).map(|g| {
+        // What all the group's comparisons hold together (Bonferroni): 95 % when each interval
+        // was made at the corrected level; less when the runs could not give that much (an
+        // interval of three repetitions is a 75 % one).
+        let together = (1.0 - comparisons.max(1) as f64 * (1.0 - g.confidence)).max(0.0);
+        (g.stated(together), decide::MARGIN)
+    })
 }
 
 /// How much more racing would likely settle an open gap of a raced pair, in words: `about 8
 /// more rounds (~40 s)`.
 pub(super) fn settle(w: &Point, r: &Point, kind: Kind, tail: Tail) -> Option<String> {
-    let (xa, xb, confidence, margin) = rounds(w, r, kind, tail)?;
-    let d = decide::log_ratios(&xa, &xb, better(kind));
-    let need = decide::rounds_to_settle(&d, margin, confidence)?;
+    let p = rounds(w, r, kind, tail)?;
+    let d = decide::log_ratios(&p.a, &p.b, better(kind));
+    let need = decide::rounds_to_settle(&d, p.margin, p.level)?;
     let more = need.saturating_sub(d.len()).max(1);
     let round_s = w.race.as_ref().map_or(0.0, |r| r.round_s);
     let time = if round_s > 0.0 {

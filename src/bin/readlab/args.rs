@@ -131,7 +131,7 @@ pub struct RaceArgs {
     /// How long the whole command may take: after the first pass, configurations whose interval
     /// overlaps their group leader's are raced in interleaved 1-second rounds until each is
     /// decided or the budget is spent (0: no race) [default: twice the first pass, at least
-    /// 30 s more; none for runs under 0.5 s; the main job 60 s in all]
+    /// 30 s more; none for runs under 0.5 s; the main job 70 s in all]
     #[arg(long, value_parser = duration)]
     pub budget: Option<Duration>,
     /// Gaps within ±this are called equal

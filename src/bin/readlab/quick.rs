@@ -10,8 +10,8 @@ use std::time::Duration;
 
 #[derive(Args, Debug)]
 pub struct QuickArgs {
-    /// Measured time per run.
-    #[arg(long, default_value = "3s", value_parser = duration)]
+    /// Measured time per run in the first pass (the close ones are raced after it).
+    #[arg(long, default_value = "2s", value_parser = duration)]
     pub runtime: Duration,
     /// Directory for the scratch file and results (`--out` is the same flag, as on study and tune).
     #[arg(long, alias = "out", default_value = ".")]
@@ -96,7 +96,7 @@ mod tests {
     #[test]
     fn quick_default_args_match_clap_defaults() {
         let q = QuickArgs::defaults();
-        assert_eq!(q.runtime, Duration::from_secs(3));
+        assert_eq!(q.runtime, Duration::from_secs(2));
         assert_eq!(q.dir, PathBuf::from("."));
     }
 }
