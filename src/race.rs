@@ -21,6 +21,10 @@ pub struct RaceRule {
     pub confidence: f64,
     /// Measured time of each configuration in a round (its ramp is at most a quarter of it).
     pub round: Duration,
+    /// Whether rounds verify what they read when the configuration does: yes where the user
+    /// asked for it (`run --verify`); the main job, which verifies on its own account, checks
+    /// its first pass and only times its rounds.
+    pub verify_rounds: bool,
 }
 
 impl Default for RaceRule {
@@ -29,6 +33,7 @@ impl Default for RaceRule {
             margin: decide::MARGIN,
             confidence: estimate::CONFIDENCE,
             round: Duration::from_secs(1),
+            verify_rounds: true,
         }
     }
 }
@@ -132,21 +137,21 @@ fn figures(round: usize, d: &Document) -> RoundFigures {
 }
 
 /// The configuration a round measures: `cfg` for `rule.round`, its ramp at most a quarter of
-/// that (the first pass warmed the target up), another seed each round, and no verification:
-/// the first pass verified what it read, rounds only time the reads (checking every block
-/// costs CPU beside the I/O loop, and on a busy machine that CPU made a round's rate vary
-/// three times as much, so a race needed nine times the rounds).
+/// that (the first pass warmed the target up), another seed each round, verifying only when
+/// `rule.verify_rounds` (checking every block costs CPU beside the I/O loop: on a busy machine
+/// that CPU made a round's rate vary three times as much, so a race needed nine times the
+/// rounds).
 pub fn round_config(cfg: &RunConfig, rule: &RaceRule, round: usize) -> RunConfig {
     let mut c = cfg.clone();
     c.runtime = rule.round.min(cfg.runtime);
     c.ramp = cfg.ramp.min(rule.round / 4);
     c.seed = cfg.seed.wrapping_add(1000 + round as u64);
-    c.verify = false;
+    c.verify = cfg.verify && rule.verify_rounds;
     c
 }
 
 /// A configuration's figures in the race's rounds, the first pass left out: it was measured
-/// alone (not interleaved), longer, and verified, so only rounds are compared in pairs.
+/// alone (not interleaved), longer, and perhaps verified, so only rounds are compared in pairs.
 pub fn raced<T>(runs: &[T]) -> &[T] {
     runs.get(1..).unwrap_or(&[])
 }

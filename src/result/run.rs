@@ -183,8 +183,8 @@ pub struct Precision {
 pub struct RaceRecord {
     pub id: String,
     /// Round 0 is the first pass; a configuration that left the race early has fewer rounds.
-    /// Calls compare the rounds after the first pass in pairs (they are interleaved, and time
-    /// the reads without verifying them: the first pass verified).
+    /// Calls compare the rounds after the first pass in pairs (they are interleaved; the main
+    /// job's only time the reads, its first pass verified them).
     pub rounds: Vec<RoundFigures>,
     /// The confidence each of the race's calls in this configuration's group was made at: the
     /// race's own, shared among the group's contenders and the looks planned.
