@@ -100,10 +100,18 @@ pub fn widen(e: &Estimate, batches: usize, from: f64, to: f64) -> Estimate {
     }
 }
 
+/// How far behind, in margins, a first-pass run must be for sure to leave the race unraced.
+/// A run's own interval knows its own noise, not how the machine changed between one run and
+/// the next: in A/A trials (`benches/decide.sh`: one throttled rate through psync and pvsync2,
+/// a busy core beside), two runs in a row came out several percent apart with intervals that
+/// did not overlap, and were called a winner. Only paired rounds tell such gaps; a first pass
+/// decides gaps of another order (QD1 against QD32).
+const FIRST_PASS_MARGINS: f64 = 4.0;
+
 /// Of a group after the first pass, the members still in contention with its leader (the first):
-/// those whose IOPS interval overlaps the leader's at the confidence corrected for the group's
-/// comparisons, and that are not equal to it within the margin; a member without an interval is
-/// in contention.
+/// all but those equal to it within the margin and those behind it for sure by more than
+/// [`FIRST_PASS_MARGINS`] margins (their IOPS intervals at the confidence corrected for the
+/// group's comparisons); a member without an interval is in contention.
 pub fn in_contention(docs: &[Document], group: &[usize], rule: &RaceRule) -> Vec<usize> {
     let leader = &docs[group[0]];
     let each = decide::each(rule.confidence, group.len() - 1);
@@ -115,7 +123,13 @@ pub fn in_contention(docs: &[Document], group: &[usize], rule: &RaceRule) -> Vec
                 (Some(a), Some(b)) => {
                     let gap =
                         decide::from_intervals(&a, &b, Better::Higher, each, decide::Basis::Runs);
-                    gap.call(rule.margin) == Call::Open
+                    match gap.call(rule.margin) {
+                        Call::Equal => false,
+                        Call::Ahead => gap
+                            .lo
+                            .is_none_or(|lo| lo <= FIRST_PASS_MARGINS * rule.margin),
+                        Call::Open => true,
+                    }
                 }
                 _ => true,
             },
@@ -460,6 +474,12 @@ mod tests {
         let g = groups(&docs);
         assert_eq!(g, [vec![0, 1, 2]]);
         assert_eq!(in_contention(&docs, &g[0], &RaceRule::default()), [1]);
+        // Intervals apart, the gap beyond the margin but not by four of them: raced (two runs'
+        // own intervals do not know how the machine changed between them).
+        let docs = vec![doc(32, 100_000.0, 0.005), doc(4, 90_000.0, 0.005)];
+        assert_eq!(in_contention(&docs, &[0, 1], &RaceRule::default()), [1]);
+        let docs = vec![doc(32, 100_000.0, 0.005), doc(4, 70_000.0, 0.005)];
+        assert!(in_contention(&docs, &[0, 1], &RaceRule::default()).is_empty());
         // Equal within the margin already: no race.
         let docs = vec![doc(32, 100_000.0, 0.005), doc(4, 99_500.0, 0.005)];
         assert!(in_contention(&docs, &[0, 1], &RaceRule::default()).is_empty());
