@@ -1,5 +1,5 @@
-//! Racing the close ones (F-race's idea, paired): after a first pass, the configurations whose
-//! interval overlaps their group leader's are measured again in short interleaved rounds (A B C,
+//! Racing the close ones (F-race's idea, paired): after a first pass, the configurations not
+//! clearly apart from their group leader are measured again in short interleaved rounds (A B C,
 //! C A B, …) and compared round by round, until each is behind the leader, equal to it within
 //! the margin, or the budget is spent. Configurations out of contention are never measured
 //! again. Each raced configuration's result then stands for all its measured time, and carries

@@ -128,10 +128,10 @@ mod tests {
 /// take in all, and the margin within which two are equal.
 #[derive(Args, Debug, Clone)]
 pub struct RaceArgs {
-    /// How long the whole command may take: after the first pass, configurations whose interval
-    /// overlaps their group leader's are raced in interleaved 1-second rounds until each is
-    /// decided or the budget is spent (0: no race) [default: twice the first pass, at least
-    /// 30 s more; none for runs under 0.5 s; the main job 70 s in all]
+    /// How long the whole command may take: after the first pass, configurations within 20 % of
+    /// their group leader (not already equal within the margin) are raced in interleaved
+    /// 1-second rounds until each is decided or the budget is spent (0: no race) [default: twice
+    /// the first pass, at least 30 s more; none for runs under 0.5 s; the main job 70 s in all]
     #[arg(long, value_parser = duration)]
     pub budget: Option<Duration>,
     /// Gaps within ±this are called equal
