@@ -120,11 +120,15 @@ for t in $(seq 1 "$main_runs"); do
 done
 
 printf '\n%-44s %8s %8s\n' "decide.sh ($(date -u +%F), $(nproc) cores)" "count" "rate"
-row() { printf '%-44s %4d/%-4d %7.1f %%\n' "$1" "$2" "$3" "$(echo "100 * $2 / $3" | bc -l)"; }
+# a rate's row; none for a kind of trial not run (TRIALS or MAIN_JOB_RUNS 0)
+row() {
+    [ "$3" -gt 0 ] || return 0
+    printf '%-44s %4d/%-4d %7.1f %%\n' "$1" "$2" "$3" "$(echo "100 * $2 / $3" | bc -l)"
+}
 row "A/A called a winner (at most 5 %)" "$aa_win" "$aa_n"
 row "10 % gap called, right direction" "$gap_ok" "$gap_n"
 row "10 % gap: interval holds 10 %" "$gap_hold" "$gap_n"
 row "QD1 vs QD32: U32B1 ahead" "$big_ok" "$big_n"
 row "QD1 vs QD32: decided in the first pass" "$big_first" "$big_n"
 row "main job: fastest 4K random decided" "$main_ok" "$main_n"
-printf '%-44s %8s s\n' "main job: longest run" "$main_max"
+[ "$main_n" -eq 0 ] || printf '%-44s %8s s\n' "main job: longest run" "$main_max"
