@@ -224,6 +224,12 @@ pub fn each(confidence: f64, m: usize) -> f64 {
     1.0 - (1.0 - confidence) / m.max(1) as f64
 }
 
+/// What `m` comparisons each made at `level` hold together (Bonferroni's bound, the inverse of
+/// [`each`]); none below zero.
+pub fn together(level: f64, m: usize) -> f64 {
+    (1.0 - m.max(1) as f64 * (1.0 - level)).max(0.0)
+}
+
 /// The gap of `a` over `b` from each one's own interval (independent measurements): the
 /// widest ratio the two intervals allow, so the gap is above zero exactly when the intervals
 /// do not overlap. `confidence` is what each interval was made at.
@@ -307,8 +313,7 @@ pub fn rounds_to_settle(d: &[f64], margin: f64, confidence: f64) -> Option<usize
     if r < 2 {
         return None;
     }
-    let mean = d.iter().sum::<f64>() / r as f64;
-    let sd = (d.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (r - 1) as f64).sqrt();
+    let (mean, sd) = (estimate::mean(d), estimate::variance(d).sqrt());
     // Room for the interval between the gap and zero (ahead), and for the equivalence interval
     // between the gap and the margin (equal).
     let (ahead, equal) = (mean.abs(), (1.0 + margin).ln() - mean.abs());
@@ -462,6 +467,8 @@ mod tests {
         assert!(alpha_at_look(0.05, 1, 5) < 1e-4);
         assert!(alpha_at_look(0.05, 40, 40) < alpha_at_look(0.05, 20, 20));
         assert!((each(0.95, 4) - 0.9875).abs() < 1e-12);
+        assert!((together(each(0.95, 4), 4) - 0.95).abs() < 1e-12);
+        assert_eq!(together(0.75, 8), 0.0);
         // A 2 % gap with 4 % spread per round: about 20 rounds to tell it from zero, but some
         // 8 to show it equal within 5 % (two one-sided tests), which settles it.
         let d: Vec<f64> = (0..4)

@@ -165,12 +165,13 @@ fn batch_means(xs: &[f64], m: usize) -> Vec<f64> {
         .collect()
 }
 
-fn mean(xs: &[f64]) -> f64 {
+/// The mean (0 for none).
+pub fn mean(xs: &[f64]) -> f64 {
     xs.iter().sum::<f64>() / xs.len().max(1) as f64
 }
 
 /// Sample variance (n − 1).
-fn variance(xs: &[f64]) -> f64 {
+pub fn variance(xs: &[f64]) -> f64 {
     let m = mean(xs);
     xs.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (xs.len().max(2) - 1) as f64
 }

@@ -228,7 +228,7 @@ pub(super) fn gap(
         // What all the group's comparisons hold together (Bonferroni): 95 % when each interval
         // was made at the corrected level; less when the runs could not give that much (an
         // interval of three repetitions is a 75 % one).
-        let together = (1.0 - comparisons.max(1) as f64 * (1.0 - g.confidence)).max(0.0);
+        let together = decide::together(g.confidence, comparisons);
         (g.stated(together), decide::MARGIN)
     })
 }
