@@ -19,7 +19,7 @@ pub struct RaceRule {
     pub margin: f64,
     /// The confidence of all the race's calls together.
     pub confidence: f64,
-    /// Measured time of each configuration in a round (its ramp is at most a quarter of it).
+    /// Measured time of each configuration in a round (its ramp is at most a tenth of it).
     pub round: Duration,
     /// Whether rounds verify what they read when the configuration does: yes where the user
     /// asked for it (`run --verify`); the main job, which verifies on its own account, checks
@@ -150,15 +150,22 @@ fn figures(round: usize, d: &Document) -> RoundFigures {
     }
 }
 
-/// The configuration a round measures: `cfg` for `rule.round`, its ramp at most a quarter of
-/// that (the first pass warmed the target up), another seed each round, verifying only when
+/// A round's ramp for rounds of `round`: a tenth of it. The first pass warmed the target up; a
+/// ramp only lets the queue fill and the threads start, which takes milliseconds (a quarter
+/// spent a fifth of every round's time on nothing).
+fn round_ramp(round: Duration) -> Duration {
+    round / 10
+}
+
+/// The configuration a round measures: `cfg` for `rule.round`, its ramp at most
+/// [`round_ramp`] (the first pass warmed the target up), another seed each round, verifying only when
 /// `rule.verify_rounds` (checking every block costs CPU beside the I/O loop: on a busy machine
 /// that CPU made a round's rate vary three times as much, so a race needed nine times the
 /// rounds).
 pub fn round_config(cfg: &RunConfig, rule: &RaceRule, round: usize) -> RunConfig {
     let mut c = cfg.clone();
     c.runtime = rule.round.min(cfg.runtime);
-    c.ramp = cfg.ramp.min(rule.round / 4);
+    c.ramp = cfg.ramp.min(round_ramp(rule.round));
     c.seed = cfg.seed.wrapping_add(1000 + round as u64);
     c.verify = cfg.verify && rule.verify_rounds;
     c
@@ -179,6 +186,47 @@ struct Heat {
     level: f64,
 }
 
+/// How many rounds fit in what is left of the budget, and how many of them the race looks at:
+/// made before the first round, and made again when a contender leaves (the rounds get cheaper,
+/// so more of them fit: the budget is spent, not left over).
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Plan {
+    /// The last round that fits.
+    fit: usize,
+    /// The looks spread evenly over the rounds up to `fit`, at most [`MAX_LOOKS`].
+    looks: usize,
+}
+
+impl Plan {
+    /// The plan after `done` rounds, `left` of the budget, with rounds costing `cost` each.
+    fn after(done: usize, left: Duration, cost: Duration) -> Plan {
+        let more = if cost.is_zero() {
+            1
+        } else {
+            (left.as_secs_f64() / cost.as_secs_f64()).floor() as usize
+        };
+        let fit = (done + more).max(1);
+        Plan {
+            fit,
+            looks: fit.min(MAX_LOOKS),
+        }
+    }
+
+    /// The look `round` falls on, when its share of the plan's looks passes `last` (the latest
+    /// look made): a generous budget does not make every look stricter.
+    fn look_at(&self, round: usize, last: usize) -> Option<usize> {
+        let j = round * self.looks / self.fit;
+        (j > last).then_some(j)
+    }
+
+    /// The error a look may spend: O'Brien–Fleming's boundary at the fraction of the planned
+    /// rounds measured. A plan made again for more rounds raises the boundary of every later
+    /// look (its fraction is smaller than under the old plan), never lowers it.
+    fn alpha(&self, alpha: f64, look: usize) -> f64 {
+        decide::alpha_at_look(alpha, look, self.looks)
+    }
+}
+
 /// Race the first pass `first` (configuration `i`'s document at `i`): `measure(i, round)` runs
 /// configuration `i` once as a round ([`round_config`]). Stops when every group is decided, at
 /// `deadline`, or when `cancelled()`. Returns a document per configuration: the first pass's
@@ -195,30 +243,17 @@ where
 {
     let started = Instant::now();
     let round_cost = |alive: usize| {
-        (rule.round + rule.round / 4 + ROUND_OVERHEAD) * alive.min(u32::MAX as usize) as u32
+        (rule.round + round_ramp(rule.round) + ROUND_OVERHEAD) * alive.min(u32::MAX as usize) as u32
     };
     let contests: Vec<(usize, Vec<usize>)> = groups(&first)
         .into_iter()
         .map(|g| (g[0], in_contention(&first, &g, rule)))
         .filter(|(_, c)| !c.is_empty())
         .collect();
-    // The looks the budget allows, planned before the first: each call is made at the
-    // race's confidence spent over them (O'Brien–Fleming) and shared among the group's
-    // contenders (Bonferroni), so looking after every round costs no confidence.
-    let per_round: usize = contests.iter().map(|(_, c)| c.len() + 1).sum();
-    let left = deadline.saturating_duration_since(started);
-    let fit = if per_round == 0 {
-        1
-    } else {
-        ((left.as_secs_f64() / round_cost(per_round).as_secs_f64()).floor() as usize).max(1)
-    };
-    // At most MAX_LOOKS looks, spread evenly over the rounds that fit: a generous budget does
-    // not make every look stricter.
-    let looks = fit.min(MAX_LOOKS);
-    let look_at = |round: usize| {
-        let j = |r: usize| r * looks / fit;
-        (j(round) > j(round - 1)).then(|| j(round))
-    };
+    // Each call is made at the race's confidence spent over the planned looks (O'Brien–Fleming)
+    // and shared among the group's contenders (Bonferroni), so looking after every round costs
+    // no confidence.
+    let members = |heats: &[Heat]| heats.iter().map(|h| h.alive.len()).sum::<usize>();
     let mut heats: Vec<Heat> = contests
         .into_iter()
         .map(|(leader, c)| Heat {
@@ -227,12 +262,15 @@ where
             alive: std::iter::once(leader).chain(c).collect(),
         })
         .collect();
+    let left = || deadline.saturating_duration_since(Instant::now());
+    let mut plan = Plan::after(0, left(), round_cost(members(&heats)));
+    let mut last_look = 0;
     let mut runs: Vec<Vec<Document>> = first.iter().map(|d| vec![d.clone()]).collect();
     // Each raced configuration's group's latest level: what the verdict decides it at.
     let mut levels: Vec<(usize, f64)> = Vec::new();
     let mut round = 1;
     let mut round_wall = Duration::ZERO;
-    while !heats.is_empty() && !cancelled() && round <= fit {
+    while !heats.is_empty() && !cancelled() && round <= plan.fit {
         let order: Vec<usize> = heats.iter().flat_map(|h| h.alive.clone()).collect();
         let cost = round_wall.max(round_cost(order.len()) / 2);
         if Instant::now() + cost > deadline {
@@ -250,18 +288,27 @@ where
             runs[i].push(d);
         }
         round_wall = t0.elapsed();
-        let Some(look) = look_at(round) else {
+        let Some(look) = plan.look_at(round, last_look) else {
             round += 1;
             continue;
         };
+        last_look = look;
         for h in &mut heats {
-            let alpha = decide::alpha_at_look(1.0 - rule.confidence, look, looks);
-            h.level = 1.0 - alpha / h.comparisons as f64;
+            h.level = 1.0 - plan.alpha(1.0 - rule.confidence, look) / h.comparisons as f64;
             levels.retain(|(i, _)| !h.alive.contains(i));
             levels.extend(h.alive.iter().map(|&i| (i, h.level)));
             h.decide(&runs, rule);
         }
         heats.retain(|h| h.alive.len() > 1);
+        if members(&heats) < k && members(&heats) > 0 {
+            let cheaper = Plan::after(round, left(), round_cost(members(&heats)));
+            if cheaper.fit > plan.fit {
+                // The looks made stay made: the new plan looks next where its share of looks
+                // passes this round's.
+                last_look = cheaper.look_at(round, 0).unwrap_or(0);
+                plan = cheaper;
+            }
+        }
         round += 1;
     }
     Ok(finish(first, runs, &levels, rule, started, round_wall))
@@ -524,7 +571,7 @@ mod tests {
         );
         assert_eq!(&order[..4], &[(0, 1), (1, 1), (1, 2), (0, 2)], "rotated");
         let rounds = order.len() / 2;
-        assert!((2..=12).contains(&rounds), "{rounds} rounds");
+        assert!((2..=15).contains(&rounds), "{rounds} rounds");
         let rec = out[0].result.race.as_ref().unwrap();
         assert_eq!(rec.rounds.len(), rounds + 1, "the first pass is round 0");
         assert_eq!(out[1].result.race.as_ref().unwrap().id, rec.id);
@@ -536,6 +583,46 @@ mod tests {
         assert_eq!(
             out[0].result.iops,
             out[0].result.ios as f64 / out[0].result.seconds
+        );
+    }
+
+    #[test]
+    fn a_contender_that_leaves_makes_room_for_more_rounds() {
+        // Three rounds of three fit the budget; the third leaves once behind, and the two
+        // left, never apart, race on in the time it would have taken.
+        let three =
+            (RaceRule::default().round + round_ramp(RaceRule::default().round) + ROUND_OVERHEAD)
+                * 3;
+        let first = vec![
+            doc(32, 100_000.0, 0.2),
+            doc(4, 99_000.0, 0.2),
+            doc(8, 85_000.0, 0.2),
+        ];
+        let order = RefCell::new(Vec::new());
+        race(
+            first,
+            &RaceRule::default(),
+            Instant::now() + three * 3 + Duration::from_millis(100),
+            &|| false,
+            |i, round| {
+                order.borrow_mut().push((i, round));
+                let odd = round % 2 == 1;
+                let iops = match i {
+                    0 if odd => 120_000.0,
+                    1 if !odd => 120_000.0,
+                    2 => 50_000.0 * (1.0 + 0.001 * round as f64),
+                    _ => 100_000.0,
+                };
+                Ok(doc(32, iops, 0.2))
+            },
+        )
+        .unwrap();
+        let order = order.into_inner();
+        let of = |c: usize| order.iter().filter(|(i, _)| *i == c).count();
+        assert!(of(2) <= 3, "the third leaves within the plan: {order:?}");
+        assert!(
+            of(0) > 3 && of(0) == of(1),
+            "the two race past the plan: {order:?}"
         );
     }
 
