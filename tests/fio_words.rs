@@ -214,7 +214,7 @@ fn writing_patterns_and_fio_only_options_are_refused_by_name() {
         ("--verify=crc32c", "readlab checks every byte"),
         ("--rwmixread=70", "readlab only reads"),
         ("--loops=3", "--repeat"),
-        ("--rate_iops=100", "--rate IOPS"),
+        ("--rate_iops=100", "readlab run's is --rate"),
         ("--cpus_allowed=0", "taskset"),
         ("--bssplit=4k/50:8k/50", "--bs"),
         ("--time_based=1", "--time_based"),

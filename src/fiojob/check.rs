@@ -1,7 +1,39 @@
 //! The checks of a job section once all of it is read: what its options mean together (the
 //! engine and its depth, batches and completions, the block size) and that it names a target.
 
-use super::section::Section;
+use super::section::{JobRate, Section};
+use super::words::{Note, add_note};
+use crate::config::Rate;
+
+/// What a section's options mean together once all are read: a synchronous engine's depth
+/// (1, as fio runs it, with a note), the size from `filesize=`, the rate of all its threads.
+pub(super) fn settle(s: &mut Section, notes: &mut Vec<Note>) {
+    let cfg = &mut s.cfg;
+    if !cfg.engine.capabilities().asynchronous && cfg.iodepth > 1 {
+        add_note(
+            notes,
+            "iodepth",
+            format!(
+                "ioengine={} is synchronous (one I/O in flight per thread): its jobs run at iodepth=1, as fio runs them (for more in flight, numjobs= or an asynchronous engine)",
+                cfg.engine.fio_name()
+            ),
+        );
+        cfg.iodepth = 1;
+    }
+    if cfg.size.is_none() {
+        cfg.size = s.filesize;
+    }
+    if let Some(r) = s.rate {
+        let per_thread = match r {
+            JobRate::Iops(n) => n as f64,
+            JobRate::Bytes(b) => b as f64 / cfg.bs.max(1) as f64,
+        };
+        cfg.rate = Some(Rate {
+            iops: per_thread * cfg.threads as f64,
+            arrivals: s.arrivals.unwrap_or(crate::config::Arrivals::Fixed),
+        });
+    }
+}
 
 /// Check the section whose `[name]` is on `line`, adding its problems (on the line of the option
 /// at fault, else the header's); its target is set when it named one.
@@ -10,16 +42,6 @@ pub(super) fn section(s: &mut Section, line: usize) {
     let mut at = |l: usize, text: String| found.push((if l == 0 { line } else { l }, text));
     let (cfg, lines, complete_max) = (&s.cfg, &s.lines, s.complete_max);
     let asynchronous = cfg.engine.capabilities().asynchronous;
-    if !asynchronous && cfg.iodepth > 1 {
-        at(
-            lines.iodepth.max(lines.engine),
-            format!(
-                "ioengine={} is synchronous (one I/O in flight): drop iodepth={} or use numjobs= or an asynchronous engine (io_uring, libaio)",
-                cfg.engine.fio_name(),
-                cfg.iodepth
-            ),
-        );
-    }
     if asynchronous && cfg.batch > cfg.iodepth {
         at(
             lines.batch,

@@ -7,12 +7,16 @@ mod check;
 mod option;
 mod parse;
 mod section;
+mod vocabulary;
 mod words;
 mod write;
 
 pub use check::complete_min_problem;
 pub use option::filenames;
 pub use parse::parse;
+pub use vocabulary::{
+    Foreign, OPTIONS, Row, Treatment, foreign, markdown as options_markdown, row,
+};
 pub use words::*;
 pub use write::{beside, write};
 
@@ -100,19 +104,20 @@ mod tests {
         assert_eq!(b.config.size, Some(1 << 30));
         assert_eq!(b.config.ramp, Duration::from_millis(500));
         assert!(b.waits && f.concurrent_in_fio().is_empty());
-        assert_eq!(f.notes, vec!["time_based"]);
+        assert_eq!(f.notes.len(), 1);
+        assert_eq!(f.notes[0].option, "time_based");
     }
 
     #[test]
     fn every_problem_is_listed_with_its_section_and_line() {
-        let text = "[global]\nfilename=/tmp/x\n[r]\nrw=randread\n[w]\nrw=randwrite\nverify=crc32c\nbogus_option=3\n[p]\nioengine=psync\niodepth=8\n";
+        let text = "[global]\nfilename=/tmp/x\n[r]\nrw=randread\n[w]\nrw=randwrite\nverify=crc32c\nbogus_option=3\n[p]\nioengine=psync\nbssplit=4k/50:8k/50\n";
         let p = parse(text, &default()).unwrap_err();
         assert_eq!(lines_of(&p), vec![6, 7, 8, 11], "{p:?}");
         assert_eq!(p[0].section.as_deref(), Some("w"));
         assert!(p[0].text.contains("readlab only reads"), "{}", p[0]);
         assert!(p[1].text.contains("--verify"), "{}", p[1]);
         assert!(p[2].text.contains("'bogus_option'"), "{}", p[2]);
-        assert!(p[3].text.contains("synchronous"), "{}", p[3]);
+        assert!(p[3].text.contains("mixes block sizes"), "{}", p[3]);
         assert!(
             p[0].to_string()
                 .starts_with("line 6 [w]: readlab only reads")
@@ -169,6 +174,87 @@ mod tests {
         let mut pool = c.clone();
         pool.engine = EngineKind::Pool;
         assert!(write(&pool, "x", "").is_err());
+    }
+
+    #[test]
+    fn options_as_people_write_them_are_noted_once_each() {
+        let text = "[global]\nfilename=/x\ngtod_reduce=1\nwrite_lat_log=lat\nlog_avg_msec=1000\nper_job_logs=0\nthreads\nlatency_target=2ms\n[a]\nwrite_bw_log=bw\n[b]\nwrite_lat_log=lat2\n";
+        let f = parse(text, &default()).unwrap();
+        let options: Vec<&str> = f.notes.iter().map(|n| n.option.as_str()).collect();
+        assert_eq!(
+            options,
+            [
+                "gtod_reduce",
+                "write_lat_log",
+                "log_avg_msec",
+                "per_job_logs",
+                "threads",
+                "latency_target",
+                "write_bw_log"
+            ]
+        );
+        assert!(f.notes[1].text.contains("timeline"), "{}", f.notes[1]);
+        assert!(f.notes[5].text.contains("tune"), "{}", f.notes[5]);
+    }
+
+    #[test]
+    fn a_synchronous_engine_deeper_than_one_runs_at_one_as_in_fio() {
+        let text = "[a]\nfilename=/x\nioengine=psync\niodepth=16\n[b]\nfilename=/x\nioengine=sync\niodepth=4\nnumjobs=2\n";
+        let f = parse(text, &default()).unwrap();
+        assert_eq!(f.jobs[0].config.iodepth, 1);
+        assert_eq!(f.jobs[1].config.label(), "PT2");
+        assert_eq!(f.notes.len(), 1, "{:?}", f.notes);
+        assert!(f.notes[0].text.contains("iodepth=1"), "{}", f.notes[0]);
+    }
+
+    #[test]
+    fn filesize_rate_and_one_size_ranges() {
+        let text = "[a]\nfilename=/x\nfilesize=1g\nrate_iops=500\nnumjobs=4\nrate_process=poisson\nbsrange=8k-8k\n[b]\nfilename=/x\nfilesize=1g\nsize=2g\nrate=4m,1m\nbssplit=16k/100\n";
+        let f = parse(text, &default()).unwrap();
+        let (a, b) = (&f.jobs[0].config, &f.jobs[1].config);
+        assert_eq!((a.size, a.bs), (Some(1 << 30), 8192));
+        let r = a.rate.unwrap();
+        assert_eq!(
+            (r.iops, r.arrivals),
+            (2000.0, crate::config::Arrivals::Poisson)
+        );
+        assert_eq!((b.size, b.bs), (Some(2 << 30), 16384));
+        assert_eq!(b.rate.unwrap().iops, 256.0, "4 MiB/s of 16 KiB reads");
+        assert_eq!(f.notes.len(), 2, "{:?}", f.notes);
+        for mixed in ["bsrange=4k-64k", "bssplit=4k/50:64k/50", "filesize=1g-2g"] {
+            let p = parse(&format!("[a]\nfilename=/x\n{mixed}\n"), &default()).unwrap_err();
+            assert_eq!(lines_of(&p), vec![3], "{mixed}: {p:?}");
+        }
+    }
+
+    #[test]
+    fn every_option_the_table_reads_is_read() {
+        for row in OPTIONS {
+            let Treatment::Read(_) = row.treatment else {
+                continue;
+            };
+            for name in row.names {
+                let value = match *name {
+                    "ioengine" => "libaio",
+                    "rw" | "readwrite" => "randread",
+                    "bs" | "blocksize" | "bsrange" | "blocksize_range" => "4k",
+                    "bssplit" => "4k/100",
+                    "filename" | "uri" => "/x",
+                    "runtime" | "ramp_time" => "1s",
+                    "rate_process" => "linear",
+                    "fadvise_hint" => "1",
+                    _ => "1",
+                };
+                let text =
+                    format!("[a]\nfilename=/x\nioengine=libaio\niodepth=4\n{name}={value}\n");
+                if let Err(p) = parse(&text, &default()) {
+                    assert!(
+                        p.iter().all(|p| !p.text.contains("not a fio option")),
+                        "{name}: {p:?}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]

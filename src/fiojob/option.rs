@@ -3,7 +3,8 @@
 //! fadvise hint once the section's engine is known.
 
 use super::section::{Lines, Opt, Section};
-use super::words::{Foreign, Problem, engine, foreign, rw, switch_word};
+use super::vocabulary::{Foreign, foreign, read_names};
+use super::words::{Note, Problem, add_note, engine, rw, switch_word};
 use crate::config::{Fadvise, RunConfig, Rw};
 use crate::engine::MAX_THREADS;
 use std::path::PathBuf;
@@ -35,6 +36,32 @@ pub fn filenames(value: &str) -> Vec<String> {
     out
 }
 
+/// `bsrange=` (`4k-4k`) or `bssplit=` (`4k/100`) naming one block size: that size; a mix of
+/// sizes is refused (readlab reads one size per run). Only the read part (before `,`) counts.
+fn one_size(key: &str, v: Option<&str>) -> Result<u64, String> {
+    let v = need(v).map_err(|_| format!("{key}= needs sizes, e.g. 4k-4k"))?;
+    let read = v.split(',').next().unwrap_or(v).trim();
+    let parts: Vec<&str> = if key == "bssplit" {
+        read.split(':')
+            .map(|e| e.split('/').next().unwrap_or(e).trim())
+            .filter(|e| !e.is_empty())
+            .collect()
+    } else {
+        read.split('-').map(str::trim).collect()
+    };
+    let sizes = parts
+        .iter()
+        .map(|p| crate::size::parse_size(p).map_err(|e| format!("{key}={v}: {e}")))
+        .collect::<Result<Vec<u64>, String>>()?;
+    match sizes.split_first() {
+        Some((&first, rest)) if rest.iter().all(|&b| b == first) => Ok(first),
+        Some(_) => Err(format!(
+            "{key}={v} mixes block sizes; readlab reads one size per run: give each size its own job, or --bs with several sizes for a run each"
+        )),
+        None => Err(format!("{key}= needs sizes, e.g. 4k-4k")),
+    }
+}
+
 /// Whether some engine has an option of this fio name.
 fn known_engine_opt(k: &str) -> bool {
     crate::engine::option::all().any(|(_, d)| d.fio == Some(k))
@@ -53,6 +80,9 @@ impl<'a> Section<'a> {
             engine_opts: Vec::new(),
             complete_max: None,
             fadvise: None,
+            filesize: None,
+            rate: None,
+            arrivals: None,
             lines: Lines::default(),
         }
     }
@@ -67,7 +97,7 @@ impl<'a> Section<'a> {
     }
 
     /// Read one option into the section; the problem's text when readlab cannot honour it.
-    pub(super) fn apply(&mut self, o: &'a Opt, notes: &mut Vec<String>) -> Result<(), String> {
+    pub(super) fn apply(&mut self, o: &'a Opt, notes: &mut Vec<Note>) -> Result<(), String> {
         let v = o.value.as_deref();
         let key = o.key.as_str();
         let cfg = &mut self.cfg;
@@ -89,7 +119,38 @@ impl<'a> Section<'a> {
                 cfg.bs = crate::size::parse_size(read).map_err(|e| e.to_string())?;
                 self.lines.bs = o.line;
             }
-            "size" | "offset" | "io_size" | "io_limit" => self.size(key, v)?,
+            "bsrange" | "blocksize_range" | "bssplit" => {
+                cfg.bs = one_size(key, v)?;
+                self.lines.bs = o.line;
+            }
+            "size" | "offset" | "io_size" | "io_limit" | "filesize" => self.size(key, v)?,
+            "rate_iops" | "rate" => {
+                let v = need(v).map_err(|_| format!("{key}= needs a number"))?;
+                let read = v.split(',').next().unwrap_or(v).trim();
+                let n = crate::size::parse_size(read).map_err(|e| e.to_string())?;
+                if n == 0 {
+                    return Err(format!("{key}={v}: give a positive rate"));
+                }
+                self.rate = Some(if key == "rate" {
+                    super::section::JobRate::Bytes(n)
+                } else {
+                    super::section::JobRate::Iops(n)
+                });
+                add_note(
+                    notes,
+                    key,
+                    "read as readlab's open loop (--rate): latency is measured from each request's due time, fio's from its issue, so under load readlab's includes the wait behind schedule".into(),
+                );
+            }
+            "rate_process" => {
+                self.arrivals = Some(match v.map(str::trim) {
+                    Some("linear") | None => crate::config::Arrivals::Fixed,
+                    Some("poisson") => crate::config::Arrivals::Poisson,
+                    Some(other) => {
+                        return Err(format!("rate_process={other}: give linear or poisson"));
+                    }
+                });
+            }
             "runtime" | "ramp_time" => self.time(key, v)?,
             "iodepth"
             | "numjobs"
@@ -136,7 +197,8 @@ impl<'a> Section<'a> {
         Ok(())
     }
 
-    /// `size=`, `offset=`, `io_size=` (`io_limit=`): bytes.
+    /// `size=`, `offset=`, `io_size=` (`io_limit=`), `filesize=` (the size when `size=` is not
+    /// given): bytes.
     fn size(&mut self, key: &str, v: Option<&str>) -> Result<(), String> {
         let v = need(v).map_err(|_| format!("{key}= needs a size, e.g. 1g"))?;
         if v.ends_with('%') {
@@ -144,9 +206,15 @@ impl<'a> Section<'a> {
                 "{key}={v}: a percentage of the file; readlab takes bytes (e.g. 1g)"
             ));
         }
+        if key == "filesize" && v.contains('-') {
+            return Err(format!(
+                "filesize={v}: a range of file sizes; readlab reads one file per job: give one size"
+            ));
+        }
         let n = crate::size::parse_size(v).map_err(|e| e.to_string())?;
         match key {
             "size" => self.cfg.size = Some(n),
+            "filesize" => self.filesize = Some(n),
             "offset" => self.cfg.offset = n,
             _ => self.cfg.io_limit = Some(n),
         }
@@ -178,7 +246,7 @@ impl<'a> Section<'a> {
             .filter(|&n| n >= 1)
             .ok_or_else(|| format!("{key}={v}: give a whole number of at least 1"))?;
         match key {
-            "iodepth" => (cfg.iodepth, lines.iodepth) = (n, line),
+            "iodepth" => cfg.iodepth = n,
             "numjobs" => {
                 if n > MAX_THREADS {
                     return Err(format!(
@@ -196,13 +264,13 @@ impl<'a> Section<'a> {
 
     /// An option readlab has not under fio's name: noted when it asks for what readlab always
     /// does, else refused with what to use instead.
-    fn foreign(&mut self, k: &str, v: Option<&str>, notes: &mut Vec<String>) -> Result<(), String> {
+    fn foreign(&mut self, k: &str, v: Option<&str>, notes: &mut Vec<Note>) -> Result<(), String> {
         match foreign(k) {
-            Some(Foreign::NoOp(_)) => {
+            Some(Foreign::NoOp(why)) => {
                 if matches!(k, "stonewall" | "new_group" | "wait_for_previous") {
                     self.waits = true;
-                } else if !notes.iter().any(|n| n == k) {
-                    notes.push(k.to_string());
+                } else {
+                    add_note(notes, k, format!("ignored: {why}"));
                 }
                 Ok(())
             }
@@ -214,7 +282,8 @@ impl<'a> Section<'a> {
                 Err(format!("{shown}: {what}"))
             }
             None => Err(format!(
-                "'{k}' is not a fio option readlab knows; remove it (readlab's job files take ioengine, rw, bs, size, offset, runtime, ramp_time, iodepth, iodepth_batch_submit, iodepth_batch_complete_min, numjobs, direct, filename, randseed, and the engines' registerfiles, fixedbufs, sqthread_poll, sqthread_poll_cpu, hipri, nowait)"
+                "'{k}' is not a fio option readlab knows; remove it (readlab's job files take {})",
+                read_names().join(", ")
             )),
         }
     }

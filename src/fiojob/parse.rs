@@ -3,7 +3,7 @@
 
 use super::check;
 use super::section::{Opt, Section};
-use super::words::{Job, JobFile, Problem};
+use super::words::{Job, JobFile, Note, Problem};
 use crate::config::RunConfig;
 
 /// Parse a job file's text (see [`load`]); every problem found, in file order.
@@ -81,7 +81,7 @@ pub fn parse(text: &str, default: &RunConfig) -> Result<JobFile, Vec<Problem>> {
             text: "no job section ([name] with its options); [global] alone runs nothing".into(),
         });
     }
-    let mut notes: Vec<String> = Vec::new();
+    let mut notes: Vec<Note> = Vec::new();
     let mut jobs = Vec::new();
     for (name, line, opts) in sections {
         match job(&name, line, &opts, default, &mut notes) {
@@ -105,7 +105,7 @@ fn job(
     line: usize,
     opts: &[Opt],
     default: &RunConfig,
-    notes: &mut Vec<String>,
+    notes: &mut Vec<Note>,
 ) -> Result<Job, Vec<Problem>> {
     let mut s = Section::new(name, default);
     for o in opts {
@@ -115,6 +115,7 @@ fn job(
     }
     s.engine_options(default);
     s.fadvise();
+    check::settle(&mut s, notes);
     check::section(&mut s, line);
     if !s.problems.is_empty() {
         return Err(s.problems);

@@ -27,7 +27,20 @@ pub(super) struct Section<'a> {
     pub(super) engine_opts: Vec<(&'a Opt, &'a str)>,
     pub(super) complete_max: Option<(usize, usize)>,
     pub(super) fadvise: Option<(String, usize)>,
+    /// `filesize=`: the size read when `size=` is not given.
+    pub(super) filesize: Option<u64>,
+    /// `rate_iops=` or `rate=`, per job as fio means it (each of `numjobs` threads).
+    pub(super) rate: Option<JobRate>,
+    /// `rate_process=`.
+    pub(super) arrivals: Option<crate::config::Arrivals>,
     pub(super) lines: Lines,
+}
+
+/// fio's rate of one job (one thread of `numjobs`): I/Os or bytes per second.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) enum JobRate {
+    Iops(u64),
+    Bytes(u64),
 }
 
 /// The lines options were set on, for problems found once the whole section is read (0: the
@@ -35,7 +48,6 @@ pub(super) struct Section<'a> {
 #[derive(Default)]
 pub(super) struct Lines {
     pub(super) engine: usize,
-    pub(super) iodepth: usize,
     pub(super) bs: usize,
     pub(super) batch: usize,
     pub(super) complete_min: usize,

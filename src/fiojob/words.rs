@@ -67,94 +67,6 @@ pub fn rw(word: &str) -> Result<Rw, Error> {
     }
 }
 
-/// What readlab does with a fio option it does not have under that name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Foreign {
-    /// Accepted and ignored: it asks for what readlab always does (the why says so).
-    NoOp(&'static str),
-    /// Refused: the text says what to use instead.
-    Refused(&'static str),
-}
-
-const WRITES: &str =
-    "readlab only reads; it never writes to a target (prepare data with `readlab prepare`)";
-
-/// fio options readlab does not have, by fio's name (`-` and `_` alike).
-pub fn foreign(option: &str) -> Option<Foreign> {
-    use Foreign::{NoOp, Refused};
-    let o = option.trim().trim_start_matches('-').replace('-', "_");
-    Some(match o.as_str() {
-        "time_based" => NoOp("readlab always runs for the whole runtime"),
-        "group_reporting" => NoOp("readlab always reports a run's threads together"),
-        "thread" => NoOp("readlab's jobs are always threads"),
-        "norandommap" => NoOp("readlab's random offsets never keep a map"),
-        "randrepeat" => NoOp("readlab's offsets come from its seed (--seed, randseed=)"),
-        "invalidate" => NoOp("readlab reads with O_DIRECT unless buffered; fadvise with --fadvise"),
-        "new_group" | "stonewall" | "wait_for_previous" => {
-            NoOp("readlab runs jobs one after another, in file order")
-        }
-        "lat_percentiles" | "clat_percentiles" | "slat_percentiles" | "percentile_list" => {
-            NoOp("readlab reports exact latency percentiles of every run")
-        }
-        "ioscheduler" => Refused(
-            "readlab does not change the device's I/O scheduler; set /sys/block/DEV/queue/scheduler before the run",
-        ),
-        "verify" | "do_verify" | "verify_pattern" | "verify_interval" | "verify_backlog"
-        | "verify_fatal" | "verify_async" | "verify_only" => Refused(
-            "fio's verify checks data fio wrote; readlab checks every byte of data `readlab prepare` wrote: use --verify (no value)",
-        ),
-        "rwmixread"
-        | "rwmixwrite"
-        | "fsync"
-        | "fdatasync"
-        | "end_fsync"
-        | "fsync_on_close"
-        | "sync"
-        | "overwrite"
-        | "fill_device"
-        | "fill_fs"
-        | "buffer_pattern"
-        | "zero_buffers"
-        | "refill_buffers"
-        | "scramble_buffers"
-        | "buffer_compress_percentage"
-        | "dedupe_percentage"
-        | "create_on_open"
-        | "create_only"
-        | "fallocate"
-        | "unlink"
-        | "unlink_each_loop"
-        | "trim_percentage"
-        | "write_barrier" => Refused(WRITES),
-        "loops" => Refused("use readlab run --repeat N to measure N times"),
-        "rate" | "rate_iops" | "rate_min" | "rate_iops_min" | "rate_process" => Refused(
-            "readlab's open loop is --rate IOPS (all threads together) with --arrivals poisson|fixed",
-        ),
-        "bsrange" | "bssplit" | "blocksize_range" | "blockalign" | "ba" => {
-            Refused("readlab reads one block size per run; give --bs (several, comma-separated)")
-        }
-        "directory" | "filename_format" | "nrfiles" | "opendir" | "file_service_type" => {
-            Refused("readlab reads one named file or device per job; give filename=PATH")
-        }
-        "cpus_allowed"
-        | "cpumask"
-        | "cpus_allowed_policy"
-        | "numa_cpu_nodes"
-        | "numa_mem_policy" => Refused("run readlab under taskset or numactl instead"),
-        "random_distribution" | "random_generator" | "percentage_random" => {
-            Refused("readlab's random offsets are uniform; there is no other distribution")
-        }
-        "startdelay" | "thinktime" | "thinktime_blocks" | "thinktime_spin" => {
-            Refused("readlab issues without pauses; an open loop is --rate IOPS")
-        }
-        "include" => Refused("readlab reads one job file; put the included options in it"),
-        "exitall" | "exitall_on_error" | "continue_on_error" => {
-            Refused("readlab ends a run on its first error and reports it")
-        }
-        _ => return None,
-    })
-}
-
 /// One thing in a job file readlab cannot honour, with where it is.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Problem {
@@ -206,12 +118,38 @@ pub struct Job {
     pub waits: bool,
 }
 
-/// A job file read into readlab: its jobs in file order, and the notes on what readlab ignored.
+/// An option of a job file that readlab ignored, or read in a way a fio user should know of,
+/// and what readlab does instead: said once per option, however many jobs give it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Note {
+    /// The option as fio names it.
+    pub option: String,
+    pub text: String,
+}
+
+impl fmt::Display for Note {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.option, self.text)
+    }
+}
+
+/// The notes so far: `note` added unless its option has one already.
+pub fn add_note(notes: &mut Vec<Note>, option: &str, text: String) {
+    if !notes.iter().any(|n| n.option == option) {
+        notes.push(Note {
+            option: option.into(),
+            text,
+        });
+    }
+}
+
+/// A job file read into readlab: its jobs in file order, and the notes on what readlab ignored
+/// or read its own way.
 #[derive(Debug, Clone, PartialEq)]
 pub struct JobFile {
     pub jobs: Vec<Job>,
-    /// Options accepted as meaning what readlab always does ([`foreign`] says why), once each.
-    pub notes: Vec<String>,
+    /// One per option (the table of `vocabulary` says why), in the order first met.
+    pub notes: Vec<Note>,
 }
 
 impl JobFile {

@@ -77,12 +77,16 @@ pub fn fio_refusal(e: &clap::Error) -> Option<String> {
     };
     let name = arg.trim_start_matches('-');
     let name = name.split('=').next().unwrap_or(name);
-    match readlab::fiojob::foreign(name)? {
-        readlab::fiojob::Foreign::Refused(what) => {
+    use readlab::fiojob::{Foreign, Treatment};
+    match readlab::fiojob::row(name)?.treatment {
+        Treatment::Foreign(Foreign::Refused(what)) => {
             Some(format!("error: {arg} is fio's, not readlab's: {what}"))
         }
-        readlab::fiojob::Foreign::NoOp(why) => Some(format!(
+        Treatment::Foreign(Foreign::NoOp(why)) => Some(format!(
             "error: {arg}: {why}; readlab run takes it alone, without a value"
+        )),
+        Treatment::Read(flag) => Some(format!(
+            "error: {arg} is fio's job-file option; readlab run's is {flag}"
         )),
     }
 }

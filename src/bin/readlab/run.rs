@@ -452,12 +452,8 @@ fn job_configs(
             return Ok(Err(ExitCode::from(2)));
         }
     };
-    if !file.notes.is_empty() {
-        errln!(
-            "readlab: note: {}: {} ask for what readlab always does; ignored",
-            path.display(),
-            file.notes.join(", ")
-        );
+    for n in &file.notes {
+        errln!("readlab: note: {}: {n}", path.display());
     }
     let alongside = file.concurrent_in_fio();
     if !alongside.is_empty() {
