@@ -14,7 +14,7 @@ pub use check::complete_min_problem;
 pub use option::filenames;
 pub use parse::parse;
 pub use words::*;
-pub use write::{beside, write};
+pub use write::{beside, fio_time, write};
 
 use crate::config::RunConfig;
 use crate::error::Error;
