@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// fio's time: whole seconds when it is, else milliseconds (fio reads both).
-fn fio_time(d: Duration) -> String {
+pub fn fio_time(d: Duration) -> String {
     if d.subsec_nanos() == 0 {
         format!("{}s", d.as_secs())
     } else {

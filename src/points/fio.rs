@@ -272,7 +272,7 @@ fn read_job(run: &Run, n: usize, job: &Value, origin: &str, out: &mut Imported) 
         ));
         return;
     };
-    let target = opt(&opts, &["filename", "directory"]).unwrap_or_else(|| name.clone());
+    let target = opt(&opts, &["filename", "directory", "uri"]).unwrap_or_else(|| name.clone());
     let options = options(&engine, &opts);
     let cpu_pct = num(job, "usr_cpu") + num(job, "sys_cpu");
     out.points.push(Point {

@@ -7,6 +7,7 @@ use crate::args::{OutputArg, count, duration, fraction, size};
 use crate::engine_flags::{EngineFlags, Scope};
 use crate::fio_flags::{FioNoops, rw_word, switch, verify_switch};
 use crate::progress::{Progress, print_warnings};
+use crate::run_output::{FioFormat, Shown};
 use clap::{Args, ValueEnum};
 use readlab::config::{Arrivals, Fadvise, Rate, RunConfig, Rw};
 use readlab::engine::{EngineKind, EngineOptions};
@@ -170,9 +171,15 @@ pub struct RunArgs {
     /// uring: how long the SQ poll thread spins idle before sleeping.
     #[arg(long, default_value = "1s", value_parser = duration, conflicts_with_all = REPLAYS)]
     pub sqpoll_idle: Duration,
-    /// What to print on stdout: a table, or the JSON document alone.
-    #[arg(long, value_enum, default_value = "table")]
-    pub output: OutputArg,
+    /// What to print on stdout: `table`, or `json` (the JSON document alone) [default: table].
+    /// With --output-format json: the file fio's JSON goes to instead of stdout (fio's --output).
+    #[arg(long, value_name = "table|json|FILE")]
+    pub output: Option<PathBuf>,
+    /// fio's JSON document in place of readlab's output (fio's --output-format json): one fio job
+    /// per run, for fio-plot and fio's pipelines (`report --fio` reads it back); on stdout, or in
+    /// the file --output names.
+    #[arg(long = "output-format", value_enum, value_name = "json")]
+    pub output_format: Option<FioFormat>,
     /// Also write the JSON document to this file.
     #[arg(long)]
     pub json: Option<PathBuf>,
@@ -506,6 +513,7 @@ pub fn run(a: &RunArgs) -> anyhow::Result<ExitCode> {
         },
         None => a.to_configs()?,
     };
+    let shown = Shown::of(a.output.as_deref(), a.output_format)?;
     if let Some(path) = &a.write_job {
         write_job(a, path, &cfgs)?;
     }
@@ -519,7 +527,18 @@ pub fn run(a: &RunArgs) -> anyhow::Result<ExitCode> {
         let outputs = crate::fleet::RunOutputs {
             json: a.json.clone(),
             profile: a.profile.clone(),
-            output: a.output,
+            output: match shown {
+                Shown::Table => OutputArg::Table,
+                Shown::Json => OutputArg::Json,
+                Shown::Fio(_) => {
+                    return Err(readlab::Error::InvalidArgument(
+                        "--output-format json is not written under mpirun; write readlab's \
+                         JSON with --json FILE"
+                            .into(),
+                    )
+                    .into());
+                }
+            },
             quiet: a.quiet,
             repeat: a.repeat,
         };
@@ -537,16 +556,16 @@ pub fn run(a: &RunArgs) -> anyhow::Result<ExitCode> {
         )
         .into());
     }
-    if let Some(p) = &a.json {
+    for p in a.json.iter().map(PathBuf::as_path).chain(shown.file()) {
         let profile = a.profile.as_deref().into_iter();
         let paths: Vec<_> = specs.iter().map(|t| t.path.as_path()).collect();
         readlab::outpath::check_file(p, &profile.chain(paths).collect::<Vec<_>>())?;
     }
     let expected = expected(a)?;
-    let progress = Progress::new(a.quiet || a.output == OutputArg::Json).with_monitor(a.monitor);
+    let progress = Progress::new(a.quiet || shown.document_on_stdout()).with_monitor(a.monitor);
     let docs = measure(a, &cfgs, &specs, single, &progress)?;
     print_warnings(&docs);
-    print_docs(a, &docs)?;
+    print_docs(a, &shown, &docs)?;
     let mut failed = false;
     for doc in &docs {
         failed |= report_failures(doc);
@@ -667,16 +686,21 @@ pub fn race(
     )?)
 }
 
-/// Write `--json FILE` and print the documents: as JSON, one run's table, or the answer, the
-/// table of several runs and their verdict.
-fn print_docs(a: &RunArgs, docs: &[Document]) -> anyhow::Result<()> {
+/// Write `--json FILE` and print the documents: as JSON, as fio's JSON (or write it to its file),
+/// one run's table, or the answer, the table of several runs and their verdict.
+fn print_docs(a: &RunArgs, shown: &Shown, docs: &[Document]) -> anyhow::Result<()> {
     if let Some(path) = &a.json {
         readlab::fsio::write_file(path, &JsonExporter.render(docs)?)?;
     }
-    match a.output {
-        OutputArg::Json => outp!("{}", JsonExporter.render(docs)?),
-        OutputArg::Table if docs.len() == 1 => print_one(&docs[0]),
-        OutputArg::Table => {
+    match shown {
+        Shown::Json => outp!("{}", JsonExporter.render(docs)?),
+        Shown::Fio(None) => outp!("{}", export::FioJsonExporter.render(docs)?),
+        Shown::Fio(Some(path)) => {
+            readlab::fsio::write_file(path, &export::FioJsonExporter.render(docs)?)?;
+            errln!("readlab: wrote fio's JSON to {}", path.display());
+        }
+        Shown::Table if docs.len() == 1 => print_one(&docs[0]),
+        Shown::Table => {
             // The answer first, then the figures it rests on.
             crate::progress::print_answer(&readlab::verdict::answer_text_for(docs));
             outp!("{}", runs_table(docs)?);
