@@ -108,6 +108,14 @@ impl<'a> Section<'a> {
                     .parse()
                     .map_err(|_| format!("randseed={v}: give a whole number"))?;
             }
+            "random_distribution" => {
+                let v = need(v).map_err(|_| {
+                    "random_distribution= needs a distribution, e.g. zipf:1.2".to_string()
+                })?;
+                cfg.random_distribution =
+                    v.parse().map_err(|e: crate::error::Error| e.to_string())?;
+                self.lines.distribution = o.line;
+            }
             "fadvise_hint" => {
                 self.fadvise = Some((v.unwrap_or("1").to_string(), o.line));
             }
@@ -214,7 +222,7 @@ impl<'a> Section<'a> {
                 Err(format!("{shown}: {what}"))
             }
             None => Err(format!(
-                "'{k}' is not a fio option readlab knows; remove it (readlab's job files take ioengine, rw, bs, size, offset, runtime, ramp_time, iodepth, iodepth_batch_submit, iodepth_batch_complete_min, numjobs, direct, filename, randseed, and the engines' registerfiles, fixedbufs, sqthread_poll, sqthread_poll_cpu, hipri, nowait)"
+                "'{k}' is not a fio option readlab knows; remove it (readlab's job files take ioengine, rw, bs, size, offset, runtime, ramp_time, iodepth, iodepth_batch_submit, iodepth_batch_complete_min, numjobs, direct, filename, randseed, random_distribution, and the engines' registerfiles, fixedbufs, sqthread_poll, sqthread_poll_cpu, hipri, nowait)"
             )),
         }
     }

@@ -141,9 +141,9 @@ pub fn foreign(option: &str) -> Option<Foreign> {
         | "cpus_allowed_policy"
         | "numa_cpu_nodes"
         | "numa_mem_policy" => Refused("run readlab under taskset or numactl instead"),
-        "random_distribution" | "random_generator" | "percentage_random" => {
-            Refused("readlab's random offsets are uniform; there is no other distribution")
-        }
+        "random_generator" | "percentage_random" => Refused(
+            "readlab's random reads are all random, from its own generator; a skew is random_distribution=",
+        ),
         "startdelay" | "thinktime" | "thinktime_blocks" | "thinktime_spin" => {
             Refused("readlab issues without pauses; an open loop is --rate IOPS")
         }
