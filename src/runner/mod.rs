@@ -279,11 +279,7 @@ fn execute<'a>(
         .map(|r| Group {
             cfg: r.cfg,
             range: r.range,
-            sampler: distribution::Sampler::new(
-                &r.cfg.random_distribution,
-                r.range.blocks,
-                r.cfg.seed,
-            ),
+            sampler: distribution::Sampler::new(&r.cfg.random_distribution, r.range.blocks),
             file_id: if r.cfg.verify {
                 r.source.prepared_id()
             } else {

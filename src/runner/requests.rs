@@ -55,7 +55,7 @@ impl Offsets {
             blocks,
             next: 0,
             rng: Xoshiro256PlusPlus::seed_from_u64(seed),
-            sampler: Sampler::new(&Default::default(), blocks, seed),
+            sampler: Sampler::new(&Default::default(), blocks),
         }
     }
 
