@@ -577,6 +577,20 @@ mod tests {
     }
 
     #[test]
+    fn a_skewed_random_run_is_its_own_workload() {
+        let mut c = RunConfig::new("/x");
+        assert_eq!(c.access(), "random");
+        c.random_distribution = "pareto:0.2".parse().unwrap();
+        assert_eq!(c.access(), "random pareto:0.2");
+        assert_eq!(access_words("randread", "zipf:1.2"), "random zipf:1.2");
+        assert_eq!(access_words("read", ""), "sequential");
+        assert!(c.check(&target(1 << 20)).is_ok());
+        c.rw = Rw::Read;
+        let e = c.check(&target(1 << 20)).unwrap_err().to_string();
+        assert!(e.contains("applies to random reads"), "{e}");
+    }
+
+    #[test]
     fn range_is_whole_blocks() {
         let mut c = RunConfig::new("/x");
         c.bs = 12288;
