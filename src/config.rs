@@ -54,6 +54,14 @@ pub struct RunConfig {
     pub size: Option<u64>,
     pub offset: u64,
     pub seed: u64,
+    /// How random reads pick their blocks, in fio's words (`zipf:1.2`, `pareto:0.2`, `normal:5`,
+    /// `zoned:60/10:40/90`); absent for fio's default, uniform `random`. Only for `randread`.
+    #[serde(
+        default,
+        skip_serializing_if = "crate::distribution::RandomDistribution::is_uniform"
+    )]
+    #[schemars(with = "Option<String>")]
+    pub random_distribution: crate::distribution::RandomDistribution,
     pub verify: bool,
     pub fadvise: Option<Fadvise>,
     /// Random blocks per logical request (report §7.2): async engines submit them together and the
@@ -76,7 +84,16 @@ pub struct RunConfig {
     #[serde(default)]
     pub rate: Option<Rate>,
     pub options: EngineOptions,
+    /// Write the byte offset of each block read (completed in full) to this file, one per line,
+    /// the first [`MAX_LOGGED_OFFSETS`] of the run: for checking the access pattern. Never
+    /// stored in a result.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub log_offsets: Option<PathBuf>,
 }
+
+/// The most offsets `log_offsets` keeps (8 MiB of memory at most, about 10 MB of text).
+pub const MAX_LOGGED_OFFSETS: usize = 1_000_000;
 
 fn one() -> usize {
     1
@@ -172,6 +189,7 @@ impl RunConfig {
             size: None,
             offset: 0,
             seed: 1,
+            random_distribution: Default::default(),
             verify: false,
             fadvise: None,
             blocks_per_request: 1,
@@ -180,6 +198,7 @@ impl RunConfig {
             stop_when_stable: None,
             rate: None,
             options: EngineOptions::default(),
+            log_offsets: None,
         }
     }
 
@@ -263,7 +282,30 @@ impl RunConfig {
                 self.bs
             )));
         }
+        if let Some(problem) = self.distribution_problem() {
+            return Err(Error::invalid(problem));
+        }
         Ok(())
+    }
+
+    /// The one rule for `random_distribution`: it picks random reads' blocks, so a sequential
+    /// run cannot take one. The problem in words, for the command line and job files alike.
+    pub fn distribution_problem(&self) -> Option<String> {
+        (self.rw == Rw::Read && !self.random_distribution.is_uniform()).then(|| {
+            format!(
+                "random_distribution {} applies to random reads; use rw randread or drop it",
+                self.random_distribution
+            )
+        })
+    }
+
+    /// The workload's access in words, the one name runs are grouped and compared under:
+    /// `sequential`, `random`, or `random zipf:1.2` (a skewed random run is its own workload).
+    pub fn access(&self) -> String {
+        match self.rw {
+            Rw::Read => "sequential".into(),
+            Rw::Randread => access_words("randread", &self.random_distribution.to_string()),
+        }
     }
 
     /// The part of `source` the workload reads: direct-I/O alignment, offset and size within
@@ -408,6 +450,21 @@ impl RunConfig {
     }
 }
 
+/// The access of a pattern in fio's words (`read`, `randread`, or fio's other names) with its
+/// `random_distribution` (fio's words; `random` or empty for uniform): `sequential`, `random`,
+/// `random zipf:1.2`. The one rule for a workload's access, for readlab's runs and fio's jobs.
+pub fn access_words(rw: &str, distribution: &str) -> String {
+    let base = match rw {
+        "read" => "sequential",
+        "randread" => "random",
+        other => other,
+    };
+    match distribution {
+        "" | "random" => base.to_string(),
+        d => format!("{base} {d}"),
+    }
+}
+
 /// The block sizes readlab reads with (a run's `--bs`, a job file's `bs=`): 512 B … 64 MiB.
 pub const BLOCK_SIZES: std::ops::RangeInclusive<u64> = 512..=64 << 20;
 
@@ -517,6 +574,20 @@ mod tests {
             c.batch = 8;
             c.complete_min = 4;
         }));
+    }
+
+    #[test]
+    fn a_skewed_random_run_is_its_own_workload() {
+        let mut c = RunConfig::new("/x");
+        assert_eq!(c.access(), "random");
+        c.random_distribution = "pareto:0.2".parse().unwrap();
+        assert_eq!(c.access(), "random pareto:0.2");
+        assert_eq!(access_words("randread", "zipf:1.2"), "random zipf:1.2");
+        assert_eq!(access_words("read", ""), "sequential");
+        assert!(c.check(&target(1 << 20)).is_ok());
+        c.rw = Rw::Read;
+        let e = c.check(&target(1 << 20)).unwrap_err().to_string();
+        assert!(e.contains("applies to random reads"), "{e}");
     }
 
     #[test]

@@ -10,6 +10,7 @@ pub mod config;
 pub mod cpu;
 pub mod data;
 pub mod decide;
+pub mod distribution;
 pub mod document;
 pub mod engine;
 pub mod env;

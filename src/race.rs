@@ -5,7 +5,7 @@
 //! again. Each raced configuration's result then stands for all its measured time, and carries
 //! its rounds so the verdict decides from the same pairs the race did.
 
-use crate::config::{RunConfig, Rw};
+use crate::config::RunConfig;
 use crate::decide::{self, Better, Call};
 use crate::error::Result;
 use crate::estimate::{self, Estimate};
@@ -47,22 +47,15 @@ const ROUND_OVERHEAD: Duration = Duration::from_millis(50);
 
 /// The configurations that compete: one target, block size, access and O_DIRECT setting, real
 /// reads that did not fail.
-fn group_key(d: &Document) -> Option<(String, u64, bool, bool)> {
+fn group_key(d: &Document) -> Option<(String, u64, String, bool)> {
     let c = &d.config;
     let real = c.engine.capabilities().does_io && !d.result.failed() && d.result.ios > 0;
-    real.then(|| {
-        (
-            c.target.display().to_string(),
-            c.bs,
-            c.rw == Rw::Randread,
-            c.direct,
-        )
-    })
+    real.then(|| (c.target.display().to_string(), c.bs, c.access(), c.direct))
 }
 
 /// The groups of `docs` with two members or more, each as indices, most IOPS first.
 pub fn groups(docs: &[Document]) -> Vec<Vec<usize>> {
-    let mut keys: Vec<(String, u64, bool, bool)> = Vec::new();
+    let mut keys: Vec<(String, u64, String, bool)> = Vec::new();
     let mut out: Vec<Vec<usize>> = Vec::new();
     for (i, d) in docs.iter().enumerate() {
         let Some(k) = group_key(d) else { continue };

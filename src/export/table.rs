@@ -46,8 +46,9 @@ fn workload(d: &Document) -> String {
         "{} {} {} {}",
         c.engine.name(),
         match c.rw {
-            Rw::Read => "seq",
-            Rw::Randread => "rand",
+            Rw::Read => "seq".to_string(),
+            Rw::Randread if c.random_distribution.is_uniform() => "rand".to_string(),
+            Rw::Randread => format!("rand {}", c.random_distribution),
         },
         format_bytes(c.bs as f64, Style::Table),
         if c.direct { "direct" } else { "buffered" }
@@ -145,6 +146,13 @@ fn headline(d: &Document) -> String {
         "  {:.0} IOPS, {:.1} MiB/s ({:.1} MB/s) over {:.2} s, {} I/Os",
         r.iops, r.mib_s, r.mb_s, r.seconds, r.ios
     );
+    if !c.random_distribution.is_uniform() {
+        let len = c
+            .size
+            .unwrap_or_else(|| e.target.size.saturating_sub(c.offset));
+        let hot = c.random_distribution.hot_set(len / c.bs.max(1));
+        let _ = writeln!(s, "  access   {hot}");
+    }
     s
 }
 

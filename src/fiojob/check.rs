@@ -79,6 +79,9 @@ pub(super) fn section(s: &mut Section, line: usize) {
             format!("bs={} B is outside 512 B … 64 MiB", cfg.bs),
         );
     }
+    if let Some(problem) = cfg.distribution_problem() {
+        at(lines.distribution, problem);
+    }
     match s.target.take() {
         Some(t) => s.cfg.target = t,
         None if s.named || !s.cfg.target.as_os_str().is_empty() => {}

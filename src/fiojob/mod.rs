@@ -168,7 +168,9 @@ mod tests {
         c.runtime = Duration::from_millis(1500);
         c.ramp = Duration::from_secs(1);
         c.seed = 7;
+        c.random_distribution = "zipf:1.2".parse().unwrap();
         let text = write(&c, "U32B8FST2", "written by a test").unwrap();
+        assert!(text.contains("\nrandom_distribution=zipf:1.2\n"), "{text}");
         let back = parse(&text, &default()).unwrap();
         assert_eq!(back.jobs[0].config, c, "{text}");
         let mut pool = c.clone();

@@ -169,6 +169,14 @@ impl<'a> Section<'a> {
                     .parse()
                     .map_err(|_| format!("randseed={v}: give a whole number"))?;
             }
+            "random_distribution" => {
+                let v = need(v).map_err(|_| {
+                    "random_distribution= needs a distribution, e.g. zipf:1.2".to_string()
+                })?;
+                cfg.random_distribution =
+                    v.parse().map_err(|e: crate::error::Error| e.to_string())?;
+                self.lines.distribution = o.line;
+            }
             "fadvise_hint" => {
                 self.fadvise = Some((v.unwrap_or("1").to_string(), o.line));
             }

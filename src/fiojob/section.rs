@@ -51,4 +51,5 @@ pub(super) struct Lines {
     pub(super) bs: usize,
     pub(super) batch: usize,
     pub(super) complete_min: usize,
+    pub(super) distribution: usize,
 }

@@ -98,6 +98,10 @@ pub const OPTIONS: &[Row] = &[
         &["rate_process"],
         "--arrivals (poisson, or fixed for fio's linear)",
     ),
+    read(
+        &["random_distribution"],
+        "--random-distribution (zipf:θ, pareto:h, normal:σ, zoned:…, as fio draws them)",
+    ),
     read(&["name", "description"], "the job's name"),
     noted(&["time_based"], "readlab always runs for the whole runtime"),
     noted(
@@ -246,12 +250,8 @@ pub const OPTIONS: &[Row] = &[
         "run readlab under taskset or numactl instead",
     ),
     refused(
-        &[
-            "random_distribution",
-            "random_generator",
-            "percentage_random",
-        ],
-        "readlab's random offsets are uniform; there is no other distribution",
+        &["random_generator", "percentage_random"],
+        "readlab's random reads are all random, from its own generator; a skew is random_distribution=",
     ),
     refused(
         &[

@@ -92,6 +92,9 @@ pub fn write(cfg: &RunConfig, name: &str, origin: &str) -> Result<String, Error>
         put("ramp_time", fio_time(cfg.ramp));
     }
     put("randseed", cfg.seed.to_string());
+    if !cfg.random_distribution.is_uniform() {
+        put("random_distribution", cfg.random_distribution.to_string());
+    }
     if let Some(f) = cfg.fadvise {
         put(
             "fadvise_hint",

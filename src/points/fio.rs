@@ -291,6 +291,12 @@ fn read_job(run: &Run, n: usize, job: &Value, origin: &str, out: &mut Imported) 
         label: label(&engine, iodepth, batch, threads, &options),
         engine,
         rw,
+        random_distribution: opt(&opts, &["random_distribution"])
+            .filter(|d| d != "random")
+            .map(|d| {
+                d.parse::<crate::distribution::RandomDistribution>()
+                    .map_or(d, |d| d.to_string())
+            }),
         bs,
         threads,
         iodepth,

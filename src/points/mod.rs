@@ -40,6 +40,7 @@ pub(crate) mod tests {
             label: label.into(),
             engine: "psync".into(),
             rw: "randread".into(),
+            random_distribution: None,
             bs,
             threads: 1,
             iodepth: 1,

@@ -87,6 +87,9 @@ pub struct Point {
     pub engine: String,
     /// `read` (sequential) or `randread`; fio's other patterns are kept as fio names them.
     pub rw: String,
+    /// How random reads picked their blocks, in fio's words (`zipf:1.2`); absent for uniform.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub random_distribution: Option<String>,
     pub bs: u64,
     pub threads: usize,
     pub iodepth: usize,
@@ -198,6 +201,8 @@ impl Point {
                 Rw::Read => "read".into(),
                 Rw::Randread => "randread".into(),
             },
+            random_distribution: (!c.random_distribution.is_uniform())
+                .then(|| c.random_distribution.to_string()),
             bs: c.bs,
             threads: c.threads,
             iodepth: c.iodepth,
@@ -301,13 +306,10 @@ impl Point {
         self.source == Source::Fio
     }
 
-    /// `sequential` or `random` (or fio's own word for other patterns).
-    pub fn access(&self) -> &str {
-        match self.rw.as_str() {
-            "read" => "sequential",
-            "randread" => "random",
-            other => other,
-        }
+    /// `sequential`, `random` or `random zipf:1.2` (or fio's own word for other patterns): the
+    /// workload's name, by [`access_words`](crate::config::access_words).
+    pub fn access(&self) -> String {
+        crate::config::access_words(&self.rw, self.random_distribution.as_deref().unwrap_or(""))
     }
 
     /// Whether the point's p99.9 and throughput can be placed on a chart at all.

@@ -208,7 +208,7 @@ pub fn row(p: &Point, on_frontier: bool) -> Vec<Value> {
         text(p.study.as_deref().unwrap_or("")),
         text(p.scheduler.as_deref().unwrap_or("")),
         text(&p.engine),
-        text(p.access()),
+        text(&p.access()),
         Value::Bytes(p.bs),
         Value::Int(p.threads as u64),
         Value::Int(p.iodepth as u64),

@@ -24,6 +24,7 @@ mod aggregate;
 pub mod breakdown;
 mod checks;
 mod depth;
+mod distribution;
 mod observe;
 mod requests;
 mod schedule;
@@ -159,6 +160,16 @@ fn run_sized(
     let timer_ns = clock::timer_cost_ns();
     let mut done = execute(vec![prepared], observer, open, monitor.as_ref(), gate)?;
     let (outs, intervals, ready) = done.groups.pop().expect("one group");
+    if let Some(path) = &cfg.log_offsets {
+        let mut text = String::new();
+        for o in outs.iter().flatten() {
+            for off in &o.offsets {
+                text.push_str(&off.to_string());
+                text.push('\n');
+            }
+        }
+        crate::fsio::write_file(path, &text)?;
+    }
     let irq = done.ended.irq.clone();
     let mut result =
         aggregate::result(cfg, outs, &intervals, done.ended, timer_ns, ready.warnings)?;
@@ -268,6 +279,7 @@ fn execute<'a>(
         .map(|r| Group {
             cfg: r.cfg,
             range: r.range,
+            sampler: distribution::Sampler::new(&r.cfg.random_distribution, r.range.blocks),
             file_id: if r.cfg.verify {
                 r.source.prepared_id()
             } else {

@@ -2,12 +2,13 @@
 //! the open-loop schedule (`schedule`), so neither has to import the other.
 
 use super::depth::DepthMeter;
+use super::distribution::Sampler;
 use crate::clock::Tick;
 use crate::config::{Range, RunConfig, Rw};
 use crate::engine::{Engine, Io};
 use crate::error::Result;
+use rand::SeedableRng;
 use rand::rngs::Xoshiro256PlusPlus;
-use rand::{RngExt, SeedableRng};
 
 /// Random or sequential offsets for one worker.
 pub(super) struct Offsets {
@@ -17,10 +18,12 @@ pub(super) struct Offsets {
     blocks: u64,
     next: u64,
     rng: Xoshiro256PlusPlus,
+    /// The random reads' block picker (uniform unless `--random-distribution` says otherwise).
+    sampler: Sampler,
 }
 
 impl Offsets {
-    fn new(cfg: &RunConfig, range: &Range, worker: usize) -> Offsets {
+    fn new(cfg: &RunConfig, range: &Range, worker: usize, sampler: &Sampler) -> Offsets {
         let (base, blocks) = match cfg.rw {
             Rw::Randread => (range.offset, range.blocks),
             Rw::Read => {
@@ -38,6 +41,7 @@ impl Offsets {
             blocks,
             next: 0,
             rng: Xoshiro256PlusPlus::seed_from_u64(seed),
+            sampler: sampler.clone(),
         }
     }
 
@@ -51,13 +55,14 @@ impl Offsets {
             blocks,
             next: 0,
             rng: Xoshiro256PlusPlus::seed_from_u64(seed),
+            sampler: Sampler::new(&Default::default(), blocks),
         }
     }
 
     #[inline]
     pub(super) fn next(&mut self) -> u64 {
         let block = match self.rw {
-            Rw::Randread => self.rng.random_range(0..self.blocks),
+            Rw::Randread => self.sampler.next(&mut self.rng),
             Rw::Read => {
                 let b = self.next;
                 self.next = if b + 1 == self.blocks { 0 } else { b + 1 };
@@ -89,10 +94,12 @@ pub(super) struct Requests {
 }
 
 impl Requests {
-    /// Slots for one worker whose loop starts at `t0` and measures `[window_start, window_end)`.
+    /// Slots for one worker whose loop starts at `t0` and measures `[window_start, window_end)`;
+    /// its random reads pick their blocks with `sampler`.
     pub(super) fn new(
         cfg: &RunConfig,
         range: &Range,
+        sampler: &Sampler,
         worker: usize,
         t0: Tick,
         window: (Tick, Tick),
@@ -102,7 +109,7 @@ impl Requests {
         Requests {
             bpr,
             bs: cfg.bs as u32,
-            offsets: Offsets::new(cfg, range, worker),
+            offsets: Offsets::new(cfg, range, worker, sampler),
             free: (0..depth as u32).rev().collect(),
             inflight: 0,
             budget: cfg.io_limit.map(|b| b.div_ceil(request_bytes)),

@@ -54,6 +54,8 @@ pub(super) struct Shared<'a> {
 pub(super) struct Group<'a> {
     pub(super) cfg: &'a RunConfig,
     pub(super) range: Range,
+    /// The random reads' block picker, set up once for all of the target's workers.
+    pub(super) sampler: super::distribution::Sampler,
     pub(super) file_id: Option<u64>,
     /// Stop this target's workers (one of them failed); the other targets go on.
     pub(super) stop: AtomicBool,

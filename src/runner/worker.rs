@@ -41,6 +41,9 @@ pub(super) struct WorkerOut {
     /// stops before its planned end (`--io-limit`, a stop rule, Ctrl-C) has its window end at the
     /// latest of these, not when the runner's thread noticed the workers had finished.
     pub(super) last_done: Option<Instant>,
+    /// With `log_offsets`: the offsets of the blocks read, in completion order, up to this
+    /// worker's share of [`MAX_LOGGED_OFFSETS`](crate::config::MAX_LOGGED_OFFSETS).
+    pub(super) offsets: Vec<u64>,
 }
 
 /// One worker thread: its I/O loop, then the finish barrier whatever happened.
@@ -119,7 +122,7 @@ fn worker_loop(
         features: engine.features(),
         ..WorkerOut::default()
     };
-    let mut req = Requests::new(cfg, &g.range, idx, t0, (ramp_end, end));
+    let mut req = Requests::new(cfg, &g.range, &g.sampler, idx, t0, (ramp_end, end));
     let mut comps: Vec<Completion> = Vec::with_capacity(cfg.iodepth * bpr);
     let mut q = Queue::new(cfg, engine.as_ref());
     let mut tl = Timeline::new(g, t0, ramp_end);
@@ -441,6 +444,11 @@ fn account(
             record_error(&mut out.errors, offset, bs as u64, 0, Some(msg));
         } else {
             succeeded = true;
+            if cfg.log_offsets.is_some()
+                && out.offsets.len() < crate::config::MAX_LOGGED_OFFSETS / cfg.threads
+            {
+                out.offsets.push(offset);
+            }
             if let Some(id) = g.file_id {
                 out.verify.checked_ios += 1;
                 if let Some(m) = data::verify(id, offset, engine.buffer(c.token, bs as usize)) {

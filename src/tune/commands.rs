@@ -29,6 +29,9 @@ pub fn fio_command(c: &RunConfig) -> String {
             c.batch, c.complete_min
         ));
     }
+    if !c.random_distribution.is_uniform() {
+        s.push_str(&format!(" --random_distribution={}", c.random_distribution));
+    }
     // Each option fio has too, from the engine's table (`--registerfiles=1`, …).
     for d in crate::engine::option::set_in(c.engine, &c.options) {
         if let Some(arg) = d.fio_arg(&c.options) {
@@ -56,6 +59,9 @@ pub fn readlab_command(c: &RunConfig) -> String {
     }
     if !c.direct {
         s.push_str(" --buffered");
+    }
+    if !c.random_distribution.is_uniform() {
+        s.push_str(&format!(" --random-distribution {}", c.random_distribution));
     }
     for d in crate::engine::option::set_in(c.engine, &c.options) {
         if let Some(arg) = d.readlab_arg(&c.options) {

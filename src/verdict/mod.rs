@@ -67,7 +67,7 @@ impl Finding {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Group {
     pub bs: u64,
-    /// `random` or `sequential`.
+    /// `random`, `sequential`, or a skewed random's `random zipf:1.2` (its own workload).
     pub access: String,
     pub direct: bool,
     /// Distinct configurations measured.

@@ -52,6 +52,11 @@ pub fn rw_word(s: &str) -> Result<Rw, readlab::Error> {
     readlab::fiojob::rw(s)
 }
 
+/// `--random-distribution`: fio's words (`zipf:1.2`, `pareto:0.2`, `normal:5`, `zoned:…`).
+pub fn distribution(s: &str) -> Result<readlab::distribution::RandomDistribution, readlab::Error> {
+    s.parse()
+}
+
 /// fio's switch value: 1/0, true/false (bare is clap's default_missing_value).
 pub fn switch(s: &str) -> Result<bool, readlab::Error> {
     readlab::fiojob::switch_word(s)

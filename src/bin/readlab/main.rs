@@ -65,6 +65,7 @@ mod progress;
 mod quick;
 mod report;
 mod run;
+mod run_files;
 mod run_output;
 mod serve;
 mod study;

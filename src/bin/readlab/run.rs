@@ -5,11 +5,12 @@
 
 use crate::args::{OutputArg, count, duration, fraction, size};
 use crate::engine_flags::{EngineFlags, Scope};
-use crate::fio_flags::{FioNoops, rw_word, switch, verify_switch};
+use crate::fio_flags::{FioNoops, distribution, rw_word, switch, verify_switch};
 use crate::progress::{Progress, print_warnings};
 use crate::run_output::{FioFormat, Shown};
 use clap::{Args, ValueEnum};
 use readlab::config::{Arrivals, Fadvise, Rate, RunConfig, Rw};
+use readlab::distribution::RandomDistribution;
 use readlab::engine::{EngineKind, EngineOptions};
 use readlab::error::Error;
 use readlab::export::{self, Exporter, JsonExporter, TableExporter};
@@ -127,6 +128,14 @@ pub struct RunArgs {
     /// First byte of the range to read.
     #[arg(long, default_value = "0", allow_hyphen_values = true, value_parser = size, conflicts_with_all = REPLAYS)]
     pub offset: u64,
+    /// How random reads pick their blocks, in fio's words: random (uniform), zipf:θ, pareto:h,
+    /// normal:dev, zoned:ACCESS/RANGE:… (percent); fio's --random_distribution.
+    #[arg(long, alias = "random_distribution", default_value = "random", value_parser = distribution, conflicts_with_all = REPLAYS)]
+    pub random_distribution: RandomDistribution,
+    /// Write the byte offset of each block read to this file, one per line (at most the first
+    /// million; one configuration on one target): to check the access pattern.
+    #[arg(long, value_name = "FILE")]
+    pub log_offsets: Option<PathBuf>,
     /// Seed of the random offsets (the same seed reads the same offsets; fio's --randseed).
     #[arg(long, alias = "randseed", default_value_t = 1)]
     pub seed: u64,
@@ -375,6 +384,7 @@ impl RunArgs {
             size: self.size,
             offset: self.offset,
             seed: self.seed,
+            random_distribution: self.random_distribution.clone(),
             verify: self.verify(),
             fadvise: self.fadvise.map(|f| match f {
                 FadviseArg::Sequential => Fadvise::Sequential,
@@ -396,6 +406,7 @@ impl RunArgs {
                 },
             }),
             options: self.options_for(engine),
+            log_offsets: None,
         }
     }
 
@@ -472,33 +483,6 @@ fn job_configs(
     Ok(Ok(file.jobs.into_iter().map(|j| j.config).collect()))
 }
 
-/// `--write-job FILE`: the fio job file of the one configuration about to run.
-fn write_job(a: &RunArgs, path: &std::path::Path, cfgs: &[RunConfig]) -> anyhow::Result<()> {
-    let [cfg] = cfgs else {
-        return Err(Error::InvalidArgument(format!(
-            "--write-job writes one configuration and {} were asked for; give each flag one value",
-            cfgs.len()
-        ))
-        .into());
-    };
-    let origin = match &a.profile {
-        Some(p) => format!("written by readlab run from the profile {}", p.display()),
-        None => "written by readlab run".to_string(),
-    };
-    let text = readlab::fiojob::write(cfg, &cfg.label(), &origin)?;
-    let profile = a.profile.as_deref().into_iter();
-    readlab::outpath::check_file(
-        path,
-        &profile.chain([cfg.target.as_path()]).collect::<Vec<_>>(),
-    )?;
-    readlab::fsio::write_file(path, &text)?;
-    errln!(
-        "readlab: wrote {} (replay: fio {0}, or readlab run --job {0})",
-        path.display()
-    );
-    Ok(())
-}
-
 /// Exit code of a `--check` that found a regression.
 pub const REGRESSION: u8 = 3;
 
@@ -515,7 +499,11 @@ pub fn run(a: &RunArgs) -> anyhow::Result<ExitCode> {
     };
     let shown = Shown::of(a.output.as_deref(), a.output_format)?;
     if let Some(path) = &a.write_job {
-        write_job(a, path, &cfgs)?;
+        crate::run_files::write_job(a.profile.as_deref(), path, &cfgs)?;
+    }
+    if let Some(path) = &a.log_offsets {
+        let alone = a.more_targets.is_empty() && a.repeat == 1;
+        crate::run_files::log_offsets(path, &mut cfgs, alone)?;
     }
     if let Some(fleet) = crate::fleet::launch()? {
         if cfgs.len() != 1 {

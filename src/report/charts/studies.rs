@@ -95,7 +95,7 @@ pub fn stream(c: &Ctx) -> Vec<Chart> {
     let id = |what: &str| c.id(what);
     let mut out = Vec::new();
     // One series per column of the study's summary: buffered and direct never share a line.
-    let series = |p: &Point| namer.name(p, &crate::study::stream_column(p.access(), p.direct));
+    let series = |p: &Point| namer.name(p, &crate::study::stream_column(&p.access(), p.direct));
     let l = lines_over(
         &pts,
         "block size",

@@ -1,0 +1,257 @@
+//! End-to-end: `--random-distribution` skews what is actually read. readlab and fio, given the
+//! same skew on the same prepared file, put the same share of their reads on their hottest 1 %
+//! and 10 % of blocks (each counted from the offsets it logged: readlab's `--log-offsets`, fio's
+//! `write_iolog`); and under a memory cgroup holding half the file, zipf:1.2 hits the page cache
+//! as often as the model says (the C hottest blocks' share, C the cgroup's pages), uniform about
+//! as often as the cache holds of the file.
+
+mod common;
+use common::*;
+use readlab::distribution::RandomDistribution;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// The share of `offsets` that land on the `frac` most-read of `blocks` blocks (most-read as
+/// counted in `offsets` themselves, so both tools' shares carry the same sampling bias).
+fn hottest_share(offsets: &[u64], blocks: u64, frac: f64) -> f64 {
+    let mut counts: HashMap<u64, u64> = HashMap::new();
+    for &o in offsets {
+        *counts.entry(o).or_default() += 1;
+    }
+    let mut c: Vec<u64> = counts.into_values().collect();
+    c.sort_unstable_by(|a, b| b.cmp(a));
+    let k = (blocks as f64 * frac) as usize;
+    c.iter().take(k).sum::<u64>() as f64 / offsets.len() as f64
+}
+
+/// The offsets readlab read for `dist`: `ios` 4 KiB reads, logged with --log-offsets.
+fn readlab_offsets(dir: &Path, f: &Path, dist: &str, ios: u64) -> Vec<u64> {
+    let log = dir.join(format!("readlab-{dist}.log").replace([':', '/'], "_"));
+    let o = run(&[
+        "run",
+        s(f),
+        "--random-distribution",
+        dist,
+        "--io-limit",
+        &(ios * 4096).to_string(),
+        "--runtime",
+        "60s",
+        "--log-offsets",
+        s(&log),
+        "-q",
+    ]);
+    assert!(o.status.success(), "readlab {dist}: {}", stderr(&o));
+    let text = std::fs::read_to_string(&log).unwrap();
+    let v: Vec<u64> = text.lines().map(|l| l.parse().unwrap()).collect();
+    assert_eq!(v.len() as u64, ios, "one offset per read");
+    v
+}
+
+/// The offsets fio read for `dist`: `ios` 4 KiB reads, from its write_iolog.
+fn fio_offsets(dir: &Path, f: &Path, dist: &str, ios: u64) -> Vec<u64> {
+    let log = dir.join(format!("fio-{dist}.log").replace([':', '/'], "_"));
+    let o = Command::new("fio")
+        .args([
+            "--name=skew",
+            &format!("--filename={}", s(f)),
+            "--rw=randread",
+            "--bs=4k",
+            "--direct=1",
+            "--ioengine=psync",
+            &format!("--random_distribution={dist}"),
+            &format!("--number_ios={ios}"),
+            &format!("--write_iolog={}", s(&log)),
+            "--output-format=terse",
+        ])
+        .output()
+        .expect("fio is installed (scripts/test-deps)");
+    assert!(
+        o.status.success(),
+        "fio: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    // fio 3's iolog: "fio version 3 iolog", then "TIME FILE ACTION [OFFSET LENGTH]".
+    let v: Vec<u64> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .filter_map(|l| {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            (w.len() == 5 && w[2] == "read").then(|| w[3].parse().unwrap())
+        })
+        .collect();
+    assert_eq!(v.len() as u64, ios, "fio's log holds every read");
+    v
+}
+
+#[test]
+fn readlab_and_fio_read_the_same_skew() {
+    let _one = one_at_a_time();
+    let d = disk_dir();
+    let f = prepare(d.path(), "f", "64M");
+    let blocks = (64 << 20) / 4096;
+    let ios = 8000;
+    // Each share's standard error is below 0.006 at 8,000 reads; the two draw with different
+    // generators (and zipf with fio's own approximation in both): 0.03 apart at most.
+    for dist in ["zipf:1.2", "pareto:0.2"] {
+        let ours = readlab_offsets(d.path(), &f, dist, ios);
+        let theirs = fio_offsets(d.path(), &f, dist, ios);
+        for frac in [0.001, 0.01, 0.1] {
+            let (a, b) = (
+                hottest_share(&ours, blocks, frac),
+                hottest_share(&theirs, blocks, frac),
+            );
+            eprintln!("{dist}: hottest {frac}: readlab {a:.3}, fio {b:.3}");
+            assert!(
+                (a - b).abs() < 0.03,
+                "{dist}: the hottest {frac} of the blocks take {a:.3} of readlab's reads but {b:.3} of fio's"
+            );
+        }
+        // Skewed, not uniform: uniform would put 1 % of the reads on 1 % of the blocks.
+        assert!(hottest_share(&ours, blocks, 0.01) > 0.3, "{dist} is skewed");
+    }
+    // Zoned zones lie in file order in both: 60 % of the reads in the first 10 % of the file.
+    let first_tenth =
+        |v: &[u64]| v.iter().filter(|&&o| o < (64 << 20) / 10).count() as f64 / v.len() as f64;
+    let dist = "zoned:60/10:30/20:10/70";
+    let (a, b) = (
+        first_tenth(&readlab_offsets(d.path(), &f, dist, ios)),
+        first_tenth(&fio_offsets(d.path(), &f, dist, ios)),
+    );
+    eprintln!("{dist}: first tenth: readlab {a:.3}, fio {b:.3}");
+    assert!((a - 0.6).abs() < 0.03 && (b - 0.6).abs() < 0.03, "{a} {b}");
+}
+
+/// A cgroup v1 memory cgroup, removed when dropped.
+struct Cgroup {
+    dir: PathBuf,
+}
+
+impl Cgroup {
+    fn new(name: &str, memory_limit: u64) -> Cgroup {
+        let dir = Path::new("/sys/fs/cgroup/memory").join(name);
+        std::fs::create_dir(&dir).unwrap_or_else(|e| {
+            panic!(
+                "cannot make the cgroup {} ({e}): this test needs root and cgroup v1's memory controller",
+                dir.display()
+            )
+        });
+        let cg = Cgroup { dir };
+        std::fs::write(
+            cg.dir.join("memory.limit_in_bytes"),
+            memory_limit.to_string(),
+        )
+        .expect("set the cgroup's memory limit");
+        cg
+    }
+
+    /// `readlab ARGS` run inside the cgroup, and the bytes it had read from devices (its
+    /// /proc/PID/io read_bytes, which its parent shell counts once it has waited for it).
+    fn readlab(&self, args: &[&str]) -> (std::process::Output, u64) {
+        let script = format!(
+            "echo $$ > {}/cgroup.procs && \"$@\" && grep '^read_bytes:' /proc/$$/io",
+            s(&self.dir)
+        );
+        let o = Command::new("sh")
+            .args(["-c", &script, "sh", env!("CARGO_BIN_EXE_readlab")])
+            .args(args)
+            .output()
+            .expect("start sh");
+        let read = stdout(&o)
+            .lines()
+            .rev()
+            .find_map(|l| l.strip_prefix("read_bytes:"))
+            .map_or(0, |n| n.trim().parse().unwrap());
+        (o, read)
+    }
+}
+
+impl Drop for Cgroup {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir(&self.dir);
+    }
+}
+
+/// Drop the file's pages from the page cache.
+fn drop_pages(f: &Path) {
+    let file = std::fs::File::open(f).unwrap();
+    // SAFETY: posix_fadvise on a descriptor this function owns, over the whole file; no memory.
+    let rc = unsafe {
+        libc::posix_fadvise(
+            std::os::fd::AsRawFd::as_raw_fd(&file),
+            0,
+            0,
+            libc::POSIX_FADV_DONTNEED,
+        )
+    };
+    assert_eq!(rc, 0, "posix_fadvise DONTNEED");
+}
+
+/// The page-cache hit ratio of `ios` buffered 4 KiB reads of `dist` inside `cg`, the cache
+/// warmed first by five times as many reads of the same kind with another seed (another sequence
+/// over the same hot blocks): 1 − bytes read from the device / bytes asked.
+fn hit_ratio(cg: &Cgroup, f: &Path, dist: &str, ios: u64) -> f64 {
+    drop_pages(f);
+    let run = |seed: &str, ios: u64| {
+        let limit = (ios * 4096).to_string();
+        let (o, read) = cg.readlab(&[
+            "run",
+            s(f),
+            "--buffered",
+            "--fadvise",
+            "random",
+            "--random-distribution",
+            dist,
+            "--io-limit",
+            &limit,
+            "--runtime",
+            "120s",
+            "-q",
+            "--seed",
+            seed,
+        ]);
+        assert!(o.status.success(), "{dist}: {}", stderr(&o));
+        read
+    };
+    run("1", 5 * ios);
+    1.0 - run("2", ios) as f64 / (ios * 4096) as f64
+}
+
+#[test]
+fn the_page_cache_hit_ratio_follows_the_distribution() {
+    let _one = one_at_a_time();
+    // On the real disk (in tmpfs the file's pages are the cache).
+    let d = tempfile::Builder::new()
+        .prefix("readlab-test-")
+        .tempdir_in("/var/tmp")
+        .unwrap();
+    let (cache, size) = (64u64 << 20, 128u64 << 20);
+    let f = prepare(d.path(), "f", "128M");
+    let cg = Cgroup::new(&format!("readlab-test-{}", std::process::id()), cache);
+    let (blocks, cached) = (size / 4096, cache / 4096);
+    let ios = 20_000;
+    // The model: a cache of C pages holds the C hottest blocks. The cgroup also holds readlab's
+    // own pages and the kernel's LRU keeps the hottest only roughly, so a measured ratio a little
+    // below the model's is expected: within 0.05 for zipf, 0.08 for uniform.
+    let zipf: RandomDistribution = "zipf:1.2".parse().unwrap();
+    let (want, got) = (
+        zipf.hot_share(blocks, cached),
+        hit_ratio(&cg, &f, "zipf:1.2", ios),
+    );
+    eprintln!("zipf:1.2: hit ratio {got:.3}, model {want:.3}");
+    assert!(
+        (got - want).abs() < 0.05,
+        "zipf:1.2 hit the cache {got:.3} of the time; the model says {want:.3}"
+    );
+    let (want, got) = (0.5, hit_ratio(&cg, &f, "random", ios));
+    eprintln!("uniform: hit ratio {got:.3}, model {want:.3}");
+    assert!(
+        (got - want).abs() < 0.08,
+        "uniform reads hit the cache {got:.3} of the time; a cache of half the file holds {want:.3}"
+    );
+    drop_pages(&f);
+}
