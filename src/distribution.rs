@@ -77,6 +77,58 @@ impl RandomDistribution {
         share.clamp(0.0, 1.0)
     }
 
+    /// The share of reads that hit a least-recently-used cache of `cached` of the `blocks`
+    /// blocks, by Che's approximation (each block stays for one characteristic time T, with
+    /// Σ (1 − e^(−p_i·T)) = cached; the hit ratio is Σ p_i·(1 − e^(−p_i·T))): the model of a
+    /// page cache, which keeps recently read pages rather than the hottest. Uniform gives
+    /// cached/blocks; a skew gives less than [`Self::hot_share`], the ideal cache's.
+    pub fn lru_hit_ratio(&self, blocks: u64, cached: u64) -> f64 {
+        if blocks == 0 || cached == 0 {
+            return 0.0;
+        }
+        if cached >= blocks {
+            return 1.0;
+        }
+        let p = self.rank_probabilities(blocks);
+        let held = |t: f64| p.iter().map(|&q| 1.0 - (-q * t).exp()).sum::<f64>();
+        // T between 1 and 2^80 reads: bisect on its logarithm.
+        let (mut lo, mut hi) = (0.0f64, 80.0 * std::f64::consts::LN_2);
+        for _ in 0..100 {
+            let mid = (lo + hi) / 2.0;
+            if held(mid.exp()) < cached as f64 {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        let t = ((lo + hi) / 2.0).exp();
+        p.iter()
+            .map(|&q| q * (1.0 - (-q * t).exp()))
+            .sum::<f64>()
+            .clamp(0.0, 1.0)
+    }
+
+    /// Each block's share of the reads, hottest first.
+    fn rank_probabilities(&self, blocks: u64) -> Vec<f64> {
+        match self {
+            RandomDistribution::Zipf { theta } => {
+                let z = zeta(blocks, *theta);
+                (1..=blocks).map(|i| (i as f64).powf(-theta) / z).collect()
+            }
+            _ => {
+                let mut last = 0.0;
+                (1..=blocks)
+                    .map(|k| {
+                        let c = self.hot_share(blocks, k);
+                        let q = (c - last).max(0.0);
+                        last = c;
+                        q
+                    })
+                    .collect()
+            }
+        }
+    }
+
     /// The fewest of `blocks` blocks that take at least `share` of the reads (the hottest).
     pub fn hot_blocks(&self, blocks: u64, share: f64) -> u64 {
         let (mut lo, mut hi) = (0u64, blocks);
@@ -375,6 +427,20 @@ mod tests {
         let sd = normal_sd(n, 0.0);
         let one_sd = p("normal:0").hot_share(n, (2.0 * sd) as u64);
         assert!((one_sd - 0.6827).abs() < 1e-3, "{one_sd}");
+    }
+
+    #[test]
+    fn an_lru_cache_holds_less_than_the_hottest_blocks() {
+        let n = 32_768;
+        let uniform = p("random").lru_hit_ratio(n, n / 2);
+        assert!((uniform - 0.5).abs() < 1e-6, "{uniform}");
+        let zipf = p("zipf:1.2");
+        let (lru, ideal) = (zipf.lru_hit_ratio(n, n / 2), zipf.hot_share(n, n / 2));
+        assert!(lru < ideal && lru > 0.9, "lru {lru}, ideal {ideal}");
+        assert_eq!(zipf.lru_hit_ratio(n, 0), 0.0);
+        assert_eq!(zipf.lru_hit_ratio(n, n), 1.0);
+        let more = zipf.lru_hit_ratio(n, n / 4);
+        assert!(more < lru, "a smaller cache hits less: {more} vs {lru}");
     }
 
     #[test]
