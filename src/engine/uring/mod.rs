@@ -660,6 +660,18 @@ impl Engine for Uring {
     fn reap_at_most(&mut self, min: usize, max: usize, out: &mut Vec<Completion>) -> Result<usize> {
         let max = max.max(min);
         let mut got = self.drain(max, |c| out.push(c));
+        if min == 0 && got == 0 && self.inflight > 0 && self.getevents_on_submit {
+            // A look without waiting (the open loop's, between due times): under DEFER_TASKRUN
+            // finished reads are posted only by an enter with GETEVENTS, so look through one,
+            // or each completion would wait for the next due request's submit (at 2,000 IOPS,
+            // 500 µs added to every latency).
+            match self.enter(0) {
+                Ok(_) => {}
+                Err(e) if transient(&e) => {}
+                Err(e) => return Err(enter_error("wait", e)),
+            }
+            got += self.drain(max, |c| out.push(c));
+        }
         // Never wait for more than is in flight: that would sleep forever.
         while got < min && self.inflight > 0 {
             let want = (min - got).min(self.inflight);
