@@ -365,7 +365,7 @@ mod tests {
             assert_eq!(
                 readme[a..b],
                 table,
-                "the README's fio table is stale: READLAB_BLESS=1 cargo test --release --lib readme"
+                "the README's fio table is stale: run this test again with READLAB_BLESS=1 set"
             );
         }
     }
@@ -384,7 +384,7 @@ mod tests {
     #[test]
     fn dashes_and_underscores_alike() {
         assert_eq!(
-            foreign("--group-reporting"),
+            foreign("group-reporting"),
             Some(Foreign::NoOp(
                 "readlab always reports a run's threads together"
             ))
