@@ -5,8 +5,6 @@
 //! back; docs/json.md lists the fields and where readlab's meaning differs from fio's.
 
 use super::Exporter;
-use crate::config::{RunConfig, Rw};
-use crate::engine::EngineKind;
 use crate::error::{Error, Result};
 use crate::result::{Document, RunResult};
 use crate::stats::LatencySummary;
@@ -114,38 +112,11 @@ fn job_options(d: &Document) -> Map<String, Value> {
         },
         targets(d),
     );
-    put("rw", rw_name(c).into());
-    put("bs", c.bs.to_string());
+    for (k, v) in crate::fiojob::workload_options(c) {
+        put(k, v);
+    }
+    // fio-plot sorts by it, whatever the engine.
     put("iodepth", c.iodepth.to_string());
-    put("numjobs", c.threads.to_string());
-    put(
-        "ioengine",
-        if c.engine == EngineKind::Null {
-            "null".into()
-        } else {
-            c.engine.fio_name().into()
-        },
-    );
-    put("direct", u8::from(c.direct).to_string());
-    if c.engine.capabilities().asynchronous {
-        put("iodepth_batch_submit", c.batch.to_string());
-        put("iodepth_batch_complete_min", c.complete_min.to_string());
-    }
-    if c.offset > 0 {
-        put("offset", c.offset.to_string());
-    }
-    if let Some(n) = c.size {
-        put("size", n.to_string());
-    }
-    put("runtime", crate::fiojob::fio_time(c.runtime));
-    if !c.ramp.is_zero() {
-        put("ramp_time", crate::fiojob::fio_time(c.ramp));
-    }
-    for opt in crate::engine::option::set_in(c.engine, &c.options) {
-        if let (Some(k), Some(n)) = (opt.fio, opt.get(&c.options)) {
-            put(k, n.to_string());
-        }
-    }
     put("lat_percentiles", "1".into());
     put("disable_slat", "1".into());
     put("disable_clat", "1".into());
@@ -162,13 +133,6 @@ fn targets(d: &Document) -> String {
         .map(|t| t.config.target.display().to_string())
         .collect::<Vec<_>>()
         .join(":")
-}
-
-fn rw_name(c: &RunConfig) -> &'static str {
-    match c.rw {
-        Rw::Read => "read",
-        Rw::Randread => "randread",
-    }
 }
 
 /// The measured window in whole milliseconds (fio's `runtime`).

@@ -18,7 +18,7 @@ pub use vocabulary::{
     Foreign, OPTIONS, Row, Treatment, foreign, markdown as options_markdown, row,
 };
 pub use words::*;
-pub use write::{beside, fio_time, write};
+pub use write::{beside, fio_time, workload_options, write};
 
 use crate::config::RunConfig;
 use crate::error::Error;

@@ -16,6 +16,55 @@ pub fn fio_time(d: Duration) -> String {
     }
 }
 
+/// fio's words for what `cfg` reads and how, as `(option, value)`: the engine, the pattern, the
+/// block size, O_DIRECT, the threads, an asynchronous engine's depth and batches, the range, the
+/// runtime and ramp, the engine's options. What a written job file and fio's JSON document
+/// (`export::fio`'s `job options`) both say of a configuration.
+pub fn workload_options(cfg: &RunConfig) -> Vec<(&'static str, String)> {
+    let mut o = vec![
+        (
+            "ioengine",
+            if cfg.engine == EngineKind::Null {
+                "null".to_string()
+            } else {
+                cfg.engine.fio_name().to_string()
+            },
+        ),
+        (
+            "rw",
+            match cfg.rw {
+                Rw::Read => "read",
+                Rw::Randread => "randread",
+            }
+            .to_string(),
+        ),
+        ("bs", cfg.bs.to_string()),
+        ("direct", u8::from(cfg.direct).to_string()),
+        ("numjobs", cfg.threads.to_string()),
+    ];
+    if cfg.engine.capabilities().asynchronous {
+        o.push(("iodepth", cfg.iodepth.to_string()));
+        o.push(("iodepth_batch_submit", cfg.batch.to_string()));
+        o.push(("iodepth_batch_complete_min", cfg.complete_min.to_string()));
+    }
+    if cfg.offset > 0 {
+        o.push(("offset", cfg.offset.to_string()));
+    }
+    if let Some(n) = cfg.size {
+        o.push(("size", n.to_string()));
+    }
+    o.push(("runtime", fio_time(cfg.runtime)));
+    if !cfg.ramp.is_zero() {
+        o.push(("ramp_time", fio_time(cfg.ramp)));
+    }
+    for d in crate::engine::option::set_in(cfg.engine, &cfg.options) {
+        if let (Some(k), Some(n)) = (d.fio, d.get(&cfg.options)) {
+            o.push((k, n.to_string()));
+        }
+    }
+    o
+}
+
 /// The fio job file that runs `cfg` (one job, named `name`), for fio and for `readlab run
 /// --job`. Refused for what fio has no words for (readlab's thread pool, blocks per request, an
 /// open-loop rate); readlab's byte verification and its stop once stable are left out, each with
@@ -53,43 +102,14 @@ pub fn write(cfg: &RunConfig, name: &str, origin: &str) -> Result<String, Error>
     } else {
         put("filename", target.replace(':', "\\:"));
     }
-    put(
-        "ioengine",
-        if cfg.engine == EngineKind::Null {
-            "null".into()
-        } else {
-            cfg.engine.fio_name().into()
-        },
-    );
-    put(
-        "rw",
-        match cfg.rw {
-            Rw::Read => "read",
-            Rw::Randread => "randread",
-        }
-        .into(),
-    );
-    put("bs", cfg.bs.to_string());
-    put("direct", u8::from(cfg.direct).to_string());
-    put("numjobs", cfg.threads.to_string());
+    for (k, v) in workload_options(cfg) {
+        put(k, v);
+    }
     if cfg.engine.capabilities().asynchronous {
-        put("iodepth", cfg.iodepth.to_string());
-        put("iodepth_batch_submit", cfg.batch.to_string());
-        put("iodepth_batch_complete_min", cfg.complete_min.to_string());
         put("iodepth_batch_complete_max", cfg.batch.to_string());
-    }
-    if cfg.offset > 0 {
-        put("offset", cfg.offset.to_string());
-    }
-    if let Some(n) = cfg.size {
-        put("size", n.to_string());
     }
     if let Some(n) = cfg.io_limit {
         put("io_size", n.to_string());
-    }
-    put("runtime", fio_time(cfg.runtime));
-    if !cfg.ramp.is_zero() {
-        put("ramp_time", fio_time(cfg.ramp));
     }
     put("randseed", cfg.seed.to_string());
     if !cfg.random_distribution.is_uniform() {
@@ -104,11 +124,6 @@ pub fn write(cfg: &RunConfig, name: &str, origin: &str) -> Result<String, Error>
             }
             .into(),
         );
-    }
-    for d in crate::engine::option::set_in(cfg.engine, &cfg.options) {
-        if let (Some(k), Some(n)) = (d.fio, d.get(&cfg.options)) {
-            put(k, n.to_string());
-        }
     }
     if let Some(Rate { iops, arrivals }) = cfg.rate {
         s.push_str(&format!(
