@@ -130,8 +130,9 @@ mod tests {
 pub struct RaceArgs {
     /// How long the whole command may take: after the first pass, configurations within 20 % of
     /// their group leader (not already equal within the margin) are raced in interleaved
-    /// 1-second rounds until each is decided or the budget is spent (0: no race) [default: twice
-    /// the first pass, at least 30 s more; none for runs under 0.5 s; the main job 70 s in all]
+    /// rounds (1 s each; the main job's ½ s) until each is decided or the budget is spent (0:
+    /// no race) [default: twice the first pass, at least 30 s more; none for runs under 0.5 s;
+    /// the main job 70 s in all]
     #[arg(long, value_parser = duration)]
     pub budget: Option<Duration>,
     /// Gaps within ±this are called equal

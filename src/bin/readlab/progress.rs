@@ -282,8 +282,11 @@ impl QuickObserver for Progress {
             cfg.threads
         );
     }
-    fn racing(&self) {
-        self.note("racing the close configurations in interleaved 1 s rounds");
+    fn racing(&self, round: Duration) {
+        self.note(&format!(
+            "racing the close configurations in interleaved {} rounds",
+            readlab::units::format_seconds(round.as_secs_f64())
+        ));
     }
 }
 

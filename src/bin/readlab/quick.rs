@@ -33,7 +33,8 @@ impl QuickArgs {
 
 pub fn run(a: &QuickArgs) -> anyhow::Result<ExitCode> {
     let mut plan = readlab::quick::plan(&a.dir, a.runtime)?;
-    plan.race = a.race.rule();
+    // The main job's own rounds (readlab::quick::ROUND), the user's margin.
+    plan.race.margin = a.race.rule().margin;
     // Runs shorter than half a second are smoke tests: not raced unless a budget is given.
     let short = a.runtime < Duration::from_millis(500);
     plan.budget = a.race.budget.unwrap_or(if short {

@@ -10,13 +10,36 @@ use std::fmt::Write;
 /// Text for a terminal of the given width and colour.
 pub struct Text(pub Terminal);
 
+/// Units written apart from their number (`4.1 %`, `0.09 µs`): never the first word of a line.
+const UNITS: [&str; 4] = ["%", "µs", "ns", "ms"];
+
+/// The words of `text`, a unit kept with the number before it.
+fn words(text: &str) -> Vec<String> {
+    let mut v: Vec<String> = Vec::new();
+    for w in text.split_whitespace() {
+        match v.last_mut() {
+            Some(prev)
+                if UNITS
+                    .iter()
+                    .any(|u| w.trim_end_matches([',', ')', ';', '.']) == *u) =>
+            {
+                prev.push(' ');
+                prev.push_str(w);
+            }
+            _ => v.push(w.to_string()),
+        }
+    }
+    v
+}
+
 /// `text` broken into lines of at most `width` characters, each after `indent` (the first after
-/// `first`); words longer than a line stand alone.
+/// `first`); words longer than a line stand alone, and a unit stays beside its number.
 pub fn wrap(text: &str, width: usize, first: &str, indent: &str) -> String {
     let mut out = String::new();
     let mut line = first.to_string();
     let mut empty = true;
-    for w in text.split_whitespace() {
+    for w in words(text) {
+        let w = w.as_str();
         let len = line.chars().count();
         if !empty && len + 1 + w.chars().count() > width {
             out.push_str(line.trim_end());
@@ -125,5 +148,15 @@ mod tests {
         assert!(w.lines().all(|l| l.chars().count() <= 12), "{w}");
         assert_eq!(w.lines().next(), Some("- one two"));
         assert_eq!(w.split_whitespace().count(), 11);
+    }
+
+    #[test]
+    fn a_unit_stays_beside_its_number() {
+        // Without the unit kept, "−4.1" would end the first line and "%" begin the next.
+        let w = wrap("too close to call: −4.1 % lower tail", 24, "", "  ");
+        assert_eq!(w.lines().next(), Some("too close to call:"), "{w}");
+        assert!(w.contains("−4.1 % lower"), "{w}");
+        let w = wrap("costs 0.09 µs, then", 10, "", "");
+        assert!(w.lines().any(|l| l == "0.09 µs,"), "{w}");
     }
 }
