@@ -62,6 +62,12 @@ pub struct RunConfig {
     )]
     #[schemars(with = "Option<String>")]
     pub random_distribution: crate::distribution::RandomDistribution,
+    /// Several block sizes, each its share of the requests, in fio's words (`4k/60:64k/40`);
+    /// absent when every request is `bs`. With a mix, `bs` is its smallest size: every offset
+    /// is aligned to it.
+    #[serde(default, skip_serializing_if = "crate::bssplit::BsSplit::is_single")]
+    #[schemars(with = "Option<String>")]
+    pub bssplit: crate::bssplit::BsSplit,
     pub verify: bool,
     pub fadvise: Option<Fadvise>,
     /// Random blocks per logical request (report §7.2): async engines submit them together and the
@@ -190,6 +196,7 @@ impl RunConfig {
             offset: 0,
             seed: 1,
             random_distribution: Default::default(),
+            bssplit: Default::default(),
             verify: false,
             fadvise: None,
             blocks_per_request: 1,
@@ -282,7 +289,10 @@ impl RunConfig {
                 self.bs
             )));
         }
-        if let Some(problem) = self.distribution_problem() {
+        if let Some(problem) = self
+            .distribution_problem()
+            .or_else(|| self.bssplit_problem())
+        {
             return Err(Error::invalid(problem));
         }
         Ok(())
@@ -300,12 +310,53 @@ impl RunConfig {
     }
 
     /// The workload's access in words, the one name runs are grouped and compared under:
-    /// `sequential`, `random`, or `random zipf:1.2` (a skewed random run is its own workload).
+    /// `sequential`, `random`, `random zipf:1.2` or `random mix 4k/60:64k/40` (a skewed
+    /// random run, a mix of sizes, each is its own workload).
     pub fn access(&self) -> String {
-        match self.rw {
-            Rw::Read => "sequential".into(),
-            Rw::Randread => access_words("randread", &self.random_distribution.to_string()),
+        let rw = match self.rw {
+            Rw::Read => "read",
+            Rw::Randread => "randread",
+        };
+        access_words(
+            rw,
+            &self.random_distribution.to_string(),
+            &self.bssplit.to_string(),
+        )
+    }
+
+    /// The largest request in bytes: `bs`, or a mix's largest size.
+    pub fn max_bs(&self) -> u64 {
+        self.bssplit.max().unwrap_or(self.bs)
+    }
+
+    /// The one rule for a mix of sizes: `bs` is its smallest (the offsets' alignment), one
+    /// block per request. The problem in words, for the command line and job files alike.
+    pub fn bssplit_problem(&self) -> Option<String> {
+        let min = self.bssplit.min()?;
+        if let Some(s) = self
+            .bssplit
+            .shares()
+            .iter()
+            .find(|s| !s.bs.is_multiple_of(min))
+        {
+            return Some(format!(
+                "bssplit {}: {} B is not a multiple of the smallest size ({min} B), which every \
+                 offset is aligned to; give sizes that are",
+                self.bssplit, s.bs
+            ));
         }
+        if self.bs != min {
+            return Some(format!(
+                "bssplit {}: --bs is the mix's smallest size ({min} B); drop --bs",
+                self.bssplit
+            ));
+        }
+        (self.blocks_per_request > 1).then(|| {
+            format!(
+                "bssplit {} takes one block per request; drop --blocks-per-request",
+                self.bssplit
+            )
+        })
     }
 
     /// The part of `source` the workload reads: direct-I/O alignment, offset and size within
@@ -320,7 +371,11 @@ impl RunConfig {
                     "{name}: the filesystem does not support O_DIRECT; use --buffered"
                 )));
             };
-            for (what, value) in [("block size", self.bs), ("offset", self.offset)] {
+            let sizes = self.bssplit.shares().iter().map(|s| ("block size", s.bs));
+            for (what, value) in [("block size", self.bs), ("offset", self.offset)]
+                .into_iter()
+                .chain(sizes)
+            {
                 if value % align.offset != 0 {
                     return Err(Error::Misaligned {
                         what,
@@ -345,15 +400,15 @@ impl RunConfig {
                 self.offset
             )));
         }
-        if self.bs > len {
+        if self.max_bs() > len {
             return Err(Error::BlockLargerThanTarget {
-                bs: self.bs,
+                bs: self.max_bs(),
                 range: len,
                 path: name.clone().into(),
             });
         }
         let blocks = len / self.bs;
-        if self.rw == Rw::Read && blocks < self.threads as u64 {
+        if self.rw == Rw::Read && blocks / (self.max_bs() / self.bs) < self.threads as u64 {
             return Err(Error::invalid(format!(
                 "{} threads cannot each get a sequential stripe of {} blocks; use fewer threads or a smaller --bs",
                 self.threads, blocks
@@ -438,7 +493,7 @@ impl RunConfig {
         }
         let slots = (self.iodepth as u64).saturating_mul(self.blocks_per_request as u64);
         let memory = slots
-            .saturating_mul(self.bs)
+            .saturating_mul(self.max_bs())
             .saturating_mul(self.threads as u64);
         if memory > 8 << 30 {
             return Err(Error::invalid(format!(
@@ -451,18 +506,23 @@ impl RunConfig {
 }
 
 /// The access of a pattern in fio's words (`read`, `randread`, or fio's other names) with its
-/// `random_distribution` (fio's words; `random` or empty for uniform): `sequential`, `random`,
-/// `random zipf:1.2`. The one rule for a workload's access, for readlab's runs and fio's jobs.
-pub fn access_words(rw: &str, distribution: &str) -> String {
-    let base = match rw {
+/// `random_distribution` (fio's words; `random` or empty for uniform) and its `bssplit` (fio's
+/// words; empty for one size): `sequential`, `random`, `random zipf:1.2`, `random mix
+/// 4k/60:64k/40`. The one rule for a workload's access, for readlab's runs and fio's jobs.
+pub fn access_words(rw: &str, distribution: &str, bssplit: &str) -> String {
+    let mut s = match rw {
         "read" => "sequential",
         "randread" => "random",
         other => other,
-    };
-    match distribution {
-        "" | "random" => base.to_string(),
-        d => format!("{base} {d}"),
     }
+    .to_string();
+    if !matches!(distribution, "" | "random") {
+        s = format!("{s} {distribution}");
+    }
+    if !bssplit.is_empty() {
+        s = format!("{s} mix {bssplit}");
+    }
+    s
 }
 
 /// The block sizes readlab reads with (a run's `--bs`, a job file's `bs=`): 512 B … 64 MiB.
@@ -582,8 +642,12 @@ mod tests {
         assert_eq!(c.access(), "random");
         c.random_distribution = "pareto:0.2".parse().unwrap();
         assert_eq!(c.access(), "random pareto:0.2");
-        assert_eq!(access_words("randread", "zipf:1.2"), "random zipf:1.2");
-        assert_eq!(access_words("read", ""), "sequential");
+        assert_eq!(access_words("randread", "zipf:1.2", ""), "random zipf:1.2");
+        assert_eq!(access_words("read", "", ""), "sequential");
+        assert_eq!(
+            access_words("randread", "random", "4k/60:64k/40"),
+            "random mix 4k/60:64k/40"
+        );
         assert!(c.check(&target(1 << 20)).is_ok());
         c.rw = Rw::Read;
         let e = c.check(&target(1 << 20)).unwrap_err().to_string();

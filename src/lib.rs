@@ -3,6 +3,7 @@
 //! The library holds everything but the command line: the `readlab` binary (`src/bin/readlab/`,
 //! behind the default `cli` feature) parses arguments, calls the library and prints.
 
+pub mod bssplit;
 pub mod buffer;
 pub mod clock;
 pub mod compare;

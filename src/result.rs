@@ -16,7 +16,7 @@ pub const SCHEMA: &str = "readlab.run/1";
 pub use crate::error::IoErrorRecord;
 pub use run::{
     EndedBy, ErrorSummary, OpenLoopSummary, Precision, RaceRecord, RoundFigures, RunResult,
-    RunnerCost, TimerInfo, VerifySummary,
+    RunnerCost, SizeFigures, TimerInfo, VerifySummary,
 };
 
 impl OpenLoopSummary {

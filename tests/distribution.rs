@@ -126,6 +126,121 @@ fn readlab_and_fio_read_the_same_skew() {
     assert!((a - 0.6).abs() < 0.03 && (b - 0.6).abs() < 0.03, "{a} {b}");
 }
 
+/// Each size's share of `sizes` (one per request), in the order of `of`.
+fn shares(sizes: &[u64], of: &[u64]) -> Vec<f64> {
+    of.iter()
+        .map(|&b| sizes.iter().filter(|&&x| x == b).count() as f64 / sizes.len() as f64)
+        .collect()
+}
+
+#[test]
+fn readlab_and_fio_read_the_same_mix_of_sizes() {
+    let _one = one_at_a_time();
+    let d = disk_dir();
+    let size = 64u64 << 20;
+    let f = prepare(d.path(), "f", "64M");
+    let (mix, of, asked) = ("4k/60:16k/30:64k/10", [4096, 16384, 65536], [0.6, 0.3, 0.1]);
+    let n = 6000u64;
+    // --io-limit counts a mix's requests at its mean size (13,926 B here): n requests.
+    let mean = (4096 * 60 + 16384 * 30 + 65536 * 10) / 100;
+    let (log, json) = (d.path().join("mix.log"), d.path().join("mix.json"));
+    let o = run(&[
+        "run",
+        s(&f),
+        "--bssplit",
+        mix,
+        "--verify",
+        "--io-limit",
+        &(n * mean).to_string(),
+        "--runtime",
+        "60s",
+        "--log-offsets",
+        s(&log),
+        "--json",
+        s(&json),
+        "-q",
+    ]);
+    assert!(o.status.success(), "readlab: {}", stderr(&o));
+    let lines: Vec<(u64, u64)> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let (a, b) = l.split_once(' ').expect("a mix logs each read's length");
+            (a.parse().unwrap(), b.parse().unwrap())
+        })
+        .collect();
+    assert_eq!(lines.len() as u64, n, "one line per read");
+    for &(off, len) in &lines {
+        assert!(
+            off % 4096 == 0 && off + len <= size,
+            "{off} {len}: aligned, inside the file"
+        );
+    }
+    let ours: Vec<u64> = lines.iter().map(|l| l.1).collect();
+    // The run's own figures per size count the same reads, and every byte was verified.
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let doc = if doc.is_array() { &doc[0] } else { &doc };
+    let r = &doc["result"];
+    assert_eq!(r["verify"]["mismatches"], 0);
+    assert_eq!(r["verify"]["checked_ios"].as_u64(), Some(n));
+    let by: Vec<u64> = (0..3)
+        .map(|i| r["by_size"][i]["requests"].as_u64().unwrap())
+        .collect();
+    assert_eq!(by.iter().sum::<u64>(), r["requests"].as_u64().unwrap());
+    let bytes: u64 = by.iter().zip(of).map(|(c, b)| c * b).sum();
+    assert_eq!(
+        bytes,
+        r["bytes"].as_u64().unwrap(),
+        "the sizes' bytes are the run's"
+    );
+
+    let flog = d.path().join("fio-mix.log");
+    let o = Command::new("fio")
+        .args([
+            "--name=mix",
+            &format!("--filename={}", s(&f)),
+            "--rw=randread",
+            &format!("--bssplit={mix}"),
+            // Without it fio's random map shortens a read that would overlap blocks already
+            // read (8 KiB, 12 KiB, … appear); readlab keeps no map, as fio with norandommap.
+            "--norandommap",
+            "--direct=1",
+            "--ioengine=psync",
+            &format!("--number_ios={n}"),
+            &format!("--write_iolog={}", s(&flog)),
+            "--output-format=terse",
+        ])
+        .output()
+        .expect("fio is installed (scripts/test-deps)");
+    assert!(
+        o.status.success(),
+        "fio: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let theirs: Vec<u64> = std::fs::read_to_string(&flog)
+        .unwrap()
+        .lines()
+        .filter_map(|l| {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            (w.len() == 5 && w[2] == "read").then(|| w[4].parse().unwrap())
+        })
+        .collect();
+    // Each share's standard error is at most 0.0065 at 6,000 reads: 0.03 is beyond 4 of them.
+    let (a, b) = (shares(&ours, &of), shares(&theirs, &of));
+    eprintln!("{mix}: readlab {a:.3?}, fio {b:.3?}");
+    for i in 0..3 {
+        assert!(
+            (a[i] - asked[i]).abs() < 0.03,
+            "readlab {a:?} against {asked:?}"
+        );
+        assert!(
+            (b[i] - asked[i]).abs() < 0.03,
+            "fio {b:?} against {asked:?}"
+        );
+    }
+}
+
 /// A cgroup v1 memory cgroup, removed when dropped.
 struct Cgroup {
     dir: PathBuf,

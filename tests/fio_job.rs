@@ -259,8 +259,8 @@ fn tune_writes_a_job_file_beside_each_profile_that_fio_and_readlab_replay() {
 }
 
 /// The corpus of job files as people write them (tests/fixtures/fio-corpus: logging and clock
-/// options, a synchronous engine given a depth, skewed access, a rate, a file size, one-size
-/// ranges): readlab
+/// options, a synchronous engine given a depth, skewed access, mixed block sizes, a rate, a file
+/// size, one-size ranges): readlab
 /// runs every job, exit 0, with one note per option it ignored or read its own way (not one per
 /// job); fio runs the same files.
 #[test]
@@ -292,6 +292,7 @@ fn job_files_as_people_write_them_run_with_one_note_per_option() {
             3,
             &["time_based", "norandommap", "randrepeat"][..],
         ),
+        ("mixed.fio", 2, &["time_based", "norandommap"][..]),
         (
             "rate.fio",
             3,

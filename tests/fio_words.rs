@@ -216,7 +216,7 @@ fn writing_patterns_and_fio_only_options_are_refused_by_name() {
         ("--loops=3", "--repeat"),
         ("--rate_iops=100", "readlab run's is --rate"),
         ("--cpus_allowed=0", "taskset"),
-        ("--bssplit=4k/50:8k/50", "--bs"),
+        ("--bsrange=4k-8k", "use `bssplit=`"),
         ("--time_based=1", "--time_based"),
     ] {
         refused(&["run", arg, s(&f)], want);

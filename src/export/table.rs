@@ -50,7 +50,11 @@ fn workload(d: &Document) -> String {
             Rw::Randread if c.random_distribution.is_uniform() => "rand".to_string(),
             Rw::Randread => format!("rand {}", c.random_distribution),
         },
-        format_bytes(c.bs as f64, Style::Table),
+        if c.bssplit.is_single() {
+            format_bytes(c.bs as f64, Style::Table)
+        } else {
+            c.bssplit.to_string()
+        },
         if c.direct { "direct" } else { "buffered" }
     )
 }
@@ -152,6 +156,21 @@ fn headline(d: &Document) -> String {
             .unwrap_or_else(|| e.target.size.saturating_sub(c.offset));
         let hot = c.random_distribution.hot_set(len / c.bs.max(1));
         let _ = writeln!(s, "  access   {hot}");
+    }
+    for z in &r.by_size {
+        let l = &z.latency;
+        let _ = writeln!(
+            s,
+            "  size {:<5}{:.1} % (asked {} %)  {:.0} IOPS  {:.1} MiB/s  mean {}  p50 {}  p99 {}",
+            format_bytes(z.bs as f64, Style::Table),
+            z.share_pct,
+            z.percent,
+            z.iops,
+            z.mib_s,
+            format_ns(l.mean_ns, Style::Table),
+            percentile_cell(l, 50.0, l.p50_ns),
+            percentile_cell(l, 99.0, l.p99_ns),
+        );
     }
     s
 }

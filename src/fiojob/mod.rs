@@ -110,18 +110,31 @@ mod tests {
 
     #[test]
     fn every_problem_is_listed_with_its_section_and_line() {
-        let text = "[global]\nfilename=/tmp/x\n[r]\nrw=randread\n[w]\nrw=randwrite\nverify=crc32c\nbogus_option=3\n[p]\nioengine=psync\nbssplit=4k/50:8k/50\n";
+        let text = "[global]\nfilename=/tmp/x\n[r]\nrw=randread\n[w]\nrw=randwrite\nverify=crc32c\nbogus_option=3\n[p]\nioengine=psync\nbsrange=4k-8k\n";
         let p = parse(text, &default()).unwrap_err();
         assert_eq!(lines_of(&p), vec![6, 7, 8, 11], "{p:?}");
         assert_eq!(p[0].section.as_deref(), Some("w"));
         assert!(p[0].text.contains("readlab only reads"), "{}", p[0]);
         assert!(p[1].text.contains("--verify"), "{}", p[1]);
         assert!(p[2].text.contains("'bogus_option'"), "{}", p[2]);
-        assert!(p[3].text.contains("mixes block sizes"), "{}", p[3]);
+        assert!(p[3].text.contains("bssplit="), "{}", p[3]);
         assert!(
             p[0].to_string()
                 .starts_with("line 6 [w]: readlab only reads")
         );
+    }
+
+    #[test]
+    fn a_mix_of_sizes_is_read_and_takes_precedence_over_bs() {
+        let f = parse(
+            "[global]\nbs=8k\n[a]\nfilename=/x\nbssplit=4k/60:64k/40\nbs=16k\n",
+            &default(),
+        )
+        .unwrap();
+        let c = &f.jobs[0].config;
+        assert_eq!(c.bssplit.to_string(), "4k/60:64k/40");
+        assert_eq!(c.bs, 4096, "a mix's bs is its smallest size");
+        assert!(f.notes.is_empty(), "{:?}", f.notes);
     }
 
     #[test]
@@ -223,7 +236,7 @@ mod tests {
         assert_eq!((b.size, b.bs), (Some(2 << 30), 16384));
         assert_eq!(b.rate.unwrap().iops, 256.0, "4 MiB/s of 16 KiB reads");
         assert_eq!(f.notes.len(), 2, "{:?}", f.notes);
-        for mixed in ["bsrange=4k-64k", "bssplit=4k/50:64k/50", "filesize=1g-2g"] {
+        for mixed in ["bsrange=4k-64k", "bssplit=4k/50:64k/60", "filesize=1g-2g"] {
             let p = parse(&format!("[a]\nfilename=/x\n{mixed}\n"), &default()).unwrap_err();
             assert_eq!(lines_of(&p), vec![3], "{mixed}: {p:?}");
         }

@@ -36,19 +36,13 @@ pub fn filenames(value: &str) -> Vec<String> {
     out
 }
 
-/// `bsrange=` (`4k-4k`) or `bssplit=` (`4k/100`) naming one block size: that size; a mix of
-/// sizes is refused (readlab reads one size per run). Only the read part (before `,`) counts.
+/// `bsrange=` naming one block size (`4k-4k`): that size; a range of sizes is refused (fio
+/// draws any size in it; readlab reads the sizes a `bssplit=` names). Only the read part
+/// (before `,`) counts.
 fn one_size(key: &str, v: Option<&str>) -> Result<u64, String> {
     let v = need(v).map_err(|_| format!("{key}= needs sizes, e.g. 4k-4k"))?;
     let read = v.split(',').next().unwrap_or(v).trim();
-    let parts: Vec<&str> = if key == "bssplit" {
-        read.split(':')
-            .map(|e| e.split('/').next().unwrap_or(e).trim())
-            .filter(|e| !e.is_empty())
-            .collect()
-    } else {
-        read.split('-').map(str::trim).collect()
-    };
+    let parts: Vec<&str> = read.split('-').map(str::trim).collect();
     let sizes = parts
         .iter()
         .map(|p| crate::size::parse_size(p).map_err(|e| format!("{key}={v}: {e}")))
@@ -56,7 +50,7 @@ fn one_size(key: &str, v: Option<&str>) -> Result<u64, String> {
     match sizes.split_first() {
         Some((&first, rest)) if rest.iter().all(|&b| b == first) => Ok(first),
         Some(_) => Err(format!(
-            "{key}={v} mixes block sizes; readlab reads one size per run: give each size its own job, or --bs with several sizes for a run each"
+            "{key}={v} draws sizes at random from a range, which readlab does not; name the sizes and their shares with bssplit= (e.g. bssplit=4k/50:64k/50)"
         )),
         None => Err(format!("{key}= needs sizes, e.g. 4k-4k")),
     }
@@ -116,11 +110,29 @@ impl<'a> Section<'a> {
             "bs" | "blocksize" => {
                 let v = need(v).map_err(|_| "bs= needs a size, e.g. 4k".to_string())?;
                 let read = v.split(',').next().unwrap_or(v).trim();
-                cfg.bs = crate::size::parse_size(read).map_err(|e| e.to_string())?;
+                let bs = crate::size::parse_size(read).map_err(|e| e.to_string())?;
+                // A mix (bssplit=) takes precedence over bs=, as in fio.
+                if cfg.bssplit.is_single() {
+                    cfg.bs = bs;
+                    self.lines.bs = o.line;
+                }
+            }
+            "bsrange" | "blocksize_range" => {
+                cfg.bs = one_size(key, v)?;
+                cfg.bssplit = Default::default();
                 self.lines.bs = o.line;
             }
-            "bsrange" | "blocksize_range" | "bssplit" => {
-                cfg.bs = one_size(key, v)?;
+            "bssplit" => {
+                let v =
+                    need(v).map_err(|_| "bssplit= needs sizes, e.g. 4k/60:64k/40".to_string())?;
+                let split: crate::bssplit::BsSplit =
+                    v.parse().map_err(|e: crate::Error| e.to_string())?;
+                // One size alone (`4k/100`) is that size; a mix's offsets align to its smallest.
+                cfg.bs = match split.min() {
+                    Some(min) => min,
+                    None => crate::bssplit::BsSplit::one_size(v).unwrap_or(cfg.bs),
+                };
+                cfg.bssplit = split;
                 self.lines.bs = o.line;
             }
             "size" | "offset" | "io_size" | "io_limit" | "filesize" => self.size(key, v)?,

@@ -61,8 +61,12 @@ pub const OPTIONS: &[Row] = &[
     read(&["rw", "readwrite"], "--rw (read or randread)"),
     read(&["bs", "blocksize"], "--bs (the read size of `bs=r,w`)"),
     read(
-        &["bsrange", "blocksize_range", "bssplit"],
-        "--bs, when it names one size (`4k-4k`, `4k/100`); mixed sizes are refused",
+        &["bssplit"],
+        "--bssplit (sizes and their shares of the requests)",
+    ),
+    read(
+        &["bsrange", "blocksize_range"],
+        "--bs, when it names one size (`4k-4k`); a range of sizes is refused (use `bssplit=`)",
     ),
     read(
         &["size", "filesize"],

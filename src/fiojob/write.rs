@@ -42,6 +42,10 @@ pub fn workload_options(cfg: &RunConfig) -> Vec<(&'static str, String)> {
         ("direct", u8::from(cfg.direct).to_string()),
         ("numjobs", cfg.threads.to_string()),
     ];
+    if !cfg.bssplit.is_single() {
+        // Taken over bs= by fio and readlab alike; its offsets align to the smallest, bs.
+        o.push(("bssplit", cfg.bssplit.to_string()));
+    }
     if cfg.engine.capabilities().asynchronous {
         o.push(("iodepth", cfg.iodepth.to_string()));
         o.push(("iodepth_batch_submit", cfg.batch.to_string()));

@@ -108,6 +108,8 @@ pub fn aggregate(members: &[FleetMember]) -> Result<RunResult> {
         histogram: stats::encode_histogram(&lat.hist),
         precision: None,
         race: None,
+        // Each rank's result keeps its own sizes' figures.
+        by_size: Vec::new(),
     })
 }
 

@@ -244,8 +244,12 @@ fn read_job(run: &Run, n: usize, job: &Value, origin: &str, out: &mut Imported) 
     let engine = engine_name(&opt(&opts, &["ioengine"]).unwrap_or_default());
     let rw = opt(&opts, &["rw", "readwrite"]).unwrap_or_else(|| "read".into());
     let io_bytes = count(read, "io_bytes");
-    let bs = opt(&opts, &["bs", "blocksize", "rw_min_bs"])
-        .and_then(|s| block_size(&s))
+    // A mix's block size is its smallest (its offsets' alignment), as readlab's own.
+    let split_min = opt(&opts, &["bssplit"])
+        .and_then(|b| b.parse::<crate::bssplit::BsSplit>().ok())
+        .and_then(|b| b.min());
+    let bs = split_min
+        .or_else(|| opt(&opts, &["bs", "blocksize", "rw_min_bs"]).and_then(|s| block_size(&s)))
         .unwrap_or_else(|| io_bytes.checked_div(ios).unwrap_or(0));
     let iodepth = opt_count(&opts, &["iodepth"]).unwrap_or(1);
     let batch = opt_count(&opts, &["iodepth_batch_submit", "iodepth_batch"])
@@ -297,6 +301,10 @@ fn read_job(run: &Run, n: usize, job: &Value, origin: &str, out: &mut Imported) 
                 d.parse::<crate::distribution::RandomDistribution>()
                     .map_or(d, |d| d.to_string())
             }),
+        bssplit: opt(&opts, &["bssplit"])
+            .and_then(|b| b.parse::<crate::bssplit::BsSplit>().ok())
+            .filter(|b| !b.is_single())
+            .map(|b| b.to_string()),
         bs,
         threads,
         iodepth,

@@ -41,6 +41,7 @@ pub(crate) mod tests {
             engine: "psync".into(),
             rw: "randread".into(),
             random_distribution: None,
+            bssplit: None,
             bs,
             threads: 1,
             iodepth: 1,

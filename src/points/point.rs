@@ -90,6 +90,9 @@ pub struct Point {
     /// How random reads picked their blocks, in fio's words (`zipf:1.2`); absent for uniform.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub random_distribution: Option<String>,
+    /// A mix of block sizes in fio's words (`4k/60:64k/40`); absent for one size.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bssplit: Option<String>,
     pub bs: u64,
     pub threads: usize,
     pub iodepth: usize,
@@ -203,6 +206,7 @@ impl Point {
             },
             random_distribution: (!c.random_distribution.is_uniform())
                 .then(|| c.random_distribution.to_string()),
+            bssplit: (!c.bssplit.is_single()).then(|| c.bssplit.to_string()),
             bs: c.bs,
             threads: c.threads,
             iodepth: c.iodepth,
@@ -309,7 +313,11 @@ impl Point {
     /// `sequential`, `random` or `random zipf:1.2` (or fio's own word for other patterns): the
     /// workload's name, by [`access_words`](crate::config::access_words).
     pub fn access(&self) -> String {
-        crate::config::access_words(&self.rw, self.random_distribution.as_deref().unwrap_or(""))
+        crate::config::access_words(
+            &self.rw,
+            self.random_distribution.as_deref().unwrap_or(""),
+            self.bssplit.as_deref().unwrap_or(""),
+        )
     }
 
     /// Whether the point's p99.9 and throughput can be placed on a chart at all.

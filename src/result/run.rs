@@ -147,6 +147,29 @@ pub struct RunResult {
     /// (interleaved with them, compared round by round). Absent when it was not raced.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub race: Option<RaceRecord>,
+    /// With a mix of block sizes (`bssplit`): each size's share and figures over the measured
+    /// window, in the mix's order, beside the run's own (which cover every size). Absent for
+    /// one size.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub by_size: Vec<SizeFigures>,
+}
+
+/// One size of a mix over the measured window: how many of the requests took it (against the
+/// share asked), its rate and its latency.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct SizeFigures {
+    /// The size in bytes.
+    pub bs: u64,
+    /// Its share of the requests asked for, percent.
+    pub percent: u32,
+    /// Requests of this size completed in the window, and their share of all, percent.
+    pub requests: u64,
+    pub share_pct: f64,
+    pub bytes: u64,
+    /// Requests of this size per second of the window, and their bytes (2^20 per second).
+    pub iops: f64,
+    pub mib_s: f64,
+    pub latency: LatencySummary,
 }
 
 /// A run's headline figures, each with the interval that holds its true value at `confidence`:

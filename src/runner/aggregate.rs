@@ -9,7 +9,9 @@ use super::schedule::OpenLoopStats;
 use super::worker::WorkerOut;
 use crate::config::RunConfig;
 use crate::error::Result;
-use crate::result::{ErrorSummary, OpenLoopSummary, RunResult, TimerInfo, VerifySummary};
+use crate::result::{
+    ErrorSummary, OpenLoopSummary, RunResult, SizeFigures, TimerInfo, VerifySummary,
+};
 use crate::stats::{self, Recorder, TimelinePoint};
 use std::collections::BTreeMap;
 
@@ -90,6 +92,7 @@ pub(super) fn result(
         open,
         depth_area,
         stretches,
+        by_size,
     } = Merged::of(outs)?;
     let mut lat = Recorder::default();
     let bpr = cfg.blocks_per_request as u64;
@@ -163,7 +166,27 @@ pub(super) fn result(
         histogram: stats::encode_histogram(&lat.hist),
         precision: samples.precision(until, iops, cpu_us_per_io, &lat),
         race: None,
+        by_size: sizes(cfg, &by_size, requests, secs),
     })
+}
+
+/// A mix's figures per size, from each size's latencies over the window.
+fn sizes(cfg: &RunConfig, by_size: &[Recorder], requests: u64, secs: f64) -> Vec<SizeFigures> {
+    cfg.bssplit
+        .shares()
+        .iter()
+        .zip(by_size)
+        .map(|(s, r)| SizeFigures {
+            bs: s.bs,
+            percent: s.percent,
+            requests: r.count,
+            share_pct: 100.0 * r.count as f64 / requests.max(1) as f64,
+            bytes: r.bytes,
+            iops: r.count as f64 / secs,
+            mib_s: r.bytes as f64 / secs / (1u64 << 20) as f64,
+            latency: r.summary(),
+        })
+        .collect()
 }
 
 /// The workers' outputs summed; errors and mismatches the first [`KEEP_FIRST`] by offset.
@@ -179,6 +202,7 @@ struct Merged {
     open: Option<OpenLoopTotals>,
     depth_area: f64,
     stretches: BTreeMap<u64, (u64, u64)>,
+    by_size: Vec<Recorder>,
 }
 
 impl Merged {
@@ -196,6 +220,7 @@ impl Merged {
             open,
             depth_area,
             stretches,
+            by_size,
         } = &mut m;
         for o in outs {
             let o = o?;
@@ -205,6 +230,10 @@ impl Merged {
                 e.1 = e.1.max(*last);
             }
             service.merge(&o.service);
+            by_size.resize_with(o.by_size.len().max(by_size.len()), Recorder::default);
+            for (m, r) in by_size.iter_mut().zip(&o.by_size) {
+                m.merge(r);
+            }
             if let Some(ol) = &o.open_loop {
                 open.get_or_insert_with(OpenLoopTotals::default).add(ol);
             }

@@ -32,14 +32,23 @@ pub fn prepare_run(cfg: &RunConfig) -> Result<Prepared> {
     // What the source itself says it serves comes first: its words are more exact than the
     // generic alignment rules (for an NBD server, --buffered changes nothing).
     let requests = if cfg.engine.capabilities().does_io {
-        source.check_requests(cfg.bs, cfg.offset)?
+        // Each size of a mix is a request the source must take.
+        let mut said = source.check_requests(cfg.bs, cfg.offset)?;
+        for s in cfg.bssplit.shares() {
+            for w in source.check_requests(s.bs, cfg.offset)? {
+                if !said.contains(&w) {
+                    said.push(w);
+                }
+            }
+        }
+        said
     } else {
         Vec::new()
     };
     let range = cfg.check(source.as_ref())?;
     let slots = (cfg.iodepth as u64).saturating_mul(cfg.blocks_per_request as u64);
     crate::memory::check(
-        crate::memory::estimate(cfg.threads, slots, cfg.bs),
+        crate::memory::estimate(cfg.threads, slots, cfg.max_bs()),
         crate::memory::available(),
     )?;
     let device = crate::env::DeviceInfo::of(&cfg.target);

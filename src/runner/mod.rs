@@ -163,9 +163,13 @@ fn run_sized(
     if let Some(path) = &cfg.log_offsets {
         let mut text = String::new();
         for o in outs.iter().flatten() {
-            for off in &o.offsets {
-                text.push_str(&off.to_string());
-                text.push('\n');
+            // A mix of sizes writes each block's length beside its offset (as fio's iolog).
+            for &(off, len) in &o.offsets {
+                if cfg.bssplit.is_single() {
+                    text.push_str(&format!("{off}\n"));
+                } else {
+                    text.push_str(&format!("{off} {len}\n"));
+                }
             }
         }
         crate::fsio::write_file(path, &text)?;

@@ -7,8 +7,8 @@ use crate::clock::Tick;
 use crate::config::{Range, RunConfig, Rw};
 use crate::engine::{Engine, Io};
 use crate::error::Result;
-use rand::SeedableRng;
 use rand::rngs::Xoshiro256PlusPlus;
+use rand::{RngExt, SeedableRng};
 
 /// Random or sequential offsets for one worker.
 pub(super) struct Offsets {
@@ -61,11 +61,23 @@ impl Offsets {
 
     #[inline]
     pub(super) fn next(&mut self) -> u64 {
+        self.next_of(1)
+    }
+
+    /// The offset of a request of `n` blocks (a mix's larger sizes): a random one that would
+    /// run past the range's end is moved back to end there; a sequential one that would not
+    /// fit before the stripe's end starts the stripe again.
+    #[inline]
+    pub(super) fn next_of(&mut self, n: u64) -> u64 {
         let block = match self.rw {
-            Rw::Randread => self.sampler.next(&mut self.rng),
+            Rw::Randread => self.sampler.next(&mut self.rng).min(self.blocks - n),
             Rw::Read => {
-                let b = self.next;
-                self.next = if b + 1 == self.blocks { 0 } else { b + 1 };
+                let b = if self.next + n > self.blocks {
+                    0
+                } else {
+                    self.next
+                };
+                self.next = if b + n >= self.blocks { 0 } else { b + n };
                 b
             }
         };
@@ -73,11 +85,32 @@ impl Offsets {
     }
 }
 
+/// The bytes of a request on average: a mix's mean size (its shares' weights), so `--io-limit`
+/// reads about as many bytes with a mix as without.
+fn mean_request(cfg: &RunConfig, request_bytes: u64) -> u64 {
+    if cfg.bssplit.is_single() {
+        return request_bytes;
+    }
+    let bytes: u64 = cfg
+        .bssplit
+        .shares()
+        .iter()
+        .map(|s| s.bs * s.percent as u64)
+        .sum();
+    (bytes / 100).max(1)
+}
+
 /// The request slots of one worker: `depth` logical requests, each of `bpr` blocks; block `b` of
 /// request `r` reads into slot (token) `r * bpr + b`.
 pub(super) struct Requests {
     pub(super) bpr: usize,
     pub(super) bs: u32,
+    /// A mix's sizes (empty: every request is `bs`), its draws, and each slot's size (an index
+    /// into the mix) and length in bytes.
+    split: crate::bssplit::BsSplit,
+    size_rng: Xoshiro256PlusPlus,
+    pub(super) size_of: Vec<usize>,
+    pub(super) len: Vec<u32>,
     pub(super) offsets: Offsets,
     /// Request slots free to start.
     pub(super) free: Vec<u32>,
@@ -106,13 +139,21 @@ impl Requests {
     ) -> Requests {
         let (depth, bpr) = (cfg.iodepth, cfg.blocks_per_request);
         let request_bytes = cfg.bs * bpr as u64;
+        let size_seed =
+            cfg.seed ^ 0x5bd1_e995 ^ (worker as u64).wrapping_mul(0x2545_f491_4f6c_dd1d);
         Requests {
             bpr,
             bs: cfg.bs as u32,
+            split: cfg.bssplit.clone(),
+            size_rng: Xoshiro256PlusPlus::seed_from_u64(size_seed),
+            size_of: vec![0; depth],
+            len: vec![cfg.bs as u32; depth * bpr],
             offsets: Offsets::new(cfg, range, worker, sampler),
             free: (0..depth as u32).rev().collect(),
             inflight: 0,
-            budget: cfg.io_limit.map(|b| b.div_ceil(request_bytes)),
+            budget: cfg
+                .io_limit
+                .map(|b| b.div_ceil(mean_request(cfg, request_bytes))),
             issued: vec![t0; depth],
             remaining: vec![0; depth],
             failed: vec![false; depth],
@@ -127,15 +168,19 @@ impl Requests {
         self.issued[r] = at_time;
         self.remaining[r] = self.bpr;
         self.failed[r] = false;
+        let len = if self.split.is_single() {
+            self.bs
+        } else {
+            let i = self.split.pick(self.size_rng.random::<f64>());
+            self.size_of[r] = i;
+            self.split.shares()[i].bs as u32
+        };
         for b in 0..self.bpr {
             let token = (r * self.bpr + b) as u32;
-            let offset = self.offsets.next();
+            let offset = self.offsets.next_of((len / self.bs) as u64);
             self.at[token as usize] = offset;
-            engine.queue(Io {
-                token,
-                offset,
-                len: self.bs,
-            })?;
+            self.len[token as usize] = len;
+            engine.queue(Io { token, offset, len })?;
         }
         Ok(())
     }

@@ -41,9 +41,12 @@ pub(super) struct WorkerOut {
     /// stops before its planned end (`--io-limit`, a stop rule, Ctrl-C) has its window end at the
     /// latest of these, not when the runner's thread noticed the workers had finished.
     pub(super) last_done: Option<Instant>,
-    /// With `log_offsets`: the offsets of the blocks read, in completion order, up to this
-    /// worker's share of [`MAX_LOGGED_OFFSETS`](crate::config::MAX_LOGGED_OFFSETS).
-    pub(super) offsets: Vec<u64>,
+    /// With `log_offsets`: the offsets (and lengths) of the blocks read, in completion order,
+    /// up to this worker's share of [`MAX_LOGGED_OFFSETS`](crate::config::MAX_LOGGED_OFFSETS).
+    pub(super) offsets: Vec<(u64, u32)>,
+    /// With a mix of sizes: the latencies of the window's requests of each size (the mix's
+    /// order), beside the run's own.
+    pub(super) by_size: Vec<Recorder>,
 }
 
 /// One worker thread: its I/O loop, then the finish barrier whatever happened.
@@ -235,6 +238,7 @@ fn finish(
     last_done: Option<Tick>,
 ) -> WorkerOut {
     tl.flush();
+    out.by_size = std::mem::take(&mut tl.by_size);
     out.depth_area = req.depth.area(now);
     out.last_done = last_done.map(Tick::to_instant);
     if let Some(s) = schedule {
@@ -260,7 +264,7 @@ fn start(
     let bpr = cfg.blocks_per_request;
     let setup = EngineSetup {
         handle,
-        pool: BufferPool::new(depth * bpr, cfg.bs as usize),
+        pool: BufferPool::new(depth * bpr, cfg.max_bs() as usize),
         depth: depth * bpr,
         direct: cfg.direct,
         options: cfg.options.clone(),
@@ -415,7 +419,7 @@ fn account(
     now: Tick,
     in_window: bool,
 ) -> Reaped {
-    let (g, bpr, bs) = (tl.g, req.bpr, req.bs);
+    let (g, bpr) = (tl.g, req.bpr);
     let cfg = g.cfg;
     let mut light = g.file_id.is_none() && cfg.sample_bytes.is_none();
     let mut succeeded = false;
@@ -427,6 +431,7 @@ fn account(
         let t = c.token as usize;
         let r = t / bpr;
         let offset = req.at[t];
+        let bs = req.len[t];
         req.remaining[r] -= 1;
         if c.res < 0 {
             let errno = (-c.res) as i32;
@@ -447,7 +452,7 @@ fn account(
             if cfg.log_offsets.is_some()
                 && out.offsets.len() < crate::config::MAX_LOGGED_OFFSETS / cfg.threads
             {
-                out.offsets.push(offset);
+                out.offsets.push((offset, bs));
             }
             if let Some(id) = g.file_id {
                 out.verify.checked_ios += 1;
@@ -472,7 +477,12 @@ fn account(
         if in_window && !req.failed[r] {
             // Taken now: the refill below reuses the slot and its issue time.
             let ns = now.ns_since(req.issued[r]);
-            tl.pending.push((ns, offset));
+            tl.pending.push(Done {
+                ns,
+                offset,
+                bytes: bs as u64 * bpr as u64,
+                size: req.size_of[r],
+            });
         }
     }
     Reaped {
@@ -486,10 +496,10 @@ fn account(
 /// after the window began, counted in the stretch of `every` bytes of the target each read.
 #[inline]
 fn sample(samples: &mut BTreeMap<u64, (u64, u64)>, tl: &Timeline, every: u64, at: u64) {
-    for &(_, offset) in &tl.pending {
+    for &Done { offset, bytes, .. } in &tl.pending {
         let k = offset.saturating_sub(tl.g.range.offset) / every;
         let e = samples.entry(k).or_insert((0, 0));
-        e.0 += tl.bytes;
+        e.0 += bytes;
         e.1 = e.1.max(at);
     }
 }
@@ -500,16 +510,26 @@ const NS_PER_S: u64 = 1_000_000_000;
 struct Timeline<'a, 'g> {
     g: &'a Group<'g>,
     ramp_end: Tick,
-    /// Bytes of one request.
-    bytes: u64,
     interval: Recorder,
     /// The second of the window `interval` holds, and when the next one begins.
     second: u64,
     next_second: Tick,
     /// Latencies (and offsets) of the last completions, all at `pending_at`: recorded once their
     /// slots have been refilled and submitted (the device works while readlab counts).
-    pending: Vec<(u64, u64)>,
+    pending: Vec<Done>,
     pending_at: Tick,
+    /// With a mix of sizes: the window's latencies per size.
+    by_size: Vec<Recorder>,
+}
+
+/// A request completed in the window: its latency, offset, bytes, and size (an index into a
+/// mix; 0 without one).
+#[derive(Clone, Copy)]
+pub(super) struct Done {
+    ns: u64,
+    offset: u64,
+    bytes: u64,
+    size: usize,
 }
 
 impl<'a, 'g> Timeline<'a, 'g> {
@@ -520,12 +540,12 @@ impl<'a, 'g> Timeline<'a, 'g> {
         Timeline {
             g,
             ramp_end,
-            bytes: cfg.bs * cfg.blocks_per_request as u64,
             interval: Recorder::default(),
             second: 0,
             next_second: ramp_end.plus_ns(NS_PER_S),
             pending: Vec::with_capacity(cfg.iodepth),
             pending_at: t0,
+            by_size: vec![Recorder::default(); cfg.bssplit.shares().len()],
         }
     }
 
@@ -545,8 +565,11 @@ impl<'a, 'g> Timeline<'a, 'g> {
             }
             self.next_second = self.ramp_end.plus_ns((s + 1) * NS_PER_S);
         }
-        for &(ns, _) in &self.pending {
-            self.interval.record(ns, self.bytes);
+        for d in &self.pending {
+            self.interval.record(d.ns, d.bytes);
+            if let Some(r) = self.by_size.get_mut(d.size) {
+                r.record(d.ns, d.bytes);
+            }
         }
         self.pending.clear();
     }

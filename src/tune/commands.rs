@@ -32,6 +32,9 @@ pub fn fio_command(c: &RunConfig) -> String {
     if !c.random_distribution.is_uniform() {
         s.push_str(&format!(" --random_distribution={}", c.random_distribution));
     }
+    if !c.bssplit.is_single() {
+        s.push_str(&format!(" --bssplit={}", c.bssplit));
+    }
     // Each option fio has too, from the engine's table (`--registerfiles=1`, …).
     for d in crate::engine::option::set_in(c.engine, &c.options) {
         if let Some(arg) = d.fio_arg(&c.options) {
@@ -45,13 +48,20 @@ pub fn fio_command(c: &RunConfig) -> String {
 /// The `readlab run` command line for a configuration.
 pub fn readlab_command(c: &RunConfig) -> String {
     let mut s = format!(
-        "readlab run --engine {} --rw {} --bs {} --numjobs {}",
+        "readlab run --engine {} --rw {} {} --numjobs {}",
         c.engine.name(),
         match c.rw {
             Rw::Read => "read",
             Rw::Randread => "randread",
         },
-        format_bytes(c.bs as f64, Style::Table).to_lowercase(),
+        if c.bssplit.is_single() {
+            format!(
+                "--bs {}",
+                format_bytes(c.bs as f64, Style::Table).to_lowercase()
+            )
+        } else {
+            format!("--bssplit {}", c.bssplit)
+        },
         c.threads
     );
     if c.engine.capabilities().asynchronous {

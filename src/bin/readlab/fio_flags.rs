@@ -57,6 +57,11 @@ pub fn distribution(s: &str) -> Result<readlab::distribution::RandomDistribution
     s.parse()
 }
 
+/// fio's `bssplit` (`4k/60:64k/40`).
+pub fn bssplit(s: &str) -> Result<readlab::bssplit::BsSplit, readlab::Error> {
+    s.parse()
+}
+
 /// fio's switch value: 1/0, true/false (bare is clap's default_missing_value).
 pub fn switch(s: &str) -> Result<bool, readlab::Error> {
     readlab::fiojob::switch_word(s)

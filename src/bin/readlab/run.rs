@@ -5,7 +5,7 @@
 
 use crate::args::{OutputArg, count, duration, fraction, size};
 use crate::engine_flags::{EngineFlags, Scope};
-use crate::fio_flags::{FioNoops, distribution, rw_word, switch, verify_switch};
+use crate::fio_flags::{FioNoops, bssplit, distribution, rw_word, switch, verify_switch};
 use crate::progress::{Progress, print_warnings};
 use crate::run_output::{FioFormat, Shown};
 use clap::{Args, ValueEnum};
@@ -132,8 +132,14 @@ pub struct RunArgs {
     /// normal:dev, zoned:ACCESS/RANGE:… (percent); fio's --random_distribution.
     #[arg(long, alias = "random_distribution", default_value = "random", value_parser = distribution, conflicts_with_all = REPLAYS)]
     pub random_distribution: RandomDistribution,
-    /// Write the byte offset of each block read to this file, one per line (at most the first
-    /// million; one configuration on one target): to check the access pattern.
+    /// Several block sizes, each its share of the requests, in fio's words (SIZE/PERCENT:…,
+    /// e.g. 4k/60:64k/40): every request picks its size; offsets are aligned to the smallest.
+    /// In place of --bs; fio's --bssplit.
+    #[arg(long, value_parser = bssplit, conflicts_with = "bs", conflicts_with_all = REPLAYS)]
+    pub bssplit: Option<readlab::bssplit::BsSplit>,
+    /// Write the byte offset of each block read to this file, one per line (with --bssplit,
+    /// its length after it; at most the first million; one configuration on one target): to
+    /// check the access pattern.
     #[arg(long, value_name = "FILE")]
     pub log_offsets: Option<PathBuf>,
     /// Seed of the random offsets (the same seed reads the same offsets; fio's --randseed).
@@ -371,7 +377,8 @@ impl RunArgs {
         RunConfig {
             target,
             engine,
-            bs,
+            // A mix's offsets are aligned to its smallest size, its `bs`.
+            bs: self.bssplit.as_ref().and_then(|b| b.min()).unwrap_or(bs),
             rw: self.rw,
             threads,
             iodepth,
@@ -385,6 +392,7 @@ impl RunArgs {
             offset: self.offset,
             seed: self.seed,
             random_distribution: self.random_distribution.clone(),
+            bssplit: self.bssplit.clone().unwrap_or_default(),
             verify: self.verify(),
             fadvise: self.fadvise.map(|f| match f {
                 FadviseArg::Sequential => Fadvise::Sequential,
