@@ -531,7 +531,10 @@ mod tests {
             ),
             ("0\n4096\n8192\n", true),
             ("{\"fio version\": \"readlab-0.1.0\", \"jobs\": []}", true),
-            ("{\"access\": null, \"checks\": [], \"kernel\": \"6.18\"}", true),
+            (
+                "{\"access\": null, \"checks\": [], \"kernel\": \"6.18\"}",
+                true,
+            ),
             ("my notes\n", false),
             ("; my job\n[job]\nbs=4k\n", false),
             (".TH mine 1\n", false),

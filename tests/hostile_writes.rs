@@ -241,7 +241,6 @@ fn json_and_write_job_never_write_through_a_link() {
     std::os::unix::fs::symlink("data.dat", d.path().join("out.json")).unwrap();
     std::os::unix::fs::symlink("nowhere", d.path().join("dangling.fio")).unwrap();
     for args in [
-        &["info", "data.dat", "--json", "out.json", "--force"][..],
         &[
             "run",
             "data.dat",
@@ -250,6 +249,7 @@ fn json_and_write_job_never_write_through_a_link() {
             "--write-job",
             "dangling.fio",
         ][..],
+        &["info", "data.dat", "--json", "out.json", "--force"][..],
         &[
             "run",
             "data.dat",
@@ -274,7 +274,7 @@ fn tune_never_replaces_a_job_file_it_did_not_write() {
     refused(
         d.path(),
         &[
-            "tune", "data.dat", "--bs", "4k", "--out", "t", "--budget", "1s",
+            "tune", "data.dat", "--bs", "4k", "--out", "t", "--budget", "10s",
         ],
         &["t/job-4k.fio", "readlab did not write it", "--force"],
     );
