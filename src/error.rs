@@ -219,8 +219,27 @@ pub enum OutputError {
     )]
     TestData { out: PathBuf },
 
-    #[error("refusing to replace {out}: readlab did not write it; {hint}")]
+    #[error("refusing to replace {out}: it exists and readlab did not write it; {hint}")]
     NotOurs { out: PathBuf, hint: String },
+
+    #[error(
+        "refusing to write {out}: it is a symbolic link and readlab never writes through one; remove the link or choose another path"
+    )]
+    Symlink { out: PathBuf },
+
+    #[error(
+        "refusing to write {out} twice: {first} and {second} both name it; give each its own file"
+    )]
+    Twice {
+        out: PathBuf,
+        first: String,
+        second: String,
+    },
+
+    #[error(
+        "refusing to replace {out}: it appeared while readlab was writing it; remove it or pass --force, and run again"
+    )]
+    Appeared { out: PathBuf },
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;

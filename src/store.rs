@@ -9,6 +9,7 @@ use crate::result::{Document, StudyTag};
 use std::collections::HashSet;
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Write};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 pub const RESULTS: &str = "results.jsonl";
@@ -132,6 +133,8 @@ fn lock_dir(dir: &Path) -> Result<File> {
         .write(true)
         .create(true)
         .truncate(false)
+        // Never through a link (the rule of every output, crate::outpath).
+        .custom_flags(libc::O_NOFOLLOW)
         .open(&path)
         .map_err(|e| Error::io(&path, "cannot open the lock file", e))?;
     match rustix::fs::flock(&f, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
@@ -195,6 +198,7 @@ impl Store {
             .create(true)
             .read(true)
             .append(true)
+            .custom_flags(libc::O_NOFOLLOW)
             .open(&path)
             .map_err(|e| Error::io(&path, "cannot open", e))?;
         let mut docs = Vec::new();

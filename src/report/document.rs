@@ -184,7 +184,8 @@ pub fn write_pngs(report: &Report, dir: &Path) -> Result<Vec<PathBuf>> {
                 })
                 .collect();
         let path = dir.join(format!("{:02}-{name}.png", n + 1));
-        crate::document::draw::png(c, &path)?;
+        // Drawn into a temporary file renamed into place: never through a link, never half.
+        crate::fsio::write_with(&path, |tmp, _| crate::document::draw::png(c, tmp))?;
         files.push(path);
     }
     Ok(files)

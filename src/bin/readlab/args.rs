@@ -72,8 +72,9 @@ pub enum OutputArg {
     Json,
 }
 
-/// The same two flags on every command: `--output json` prints the command's result as JSON
-/// alone on stdout, `--json FILE` also writes it to a file.
+/// The same flags on every command: `--output json` prints the command's result as JSON alone on
+/// stdout, `--json FILE` also writes it to a file, `--force` lets the command's outputs replace
+/// files readlab did not write.
 #[derive(Args, Debug)]
 pub struct JsonOut {
     /// What to print on stdout: the usual text, or the result as JSON alone.
@@ -82,6 +83,10 @@ pub struct JsonOut {
     /// Also write the result as JSON to this file.
     #[arg(long)]
     pub json: Option<PathBuf>,
+    /// Replace an output file that is there and that readlab did not write (--json, -o, a file
+    /// in an output directory); never a symbolic link, an input, a device, FIFO or directory.
+    #[arg(long)]
+    pub force: bool,
 }
 
 impl JsonOut {
@@ -93,7 +98,7 @@ impl JsonOut {
     /// Check `--json FILE` against the command's inputs before any work.
     pub fn check(&self, inputs: &[&std::path::Path]) -> Result<(), Error> {
         match &self.json {
-            Some(p) => readlab::outpath::check_file(p, inputs),
+            Some(p) => readlab::outpath::check_file(p, inputs, self.force),
             None => Ok(()),
         }
     }

@@ -37,7 +37,7 @@ pub fn run(a: &CompareArgs) -> anyhow::Result<ExitCode> {
     }
     let inputs = [a.a.as_path(), a.b.as_path()];
     for p in a.out.iter().chain(&a.out_json.json) {
-        readlab::outpath::check_file(p, &inputs)?;
+        readlab::outpath::check_file(p, &inputs, a.out_json.force)?;
     }
     let side = |p: &std::path::Path| -> anyhow::Result<Vec<readlab::report::Point>> {
         let r = readlab::report::load(&[p.to_path_buf()], &[])?;

@@ -7,7 +7,6 @@ use clap::Args;
 use clap::builder::{PossibleValue, TypedValueParser};
 use clap::error::ErrorKind;
 use clap_complete::Shell;
-use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -27,6 +26,10 @@ pub struct ManArgs {
     /// The command whose page to print (run, study, …; default: readlab's own page).
     #[arg(long, value_name = "COMMAND")]
     pub page: Option<String>,
+    /// Replace pages in DIR that readlab did not write (a hand-written readlab.1); never a
+    /// symbolic link, a device, FIFO or directory.
+    #[arg(long)]
+    pub force: bool,
 }
 
 /// The command line's definition (main's), named as installed.
@@ -36,15 +39,11 @@ fn built(cli: clap::Command) -> clap::Command {
     cmd
 }
 
-/// Standard output gets `bytes`; a reader that went away (`| head`) ends the command quietly.
+/// Standard output gets `bytes` (through [`crate::term::print`]: a reader that went away (`|
+/// head`) ends the command quietly, a closed or failing stdout fails it in `main`).
 fn print(bytes: &[u8]) -> anyhow::Result<ExitCode> {
-    let mut out = std::io::stdout().lock();
-    match out.write_all(bytes).and_then(|()| out.flush()) {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
-            Err(anyhow::anyhow!("cannot write to standard output: {e}"))
-        }
-        _ => Ok(ExitCode::SUCCESS),
-    }
+    outp!("{}", String::from_utf8_lossy(bytes));
+    Ok(ExitCode::SUCCESS)
 }
 
 pub fn completions(a: &CompletionsArgs, cli: clap::Command) -> anyhow::Result<ExitCode> {
@@ -97,15 +96,7 @@ pub fn man(a: &ManArgs, cli: clap::Command) -> anyhow::Result<ExitCode> {
                 ))
                 .into());
             }
-            let mut pages = std::iter::once(cmd.clone()).chain(cmd.get_subcommands().cloned());
-            std::fs::create_dir_all(dir)
-                .and_then(|()| pages.try_for_each(|c| man_page(c).generate_to(dir).map(drop)))
-                .map_err(|e| {
-                    readlab::Error::InvalidArgument(format!(
-                        "cannot write man pages to {}: {e}; give a directory you can write (as root for /usr/local/share/man/man1)",
-                        dir.display()
-                    ))
-                })?;
+            write_pages(&cmd, dir, a.force)?;
             Ok(ExitCode::SUCCESS)
         }
         (None, page) => {
@@ -130,6 +121,32 @@ pub fn man(a: &ManArgs, cli: clap::Command) -> anyhow::Result<ExitCode> {
             print(&text)
         }
     }
+}
+
+/// Every page (readlab.1, readlab-run.1, …) into `dir`, made if needed: all of them checked
+/// first by the rule of every output (none through a link, none over a page readlab did not
+/// write unless `force`), then each written whole.
+fn write_pages(cmd: &clap::Command, dir: &std::path::Path, force: bool) -> anyhow::Result<()> {
+    let pages: Vec<clap_mangen::Man> = std::iter::once(cmd.clone())
+        .chain(cmd.get_subcommands().cloned())
+        .map(man_page)
+        .collect();
+    let names: Vec<String> = pages.iter().map(|p| p.get_filename()).collect();
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    readlab::outpath::check_dir(dir, &[], &names, force)?;
+    let cannot = |e: &dyn std::fmt::Display| {
+        readlab::Error::InvalidArgument(format!(
+            "cannot write man pages to {}: {e}; give a directory you can write (as root for /usr/local/share/man/man1)",
+            dir.display()
+        ))
+    };
+    std::fs::create_dir_all(dir).map_err(|e| cannot(&e))?;
+    for (page, name) in pages.iter().zip(names) {
+        let mut text = Vec::new();
+        page.render(&mut text).map_err(|e| cannot(&e))?;
+        readlab::fsio::write_file(&dir.join(name), &String::from_utf8_lossy(&text))?;
+    }
+    Ok(())
 }
 
 /// A command's page (readlab.1, readlab-run.1, …), its footer naming readlab and its version.

@@ -88,6 +88,8 @@ pub struct RunOutputs {
     pub output: OutputArg,
     pub quiet: bool,
     pub repeat: usize,
+    /// `--force`: the JSON file may replace one readlab did not write.
+    pub force: bool,
 }
 
 /// `readlab run` on every rank.
@@ -104,6 +106,7 @@ pub fn run(
                 readlab::outpath::check_file(
                     p,
                     &profile.chain([cfg.target.as_path()]).collect::<Vec<_>>(),
+                    a.force,
                 )
             }
             _ => Ok(()),
@@ -149,6 +152,7 @@ pub fn study(
     names: Vec<StudyName>,
     opts: StudyOptions,
     json: bool,
+    force: bool,
 ) -> anyhow::Result<ExitCode> {
     if json {
         return refuse(
@@ -168,6 +172,7 @@ pub fn study(
                 &opts.out,
                 &target.iter().map(|t| t.as_path()).collect::<Vec<_>>(),
                 &[readlab::store::RESULTS, "summary.md"],
+                force,
             )
         } else {
             Ok(())

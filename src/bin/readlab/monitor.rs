@@ -36,6 +36,10 @@ pub struct MonitorArgs {
     /// Also write every sample to this JSON file.
     #[arg(long)]
     pub json: Option<PathBuf>,
+    /// Replace an output file that is there and that readlab did not write (--json); never a
+    /// symbolic link, an input, a device, FIFO or directory.
+    #[arg(long)]
+    pub force: bool,
     /// Line width (default: COLUMNS, else the terminal's, else 100).
     #[arg(long, value_parser = count)]
     pub width: Option<usize>,
@@ -50,7 +54,7 @@ pub fn run(a: &MonitorArgs) -> anyhow::Result<ExitCode> {
     if let Some(p) = &a.json {
         // Never over a device or file being watched.
         let watched: Vec<&std::path::Path> = a.devices.iter().map(std::path::Path::new).collect();
-        readlab::outpath::check_file(p, &watched)?;
+        readlab::outpath::check_file(p, &watched, a.force)?;
     }
     let opts = MonitorOptions {
         devices,

@@ -42,6 +42,12 @@ pub fn run(a: &QuickArgs) -> anyhow::Result<ExitCode> {
     } else {
         readlab::quick::BUDGET
     });
+    readlab::outpath::check_dir(
+        &a.dir,
+        &[&plan.scratch],
+        &[readlab::quick::RESULTS_NAME],
+        a.out_json.force,
+    )?;
     a.out_json.check(&[&plan.scratch, &plan.results])?;
     let progress = Progress::new(a.out_json.is_json());
     let docs = readlab::quick::execute(&plan, &progress)?;

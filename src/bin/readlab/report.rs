@@ -28,10 +28,6 @@ pub struct ReportArgs {
     /// change of every configuration measured in both.
     #[arg(long)]
     pub baseline: Vec<PathBuf>,
-    /// Replace a report.<format> in the current directory that readlab did not write (without
-    /// -o, an existing file there is replaced only if it is one of readlab's reports).
-    #[arg(long)]
-    pub force: bool,
     #[command(flatten)]
     pub out_json: JsonOut,
 }
@@ -47,16 +43,16 @@ pub fn run(a: &ReportArgs) -> anyhow::Result<ExitCode> {
         .collect();
     match &a.out {
         Some(o) if o.as_os_str() == "-" => {}
-        Some(o) => readlab::outpath::check_file(o, &inputs)?,
+        Some(o) => readlab::outpath::check_file(o, &inputs, a.out_json.force)?,
         None => readlab::outpath::check_default_file(
             &format.default_out(),
             &inputs,
-            a.force,
+            a.out_json.force,
             "name the report's file with -o, or pass --force to replace it",
         )?,
     }
     if let Some(dir) = &a.png {
-        readlab::outpath::check_dir(dir, &inputs, &[])?;
+        readlab::outpath::check_dir(dir, &inputs, &[], a.out_json.force)?;
         // The PNGs' directory is made, not its parents: a mistyped path is said, not created.
         let parent = dir
             .parent()

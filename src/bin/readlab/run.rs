@@ -61,7 +61,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "FILE.fio", conflicts_with = "profile")]
     pub job: Option<PathBuf>,
     /// Also write the fio job file of what runs (one configuration), to replay it with
-    /// `fio FILE` or `readlab run --job FILE`.
+    /// `fio FILE` or `readlab run --job FILE`: written once the run has measured (a run that
+    /// fails writes none); a file, not `-` (standard output carries the run's results).
     #[arg(long, value_name = "FILE.fio", conflicts_with = "job")]
     pub write_job: Option<PathBuf>,
     /// Read interface: psync, pvsync2, libaio, uring, pool, posixaio, null, nbd (fio's names
@@ -198,6 +199,11 @@ pub struct RunArgs {
     /// Also write the JSON document to this file.
     #[arg(long)]
     pub json: Option<PathBuf>,
+    /// Let --json, --write-job, --output FILE and --log-offsets replace a file that is there and
+    /// that readlab did not write; never a symbolic link, an input (--job, --profile, a target),
+    /// a device, FIFO or directory, and never two of them the same file.
+    #[arg(long)]
+    pub force: bool,
     /// Measure N times (seeds seed, seed+1, …) and report the median run with a confidence
     /// interval per figure.
     #[arg(long, default_value = "1", value_parser = count)]
@@ -506,13 +512,30 @@ pub fn run(a: &RunArgs) -> anyhow::Result<ExitCode> {
         None => a.to_configs()?,
     };
     let shown = Shown::of(a.output.as_deref(), a.output_format)?;
-    if let Some(path) = &a.write_job {
-        crate::run_files::write_job(a.profile.as_deref(), path, &cfgs)?;
-    }
+    let job_text = match &a.write_job {
+        Some(path) => Some(crate::run_files::job_text(
+            a.profile.as_deref(),
+            path,
+            &cfgs,
+        )?),
+        None => None,
+    };
     if let Some(path) = &a.log_offsets {
         let alone = a.more_targets.is_empty() && a.repeat == 1;
         crate::run_files::log_offsets(path, &mut cfgs, alone)?;
     }
+    let outputs = [
+        ("--json", a.json.as_deref()),
+        ("--write-job", a.write_job.as_deref()),
+        ("--output", shown.file()),
+        ("--log-offsets", a.log_offsets.as_deref()),
+    ];
+    let read: Vec<&std::path::Path> = (a.profile.iter().chain(&a.job))
+        .chain(cfgs.iter().map(|c| &c.target))
+        .chain(&a.more_targets)
+        .map(PathBuf::as_path)
+        .collect();
+    crate::run_files::check_outputs(&outputs, &read, a.force)?;
     if let Some(fleet) = crate::fleet::launch()? {
         if cfgs.len() != 1 {
             return Err(readlab::Error::InvalidArgument(
@@ -537,7 +560,11 @@ pub fn run(a: &RunArgs) -> anyhow::Result<ExitCode> {
             },
             quiet: a.quiet,
             repeat: a.repeat,
+            force: a.force,
         };
+        if let (Some(path), Some(text), true) = (&a.write_job, &job_text, fleet.is_root()) {
+            crate::run_files::write_job(path, text)?;
+        }
         return crate::fleet::run(fleet, &outputs, cfgs.remove(0));
     }
     let words: Vec<PathBuf> = std::iter::once(cfgs[0].target.clone())
@@ -552,16 +579,19 @@ pub fn run(a: &RunArgs) -> anyhow::Result<ExitCode> {
         )
         .into());
     }
-    for p in a.json.iter().map(PathBuf::as_path).chain(shown.file()) {
-        let profile = a.profile.as_deref().into_iter();
-        let paths: Vec<_> = specs.iter().map(|t| t.path.as_path()).collect();
-        readlab::outpath::check_file(p, &profile.chain(paths).collect::<Vec<_>>())?;
-    }
+    let read: Vec<&std::path::Path> = (a.profile.iter().chain(&a.job))
+        .chain(specs.iter().map(|t| &t.path))
+        .map(PathBuf::as_path)
+        .collect();
+    crate::run_files::check_outputs(&outputs, &read, a.force)?;
     let expected = expected(a)?;
     let progress = Progress::new(a.quiet || shown.document_on_stdout()).with_monitor(a.monitor);
     let docs = measure(a, &cfgs, &specs, single, &progress)?;
     print_warnings(&docs);
     print_docs(a, &shown, &docs)?;
+    if let (Some(path), Some(text)) = (&a.write_job, &job_text) {
+        crate::run_files::write_job(path, text)?;
+    }
     let mut failed = false;
     for doc in &docs {
         failed |= report_failures(doc);

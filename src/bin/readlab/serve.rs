@@ -92,6 +92,10 @@ pub struct ServeArgs {
     /// Write the summary (with every second's figures) as JSON to this file at exit.
     #[arg(long)]
     pub json: Option<PathBuf>,
+    /// Replace an output file that is there and that readlab did not write (--json); never a
+    /// symbolic link, an input, a device, FIFO or directory.
+    #[arg(long)]
+    pub force: bool,
     /// No line per second.
     #[arg(long, short)]
     pub quiet: bool,
@@ -178,7 +182,7 @@ pub fn run(a: &ServeArgs) -> anyhow::Result<ExitCode> {
     let cfg = a.to_config()?;
     if let Some(p) = &a.json {
         let inputs: Vec<&std::path::Path> = a.target.iter().map(|t| t.as_path()).collect();
-        readlab::outpath::check_file(p, &inputs)?;
+        readlab::outpath::check_file(p, &inputs, a.force)?;
     }
     let watch = Watch {
         signals: Progress::new(true),

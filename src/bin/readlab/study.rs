@@ -119,7 +119,7 @@ pub fn run(a: &StudyArgs) -> anyhow::Result<ExitCode> {
     let (names, opts) = a.to_options()?;
     if let Some(fleet) = crate::fleet::launch()? {
         let json = a.out_json.json.is_some() || a.out_json.is_json();
-        return crate::fleet::study(fleet, &a.target, names, opts, json);
+        return crate::fleet::study(fleet, &a.target, names, opts, json, a.out_json.force);
     }
     let inputs: Vec<&std::path::Path> = opts
         .target
@@ -127,7 +127,12 @@ pub fn run(a: &StudyArgs) -> anyhow::Result<ExitCode> {
         .map(|t| t.as_path())
         .chain(opts.targets.iter().map(|t| t.path.as_path()))
         .collect();
-    readlab::outpath::check_dir(&opts.out, &inputs, &[readlab::store::RESULTS, "summary.md"])?;
+    readlab::outpath::check_dir(
+        &opts.out,
+        &inputs,
+        &[readlab::store::RESULTS, "summary.md"],
+        a.out_json.force,
+    )?;
     if a.resume {
         readlab::store::check_same_target(&opts.out, &inputs)?;
     }

@@ -74,6 +74,15 @@ pub fn print(args: std::fmt::Arguments<'_>) {
     if STDOUT_STATE.load(Ordering::Relaxed) != FINE {
         return;
     }
+    if STDOUT_CLOSED.load(Ordering::Relaxed) {
+        // std writes to a closed descriptor 1 as if to /dev/null: what was asked for would be
+        // lost without a word.
+        STDOUT_STATE.store(FAILED, Ordering::Relaxed);
+        *STDOUT_ERROR.lock().unwrap_or_else(|p| p.into_inner()) = Some(
+            "cannot write to standard output: it is closed (>&-); redirect it to a file or to /dev/null".into(),
+        );
+        return;
+    }
     let mut out = std::io::stdout().lock();
     if let Err(e) = out.write_fmt(args).and_then(|()| out.flush()) {
         if e.kind() == std::io::ErrorKind::BrokenPipe {
@@ -88,6 +97,25 @@ pub fn print(args: std::fmt::Arguments<'_>) {
         }
     }
 }
+
+/// Whether descriptor 1 was closed when the process began (`>&-`). Read before `main`: std's
+/// runtime opens /dev/null on a closed 0, 1 or 2 before `main` runs (so no file readlab opens
+/// takes their numbers), after which a closed stdout looks like `>/dev/null` and every print
+/// would vanish without a word.
+static STDOUT_CLOSED: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn note_closed_stdout() {
+    // SAFETY: F_GETFD only reads the descriptor's flags; no memory is passed.
+    if unsafe { libc::fcntl(1, libc::F_GETFD) } == -1 {
+        STDOUT_CLOSED.store(true, Ordering::Relaxed);
+    }
+}
+
+/// Run by the C runtime before std's own start-up (an ELF constructor), while a closed stdout
+/// is still closed.
+#[used]
+#[unsafe(link_section = ".init_array")]
+static NOTE_CLOSED_STDOUT: extern "C" fn() = note_closed_stdout;
 
 /// Why stdout could not be written, when it failed other than by its reader leaving.
 pub fn stdout_failure() -> Option<String> {

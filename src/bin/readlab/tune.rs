@@ -89,7 +89,13 @@ pub fn run(a: &TuneArgs) -> anyhow::Result<ExitCode> {
     readlab::outpath::check_dir(
         &opts.out,
         &[&a.target],
-        &[readlab::store::RESULTS, tune::REPORT_FILE, "profile-*"],
+        &[
+            readlab::store::RESULTS,
+            tune::REPORT_FILE,
+            "profile-*",
+            "job-*",
+        ],
+        a.out_json.force,
     )?;
     readlab::store::check_same_target(&opts.out, &[&a.target])?;
     a.out_json.check(&[&a.target])?;
