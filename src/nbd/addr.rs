@@ -156,17 +156,8 @@ impl NbdUrl {
 
     fn connect_timeout(&self, timeout: Option<std::time::Duration>) -> io::Result<Stream> {
         match &self.netns {
-            Some(ns) => crate::netns::within(ns, || self.connect_here(timeout)),
-            None => self.connect_here(timeout),
-        }
-    }
-
-    /// Connect from this network namespace: within `timeout`, given up at once when a signal
-    /// arrives (`super::wait`).
-    fn connect_here(&self, timeout: Option<std::time::Duration>) -> io::Result<Stream> {
-        match timeout {
-            Some(t) => super::wait::connect(&self.address, std::time::Instant::now() + t),
-            None => self.address.connect(),
+            Some(ns) => crate::netns::within(ns, || self.address.connect_within(timeout)),
+            None => self.address.connect_within(timeout),
         }
     }
 

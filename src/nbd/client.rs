@@ -58,12 +58,16 @@ impl Connection {
     pub fn open(url: &NbdUrl, list: bool) -> io::Result<Connection> {
         let until = Instant::now() + HANDSHAKE_TIMEOUT;
         let server = url.server();
-        let stream = url
-            .connect_within(HANDSHAKE_TIMEOUT)
-            .map_err(|e| match cut_of(&e) {
-                Some(c) => cut(format!("connecting to {server} ({})", c.0)),
-                None => e,
-            })?;
+        // From inside the URL's network namespace, if it names one.
+        let connect = || super::wait::connect(&url.address, until);
+        let stream = match &url.netns {
+            Some(ns) => crate::netns::within(ns, connect),
+            None => connect(),
+        }
+        .map_err(|e| match cut_of(&e) {
+            Some(c) => cut(format!("connecting to {server} ({})", c.0)),
+            None => e,
+        })?;
         let mut d = Deadline::new(&stream, until);
         let advertised = match client_handshake(&mut d, &url.export, list) {
             Ok(a) => a,
