@@ -61,6 +61,11 @@ pub enum Error {
     )]
     Interrupted { path: PathBuf },
 
+    /// A signal (SIGINT, SIGTERM) ended a wait before the run: where it was, e.g. "negotiating
+    /// with nbd://127.0.0.1:10809/ (waiting for the server's reply to NBD_OPT_GO)".
+    #[error("interrupted while {0}")]
+    InterruptedWhile(String),
+
     #[error(
         "{dir} is in use by another readlab run ({holder}); wait for it to finish or choose another --out"
     )]
@@ -168,6 +173,7 @@ impl Error {
             Error::Fleet { bad_input, .. } => *bad_input,
             Error::Io { .. }
             | Error::Interrupted { .. }
+            | Error::InterruptedWhile(_)
             | Error::Engine(_)
             | Error::SetupFailed(_)
             | Error::Json { .. }

@@ -7,7 +7,6 @@ use std::net::{TcpListener, TcpStream};
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, RawFd};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
 
 /// The NBD port IANA reserved; the default of `nbd://host`.
 pub const DEFAULT_PORT: u16 = 10809;
@@ -129,7 +128,9 @@ impl std::fmt::Display for NbdUrl {
 impl NbdUrl {
     /// Whether `s` is written as an NBD URL (then it is parsed as one, never as a path).
     pub fn is_url(s: &str) -> bool {
-        s.starts_with("nbd://") || s.starts_with("nbd+unix://")
+        ["nbd://", "nbd+unix://", "nbds://", "nbds+unix://"]
+            .iter()
+            .any(|p| s.starts_with(p))
     }
 
     /// The URL naming the server alone (`nbd://10.213.0.1:10809/disk`): how people see the
@@ -174,6 +175,12 @@ impl NbdUrl {
                  (either may end with netns=NAME in its query)"
             ))
         };
+        if s.starts_with("nbds://") || s.starts_with("nbds+unix://") {
+            return Err(Error::invalid(format!(
+                "'{s}': nbds:// is NBD over TLS, which readlab does not speak; {NO_TLS} and \
+                 write the URL with nbd:// (nbd+unix://)"
+            )));
+        }
         let netns_of = |query: &str| -> Result<Option<String>> {
             match query.split('&').find_map(|kv| kv.strip_prefix("netns=")) {
                 Some(n) => crate::netns::check_name(n)
@@ -184,6 +191,7 @@ impl NbdUrl {
         };
         if let Some(rest) = s.strip_prefix("nbd+unix://") {
             let (path, query) = rest.split_once('?').ok_or_else(|| bad("no ?socket=PATH"))?;
+            check_query(s, query, true, &bad)?;
             let host_and_export = path;
             let export = match host_and_export.split_once('/') {
                 Some(("", e)) => e.to_string(),
@@ -208,9 +216,7 @@ impl NbdUrl {
             .ok_or_else(|| bad("not an NBD URL"))?;
         let (rest, netns) = match rest.split_once('?') {
             Some((r, q)) => {
-                if q.split('&').any(|kv| !kv.starts_with("netns=")) {
-                    return Err(bad("nbd:// takes no query but netns=NAME"));
-                }
+                check_query(s, q, false, &bad)?;
                 (r, netns_of(q)?)
             }
             None => (rest, None),
@@ -261,6 +267,37 @@ impl NbdUrl {
             netns,
         })
     }
+}
+
+/// What readlab asks of a server that speaks TLS.
+const NO_TLS: &str =
+    "serve the export without TLS (nbdkit --tls=off, qemu-nbd without --tls-creds)";
+
+/// The keys of a URL's query, the same for both forms: `socket` (Unix only) and `netns`; a TLS
+/// key (`tls=require`, `tls-certificates=…`) is refused for what it asks, anything else as
+/// unknown (in the URL's usual message, `bad`).
+fn check_query(url: &str, query: &str, unix: bool, bad: &dyn Fn(&str) -> Error) -> Result<()> {
+    for kv in query.split('&').filter(|kv| !kv.is_empty()) {
+        let key = kv.split_once('=').map_or(kv, |(k, _)| k);
+        match key {
+            "netns" => {}
+            "socket" if unix => {}
+            k if k.starts_with("tls") => {
+                return Err(Error::invalid(format!(
+                    "'{url}': '{kv}' asks for TLS, which readlab does not speak; {NO_TLS} and \
+                     drop the key"
+                )));
+            }
+            k => {
+                return Err(bad(&format!(
+                    "'{k}' is not a query key readlab knows ({} takes {}netns=NAME)",
+                    if unix { "nbd+unix://" } else { "nbd://" },
+                    if unix { "socket=PATH and " } else { "" }
+                )));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// An export name as a URL writes it: every `%` starts an escape of two hex digits (a `%ZZ`
@@ -433,68 +470,6 @@ impl AsFd for Stream {
 impl AsRawFd for Stream {
     fn as_raw_fd(&self) -> RawFd {
         self.as_fd().as_raw_fd()
-    }
-}
-
-/// The stream with one deadline for everything read and written through it (a handshake, on
-/// either side): a peer that drips a byte now and then cannot hold the other past it. A socket
-/// timeout comes out as `TimedOut`.
-pub struct Deadline<'a> {
-    stream: &'a Stream,
-    until: Instant,
-    /// Bytes received so far.
-    got: u64,
-}
-
-impl<'a> Deadline<'a> {
-    pub fn new(stream: &'a Stream, until: Instant) -> Deadline<'a> {
-        Deadline {
-            stream,
-            until,
-            got: 0,
-        }
-    }
-
-    /// Bytes read through it so far (none: the peer never said anything).
-    pub fn received(&self) -> u64 {
-        self.got
-    }
-
-    /// What is left of the deadline, or a timeout error once it has passed.
-    fn left(&self) -> io::Result<Duration> {
-        let left = self.until.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            return Err(io::ErrorKind::TimedOut.into());
-        }
-        Ok(left)
-    }
-
-    fn timed_out(e: io::Error) -> io::Error {
-        if e.kind() == io::ErrorKind::WouldBlock {
-            io::ErrorKind::TimedOut.into()
-        } else {
-            e
-        }
-    }
-}
-
-impl Read for Deadline<'_> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        self.stream.set_read_timeout(Some(self.left()?))?;
-        let n = (&*self.stream).read(buf).map_err(Self::timed_out)?;
-        self.got += n as u64;
-        Ok(n)
-    }
-}
-
-impl Write for Deadline<'_> {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.stream.set_write_timeout(Some(self.left()?))?;
-        (&*self.stream).write(buf).map_err(Self::timed_out)
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
     }
 }
 
@@ -674,6 +649,21 @@ mod tests {
             .unwrap();
         assert_eq!(u.to_string(), "nbd://h:1/?netns=n");
         assert_eq!(NbdUrl::parse(&u.to_string()).unwrap(), u);
+        for tls in [
+            "nbd://h:1/?tls=require",
+            "nbd+unix:///?socket=/s&tls=require",
+            "nbd+unix:///e?tls-certificates=/c&socket=/s",
+            "nbds://h:1/",
+            "nbds+unix:///?socket=/s",
+        ] {
+            assert!(NbdUrl::is_url(tls), "{tls}");
+            let e = NbdUrl::parse(tls).unwrap_err().to_string();
+            assert!(e.contains("TLS") && e.contains("--tls=off"), "{tls}: {e}");
+        }
+        for bad in ["nbd+unix:///?socket=/s&x=1", "nbd://h:1/?socket=/s"] {
+            let e = NbdUrl::parse(bad).unwrap_err().to_string();
+            assert!(e.contains("not a query key"), "{bad}: {e}");
+        }
         for bad in [
             "nbd://h:1/?tls=on",
             "nbd://h:1/?netns=",

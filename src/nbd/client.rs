@@ -2,11 +2,14 @@
 //! then either the engine pipelines requests on its stream, or [`Connection::read_at`] reads one
 //! range at a time (for the few reads a source makes before a run: the prepared image's
 //! identity). A connection can be aborted from another thread ([`Connection::abort`]): its
-//! socket is shut down, so a worker blocked on it wakes up and says why.
+//! socket is shut down, so a worker blocked on it wakes up and says why. Until transmission, a
+//! signal ends every wait within a fraction of a second, saying where it was
+//! ([`super::wait::Cut`]: "connecting to …", "negotiating with … (waiting for …)").
 
-use super::addr::{Deadline, NbdUrl, Stream};
-use super::handshake::{Advertised, client_handshake};
+use super::addr::{NbdUrl, Stream};
+use super::handshake::{Advertised, Refusal, client_handshake};
 use super::proto::*;
+use super::wait::{Deadline, cut, cut_of};
 use std::io::{self, Read, Write};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
@@ -54,10 +57,24 @@ impl Connection {
     /// with a [`NoGreeting`] inside the error ([`is_no_greeting`]).
     pub fn open(url: &NbdUrl, list: bool) -> io::Result<Connection> {
         let until = Instant::now() + HANDSHAKE_TIMEOUT;
-        let stream = url.connect_within(HANDSHAKE_TIMEOUT)?;
+        let server = url.server();
+        // From inside the URL's network namespace, if it names one.
+        let connect = || super::wait::connect(&url.address, until);
+        let stream = match &url.netns {
+            Some(ns) => crate::netns::within(ns, connect),
+            None => connect(),
+        }
+        .map_err(|e| match cut_of(&e) {
+            Some(c) => cut(format!("connecting to {server} ({})", c.0)),
+            None => e,
+        })?;
         let mut d = Deadline::new(&stream, until);
         let advertised = match client_handshake(&mut d, &url.export, list) {
             Ok(a) => a,
+            Err(e) if cut_of(&e).is_some() => {
+                let c = cut_of(&e).unwrap();
+                return Err(cut(format!("negotiating with {server} ({})", c.0)));
+            }
             Err(e) if e.kind() == io::ErrorKind::TimedOut && d.received() == 0 => {
                 return Err(io::Error::new(
                     io::ErrorKind::TimedOut,
@@ -67,15 +84,17 @@ impl Connection {
             Err(e) if e.kind() == io::ErrorKind::TimedOut => {
                 return Err(io::Error::new(
                     io::ErrorKind::TimedOut,
-                    format!(
-                        "the server did not finish the negotiation within {} s",
-                        HANDSHAKE_TIMEOUT.as_secs()
-                    ),
+                    Refusal(format!(
+                        "the server did not finish the negotiation within {} s (readlab was {}); \
+                         see the server's log",
+                        HANDSHAKE_TIMEOUT.as_secs(),
+                        d.waiting()
+                    )),
                 ));
             }
             Err(e) => return Err(e),
         };
-        // Reads before a run (read_at) are bounded too; the engine sets its own bounds.
+        // The engine sets its own bounds in transmission.
         stream.set_read_timeout(Some(HANDSHAKE_TIMEOUT))?;
         stream.set_write_timeout(Some(HANDSHAKE_TIMEOUT))?;
         Ok(Connection {
@@ -105,10 +124,16 @@ impl Connection {
     /// OS error of its errno (the connection goes on); anything else (a timeout, a broken
     /// reply) leaves the connection unusable.
     pub fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<()> {
-        let mut s = &self.stream;
+        let mut s = Deadline::new(&self.stream, Instant::now() + HANDSHAKE_TIMEOUT);
         let len = buf.len();
+        let server = self.url.server();
         let timeout = |e: io::Error| {
-            if e.kind() == io::ErrorKind::UnexpectedEof {
+            if let Some(c) = cut_of(&e) {
+                cut(format!(
+                    "reading {len} B at offset {offset} of {server} before the run ({})",
+                    c.0
+                ))
+            } else if e.kind() == io::ErrorKind::UnexpectedEof {
                 io::Error::new(
                     io::ErrorKind::UnexpectedEof,
                     "the server closed the connection before its reply was whole",

@@ -8,6 +8,7 @@ pub mod addr;
 pub mod client;
 pub mod handshake;
 pub mod proto;
+pub mod wait;
 
 pub use addr::{Address, Listener, NbdUrl, Stream, shown};
 pub use client::Connection;

@@ -85,6 +85,22 @@ pub fn is_rep_err(t: u32) -> bool {
     t & REP_ERR != 0
 }
 
+/// An option's name, for messages.
+pub fn opt_name(o: u32) -> String {
+    match o {
+        OPT_EXPORT_NAME => "NBD_OPT_EXPORT_NAME".into(),
+        OPT_ABORT => "NBD_OPT_ABORT".into(),
+        OPT_LIST => "NBD_OPT_LIST".into(),
+        OPT_STARTTLS => "NBD_OPT_STARTTLS".into(),
+        OPT_INFO => "NBD_OPT_INFO".into(),
+        OPT_GO => "NBD_OPT_GO".into(),
+        OPT_STRUCTURED_REPLY => "NBD_OPT_STRUCTURED_REPLY".into(),
+        OPT_LIST_META_CONTEXT => "NBD_OPT_LIST_META_CONTEXT".into(),
+        OPT_SET_META_CONTEXT => "NBD_OPT_SET_META_CONTEXT".into(),
+        o => format!("option {o}"),
+    }
+}
+
 /// An option reply type's name, for messages.
 pub fn rep_name(t: u32) -> String {
     match t {

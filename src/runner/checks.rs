@@ -29,6 +29,38 @@ pub struct Prepared {
 /// Check a configuration against its target; nothing is read yet.
 pub fn prepare_run(cfg: &RunConfig) -> Result<Prepared> {
     let source = crate::source::open(&cfg.target)?;
+    let (device, range, warnings) = check_on(cfg, source.as_ref())?;
+    Ok(Prepared {
+        source,
+        device,
+        range,
+        warnings,
+    })
+}
+
+/// Check every configuration against its target before any of them runs (a list of block
+/// sizes against a server's maximum, say), each target opened once: the first problem is
+/// returned and nothing has run.
+pub fn check_all(cfgs: &[RunConfig]) -> Result<()> {
+    let mut open: Vec<(&std::path::Path, Box<dyn Source>)> = Vec::new();
+    for cfg in cfgs {
+        let i = match open.iter().position(|(p, _)| *p == cfg.target.as_path()) {
+            Some(i) => i,
+            None => {
+                open.push((&cfg.target, crate::source::open(&cfg.target)?));
+                open.len() - 1
+            }
+        };
+        check_on(cfg, open[i].1.as_ref())?;
+    }
+    Ok(())
+}
+
+/// [`prepare_run`] on a source already open: the device, the range read and the warnings.
+fn check_on(
+    cfg: &RunConfig,
+    source: &dyn Source,
+) -> Result<(crate::env::DeviceInfo, Range, Vec<String>)> {
     // What the source itself says it serves comes first: its words are more exact than the
     // generic alignment rules (for an NBD server, --buffered changes nothing).
     let requests = if cfg.engine.capabilities().does_io {
@@ -45,7 +77,7 @@ pub fn prepare_run(cfg: &RunConfig) -> Result<Prepared> {
     } else {
         Vec::new()
     };
-    let range = cfg.check(source.as_ref())?;
+    let range = cfg.check(source)?;
     let slots = (cfg.iodepth as u64).saturating_mul(cfg.blocks_per_request as u64);
     crate::memory::check(
         crate::memory::estimate(cfg.threads, slots, cfg.max_bs()),
@@ -58,6 +90,12 @@ pub fn prepare_run(cfg: &RunConfig) -> Result<Prepared> {
         let last = range.offset + range.len - 1;
         let last_sector = last - last % data::SECTOR as u64;
         if !source.prepared_at(last_sector) {
+            if crate::interrupt::requested() {
+                return Err(Error::InterruptedWhile(format!(
+                    "checking that {} is prepared throughout",
+                    source.name()
+                )));
+            }
             return Err(Error::invalid(format!(
                 "{}: the sector at {last_sector} is not part of the prepared image; \
                  limit the range with --size or drop --verify",
@@ -65,12 +103,7 @@ pub fn prepare_run(cfg: &RunConfig) -> Result<Prepared> {
             )));
         }
     }
-    Ok(Prepared {
-        source,
-        device,
-        range,
-        warnings,
-    })
+    Ok((device, range, warnings))
 }
 
 /// For commands that verify a whole target by default (study, tune): refuse, up front, a target

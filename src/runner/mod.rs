@@ -43,7 +43,7 @@ mod tests;
 mod window_tests;
 
 pub(crate) use checks::{OTHER_LOAD, other_load};
-pub use checks::{Prepared, check_prepared_throughout, prepare_run};
+pub use checks::{Prepared, check_all, check_prepared_throughout, prepare_run};
 pub use observe::{EngineFactory, Observer, Phase, Silent, StartGate, Tick};
 pub use selfcost::{NullCost, WINDOW as SELF_COST_WINDOW, measures_self, same_shape};
 use shared::{Counter, Ended, Group, Shared};

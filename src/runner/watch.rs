@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 /// the runner closes the source under them ([`Shared::abort`](super::Shared)).
 pub(super) const STOP_GRACE: Duration = Duration::from_secs(5);
 /// The same once a signal (or the observer) cancelled the run: people are waiting.
-pub(super) const CANCEL_GRACE: Duration = Duration::from_secs(1);
+pub(super) const CANCEL_GRACE: Duration = Duration::from_millis(500);
 
 /// What the runner's thread saw, up to the moment the workers were released from the finish
 /// barrier.

@@ -5,8 +5,8 @@
 use super::budget::{Budget, DEFAULT_MAX_IN_FLIGHT};
 use super::request::Limits;
 use crate::engine::{EngineKind, EngineOptions};
-use crate::nbd::addr::Deadline;
 use crate::nbd::handshake::{ServerOutcome, Session, server_handshake};
+use crate::nbd::wait::Deadline;
 use crate::nbd::{Address, ExportInfo, Stream};
 use crate::source::Source;
 use serde::{Deserialize, Serialize};

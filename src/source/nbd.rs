@@ -13,6 +13,8 @@ use super::{Alignment, Handle, Source, Target, TargetKind, WorkerOpen};
 use crate::data;
 use crate::error::{Error, Result};
 use crate::nbd::client::is_no_greeting;
+use crate::nbd::handshake::is_refusal;
+use crate::nbd::wait::cut_of;
 use crate::nbd::{Advertised, Connection, NbdUrl};
 use std::sync::{Arc, Mutex, Weak};
 
@@ -31,8 +33,13 @@ pub struct NbdSource {
     prepared_id: Option<u64>,
 }
 
+/// Why connecting and negotiating failed: a signal ([`Error::InterruptedWhile`]), the server's
+/// own answer, or the server could not be reached (the address is then in question).
 fn connect_error(url: &NbdUrl, e: std::io::Error) -> Error {
-    if is_no_greeting(&e) {
+    if let Some(c) = cut_of(&e) {
+        return Error::InterruptedWhile(c.0.clone());
+    }
+    if is_no_greeting(&e) || is_refusal(&e) {
         return Error::Engine(format!("{url}: {e}"));
     }
     Error::Engine(format!(
@@ -60,8 +67,13 @@ impl NbdSource {
             )));
         }
         let conn = Connection::open(&url, list).map_err(|e| connect_error(&url, e))?;
-        let prepared_id = read_id(&conn, 0)
-            .map_err(|e| Error::Engine(format!("{url}: reading the first sector: {e}")))?;
+        if !list {
+            check_block_sizes(&url, &conn.advertised)?;
+        }
+        let prepared_id = read_id(&conn, 0).map_err(|e| match cut_of(&e) {
+            Some(c) => Error::InterruptedWhile(c.0.clone()),
+            None => Error::Engine(format!("{url}: reading the first sector: {e}")),
+        })?;
         Ok(NbdSource {
             advertised: conn.advertised.clone(),
             url,
@@ -101,6 +113,25 @@ impl NbdSource {
             nth + 1,
             nth.max(1)
         ))
+    }
+}
+
+/// A server whose block size constraints break the protocol's rules cannot be read from by
+/// them: refused, naming them.
+fn check_block_sizes(url: &NbdUrl, a: &Advertised) -> Result<()> {
+    let Some(b) = a.export.block_sizes else {
+        return Ok(());
+    };
+    match b.problem() {
+        None => Ok(()),
+        Some(why) => Err(Error::Engine(format!(
+            "{}: the server advertised block sizes no NBD client can follow (minimum {} B, \
+             preferred {} B, maximum {} B): {why}; fix the server's block size settings",
+            url.server(),
+            b.minimum,
+            b.preferred,
+            b.maximum
+        ))),
     }
 }
 
@@ -316,6 +347,9 @@ pub fn render(url: &str, a: &Advertised, prepared_id: Option<u64>) -> String {
             )
         }
         None => s += "  block sizes     not advertised\n",
+    }
+    if let Some(why) = e.block_sizes.and_then(|b| b.problem()) {
+        s += &format!("  block sizes     invalid: {why} (readlab refuses to run on them)\n");
     }
     if let Some(d) = &e.description {
         s += &format!("  description     {d}\n");

@@ -20,6 +20,7 @@ pub fn run(a: &InfoArgs) -> anyhow::Result<ExitCode> {
         .to_str()
         .filter(|s| readlab::nbd::NbdUrl::is_url(s))
     {
+        crate::progress::catch_signals();
         let (adv, prepared_id) = readlab::source::nbd::describe(url)?;
         let mut j = serde_json::to_value(&adv)?;
         j["prepared_id"] = serde_json::json!(prepared_id);

@@ -209,6 +209,11 @@ fn main() -> ExitCode {
         },
         Err(e) => {
             let lib = e.downcast_ref::<readlab::Error>();
+            if let Some(readlab::Error::InterruptedWhile(_)) = lib {
+                // Not an error: where the signal found readlab.
+                eprintln!("readlab: {}", one_line(&e));
+                return progress::interrupted_exit();
+            }
             eprintln!("readlab: error: {}", one_line(&e));
             if lib.is_some_and(readlab::Error::is_bad_input) {
                 ExitCode::from(2)

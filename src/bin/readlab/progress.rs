@@ -66,8 +66,16 @@ fn signals() -> &'static Signals {
         let _ = signal_hook::flag::register(SIGINT, s.any.clone());
         let _ = signal_hook::flag::register(SIGTERM, s.any.clone());
         let _ = signal_hook::flag::register(SIGTERM, s.term.clone());
+        // The library's waits before a run (connecting to an NBD server) look at it too.
+        readlab::interrupt::watch(s.any.clone());
         s
     })
+}
+
+/// Catch SIGINT and SIGTERM from now on (a command that shows no progress but waits on the
+/// network: `info nbd://…`); a second signal still ends the process at once.
+pub fn catch_signals() {
+    signals();
 }
 
 /// The exit code of a command a signal interrupted: 130 for SIGINT, 143 for SIGTERM.

@@ -586,6 +586,11 @@ pub fn run(a: &RunArgs) -> anyhow::Result<ExitCode> {
     crate::run_files::check_outputs(&outputs, &read, a.force)?;
     let expected = expected(a)?;
     let progress = Progress::new(a.quiet || shown.document_on_stdout()).with_monitor(a.monitor);
+    if single && cfgs.len() > 1 {
+        // Every configuration against the target before the first runs (--bs 4k,64k,48m
+        // against a server whose maximum is 32 MiB runs nothing).
+        readlab::runner::check_all(&cfgs)?;
+    }
     let docs = measure(a, &cfgs, &specs, single, &progress)?;
     print_warnings(&docs);
     print_docs(a, &shown, &docs)?;

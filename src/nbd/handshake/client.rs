@@ -3,7 +3,8 @@
 //! server advertised for `readlab info`.
 
 use super::shared::{
-    BlockSizes, ExportInfo, invalid, read_option_reply, read_u16, read_u64, send_option, skip,
+    BlockSizes, ExportInfo, invalid, read_option_reply, read_u16, read_u64, refusal, send_option,
+    skip,
 };
 use crate::nbd::proto::*;
 use serde::{Deserialize, Serialize};
@@ -46,7 +47,16 @@ pub fn client_handshake<S: Read + Write>(
         "NBD_OPT_GO"
     } else {
         send_option(s, OPT_EXPORT_NAME, export.as_bytes())?;
-        info.size = read_u64(s)?;
+        info.size = read_u64(s).map_err(|e| {
+            if e.kind() != io::ErrorKind::UnexpectedEof {
+                return e;
+            }
+            refusal(format!(
+                "the server closed the connection on NBD_OPT_EXPORT_NAME '{export}' (an older \
+                 server's way of refusing an export it does not have); name one of its exports \
+                 in the URL (`nbdinfo --list URL` lists them)"
+            ))
+        })?;
         info.flags = read_u16(s)?;
         if !no_zeroes {
             skip(s, 124)?;
@@ -69,8 +79,10 @@ fn greet<S: Read + Write>(s: &mut S) -> io::Result<u16> {
     }
     let magic = read_u64(s)?;
     if magic == CLISERV_MAGIC {
-        return Err(invalid(
-            "the server speaks oldstyle negotiation only; readlab needs newstyle",
+        return Err(refusal(
+            "the server speaks only the oldstyle handshake (dropped from the NBD protocol), \
+             which readlab does not; serve the export with the newstyle handshake (nbdkit \
+             without -o/--oldstyle, qemu-nbd, nbd-server)",
         ));
     }
     if magic != IHAVEOPT {
@@ -155,18 +167,49 @@ fn go<S: Read + Write>(s: &mut S, export: &str, info: &mut ExportInfo) -> io::Re
             }
             REP_ERR_UNSUP => return Ok(false), // an older server: EXPORT_NAME then
             k if is_rep_err(k) => {
-                let msg = String::from_utf8_lossy(&d).into_owned();
-                return Err(io::Error::other(format!(
-                    "the server refused export '{export}': {}{}",
-                    rep_name(k),
-                    if msg.is_empty() {
-                        String::new()
-                    } else {
-                        format!(": {msg}")
-                    }
-                )));
+                return Err(refusal(go_refused(export, k, &String::from_utf8_lossy(&d))));
             }
             k => return Err(invalid(format!("unexpected {} to NBD_OPT_GO", rep_name(k)))),
         }
+    }
+}
+
+/// What the server's error reply `kind` (with its message `msg`) to `NBD_OPT_GO` for `export`
+/// means, and what to do about it.
+fn go_refused(export: &str, kind: u32, msg: &str) -> String {
+    let said = if msg.is_empty() {
+        String::new()
+    } else {
+        format!(" (it said: {msg})")
+    };
+    let named = if export.is_empty() {
+        "the default export (no name)".to_string()
+    } else {
+        format!("export '{export}'")
+    };
+    match kind {
+        REP_ERR_TLS_REQD => format!(
+            "the server requires TLS{said}, which readlab does not speak; serve the export \
+             without TLS (nbdkit --tls=off, qemu-nbd without --tls-creds)"
+        ),
+        REP_ERR_UNKNOWN => format!(
+            "the server has no {named}{said}; name one of its exports in the URL \
+             (nbd://HOST:PORT/EXPORT; `nbdinfo --list URL` lists them)"
+        ),
+        REP_ERR_POLICY => format!(
+            "the server's policy refuses {named} to this client{said}; allow it in the \
+             server's configuration (e.g. its allowed addresses)"
+        ),
+        REP_ERR_SHUTDOWN => {
+            format!("the server is shutting down{said}; try again once it is back")
+        }
+        REP_ERR_BLOCK_SIZE_REQD => format!(
+            "the server requires clients that ask for block sizes before {named}{said}; \
+             readlab asks, so this server does not follow the NBD protocol"
+        ),
+        k => format!(
+            "the server refused {named}: NBD_REP_{}{said}; see the server's log",
+            rep_name(k)
+        ),
     }
 }

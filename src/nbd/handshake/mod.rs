@@ -12,7 +12,7 @@ pub use client::{Advertised, client_handshake};
 pub use server::{
     BASE_ALLOCATION_ID, MAX_OPTION_DATA, MAX_OPTIONS, ServerOutcome, server_handshake,
 };
-pub use shared::{BlockSizes, ExportInfo, Session};
+pub use shared::{BlockSizes, ExportInfo, MAX_OPTION_REPLY, Refusal, Session, is_refusal};
 
 #[cfg(test)]
 mod tests {

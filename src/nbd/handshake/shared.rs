@@ -13,6 +13,36 @@ pub struct BlockSizes {
     pub maximum: u32,
 }
 
+impl BlockSizes {
+    /// What breaks the protocol's rules for block size constraints, if anything: the minimum is
+    /// a power of two of at most 64 KiB, the preferred size a power of two, the maximum at least
+    /// the minimum and a multiple of it (or 0xffffffff, "no limit").
+    pub fn problem(&self) -> Option<String> {
+        let (min, pref, max) = (self.minimum, self.preferred, self.maximum);
+        if !min.is_power_of_two() || min > 64 << 10 {
+            return Some(format!(
+                "its minimum block size {min} B is not a power of two between 1 B and 64 KiB"
+            ));
+        }
+        if !pref.is_power_of_two() {
+            return Some(format!(
+                "its preferred block size {pref} B is not a power of two"
+            ));
+        }
+        if max < min {
+            return Some(format!(
+                "its maximum block size {max} B is below its minimum {min} B"
+            ));
+        }
+        if max != u32::MAX && !max.is_multiple_of(min) {
+            return Some(format!(
+                "its maximum block size {max} B is not a multiple of its minimum {min} B"
+            ));
+        }
+        None
+    }
+}
+
 /// One export, as a server offers it or a client learned it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ExportInfo {
@@ -32,6 +62,30 @@ impl ExportInfo {
     pub fn multi_conn(&self) -> bool {
         self.flags & FLAG_CAN_MULTI_CONN != 0
     }
+}
+
+/// What the server answered stops the negotiation, and the message says what is wrong and what to
+/// do (the export is unknown, TLS is required, the server speaks another protocol): nothing
+/// about reaching the server is in question.
+#[derive(Debug)]
+pub struct Refusal(pub String);
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Refusal {}
+
+/// A [`Refusal`] saying `msg`.
+pub(super) fn refusal(msg: impl Into<String>) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidData, Refusal(msg.into()))
+}
+
+/// Whether `e` is a [`Refusal`].
+pub fn is_refusal(e: &io::Error) -> bool {
+    e.get_ref().is_some_and(|r| r.is::<Refusal>())
 }
 
 pub(super) fn invalid(msg: impl Into<String>) -> io::Error {
@@ -89,6 +143,9 @@ pub(super) fn option_reply(w: &mut impl Write, opt: u32, kind: u32, data: &[u8])
     w.write_all(&b)
 }
 
+/// The largest option reply read (the protocol's own are a few KiB at most).
+pub const MAX_OPTION_REPLY: u32 = 1 << 20;
+
 /// Read one option reply: (option, type, data), checking magic and option.
 pub(super) fn read_option_reply(r: &mut impl Read, opt: u32) -> io::Result<(u32, Vec<u8>)> {
     let magic = read_u64(r)?;
@@ -101,8 +158,13 @@ pub(super) fn read_option_reply(r: &mut impl Read, opt: u32) -> io::Result<(u32,
     if got != opt {
         return Err(invalid(format!("reply to option {got}, expected {opt}")));
     }
-    if len > 1 << 20 {
-        return Err(invalid(format!("option reply of {len} B")));
+    if len > MAX_OPTION_REPLY {
+        return Err(refusal(format!(
+            "the server sent a {len} B reply to {} (an NBD server's replies are small; readlab \
+             takes at most {MAX_OPTION_REPLY} B): it does not follow the NBD protocol; check \
+             what listens at this address (nbdinfo URL)",
+            opt_name(opt)
+        )));
     }
     let mut data = vec![0u8; len as usize];
     r.read_exact(&mut data)?;
