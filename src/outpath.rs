@@ -102,7 +102,8 @@ const OWN_JSON_MAX: u64 = 64 << 20;
 
 /// Whether `path` is a file readlab wrote: a report, comparison or summary (by its first line,
 /// its CSV header or its HTML title), a fio job file (its `; written by readlab` comment), a man
-/// page of readlab's manual, a log of offsets (decimal numbers, one a line), or JSON whose
+/// page of readlab's manual, a log of offsets (decimal numbers, one a line, or an offset and a
+/// length), or JSON whose
 /// `schema` names readlab (a run document or a results file, which start with it, or a report's
 /// JSON), fio's JSON as readlab writes it (`"fio version": "readlab-…"`), or a monitor's record,
 /// a server's summary or a target's probe (`info`; by their keys). An empty file holds nothing
@@ -163,9 +164,13 @@ pub fn written_by_readlab(path: &Path) -> bool {
         .any(|l| l.starts_with(".TH readlab") && l.trim_end().ends_with("\"readlab manual\""));
     let offsets = m.len() <= OWN_HEAD
         && text.ends_with('\n')
-        && text
-            .lines()
-            .all(|l| !l.is_empty() && l.bytes().all(|b| b.is_ascii_digit()));
+        && text.lines().all(|l| {
+            // An offset, or with a mix of sizes an offset and a length.
+            let w: Vec<&str> = l.split(' ').collect();
+            w.len() <= 2
+                && w.iter()
+                    .all(|w| !w.is_empty() && w.bytes().all(|b| b.is_ascii_digit()))
+        });
     FIRST_LINES.iter().any(|l| text.starts_with(l))
         || man_page
         || offsets
