@@ -24,6 +24,7 @@ pub mod fiojob;
 mod fixture;
 pub mod fleet;
 pub mod fsio;
+pub mod input;
 pub mod interval;
 pub mod irq;
 pub mod label;

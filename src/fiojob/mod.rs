@@ -4,6 +4,7 @@
 //! written back from a configuration so that a pick of `readlab tune` replays in fio too.
 
 mod check;
+mod include;
 mod option;
 mod parse;
 mod section;
@@ -13,7 +14,7 @@ mod write;
 
 pub use check::complete_min_problem;
 pub use option::filenames;
-pub use parse::parse;
+pub use parse::{MAX_JOBS, MAX_OPTIONS, parse};
 pub use vocabulary::{
     Foreign, OPTIONS, Row, Treatment, foreign, markdown as options_markdown, row,
 };
@@ -21,26 +22,18 @@ pub use words::*;
 pub use write::{beside, fio_time, workload_options, write};
 
 use crate::config::RunConfig;
-use crate::error::Error;
 use std::path::Path;
 
-/// Read the job file at `path`; `default` gives what a job does not say (its target when it has
-/// no filename=, the runtime when it has no runtime=, the seed, verify).
+/// The largest job file (and included file) read.
+pub const MAX_JOB_FILE: u64 = 1 << 20;
+
+/// Read the job file at `path` (a regular file of at most [`MAX_JOB_FILE`], a leading byte-order
+/// mark dropped; its includes read beside it); `default` gives what a job does not say (its
+/// target when it has no filename=, the runtime when it has no runtime=, the seed, verify).
 pub fn load(path: &Path, default: &RunConfig) -> Result<JobFile, JobError> {
-    let meta = std::fs::metadata(path).map_err(|e| {
-        Error::invalid(format!("{}: cannot read the job file: {e}", path.display()))
-    })?;
-    if !meta.is_file() || meta.len() > 1 << 20 {
-        return Err(Error::invalid(format!(
-            "{}: not a fio job file (a regular file of at most 1 MiB)",
-            path.display()
-        ))
-        .into());
-    }
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        Error::invalid(format!("{}: cannot read the job file: {e}", path.display()))
-    })?;
-    parse(&text, default).map_err(|problems| JobError::Refused {
+    let text = crate::input::read_text(path, MAX_JOB_FILE, "job file")?;
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
+    parse::parse_in(&text, dir, default).map_err(|problems| JobError::Refused {
         path: path.into(),
         problems,
     })

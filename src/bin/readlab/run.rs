@@ -452,6 +452,12 @@ fn job_configs(
         )
         .into());
     }
+    if a.check {
+        return Err(Error::InvalidArgument(
+            "--check holds a replay to its profile's result (--profile P --check); a job file has no result to hold to: leave out --check".into(),
+        )
+        .into());
+    }
     let mut default = RunConfig::new(a.target_given()?.unwrap_or_default());
     default.runtime = a.runtime;
     default.seed = a.seed;
@@ -462,14 +468,41 @@ fn job_configs(
         Err(readlab::fiojob::JobError::Read(e)) => return Err(e.into()),
         Err(e @ readlab::fiojob::JobError::Refused { .. }) => {
             if let readlab::fiojob::JobError::Refused { path, problems } = &e {
-                for p in problems {
+                // The first few, then how many more: a file of a thousand unknown options is
+                // not a thousand lines.
+                for p in problems.iter().take(PROBLEMS_SHOWN) {
                     eprintln!("readlab: {}: {p}", path.display());
+                }
+                if problems.len() > PROBLEMS_SHOWN {
+                    eprintln!(
+                        "readlab: {}: … and {} more",
+                        path.display(),
+                        problems.len() - PROBLEMS_SHOWN
+                    );
                 }
             }
             eprintln!("readlab: error: {e}");
             return Ok(Err(ExitCode::from(2)));
         }
     };
+    // Every job's target is checked before the first runs: a missing one is said now, not
+    // after the jobs before it ran for their whole runtime. (An NBD export is checked when its
+    // job connects.)
+    for j in &file.jobs {
+        let t = &j.config.target;
+        if t.to_str().is_some_and(readlab::nbd::NbdUrl::is_url) {
+            continue;
+        }
+        if let Err(e) = readlab::source::Target::inspect(t) {
+            eprintln!(
+                "readlab: error: {}: line {} [{}]: {e}; nothing ran",
+                path.display(),
+                j.line,
+                j.name
+            );
+            return Ok(Err(ExitCode::from(2)));
+        }
+    }
     for n in &file.notes {
         errln!("readlab: note: {}: {n}", path.display());
     }
@@ -482,6 +515,9 @@ fn job_configs(
     }
     Ok(Ok(file.jobs.into_iter().map(|j| j.config).collect()))
 }
+
+/// How many of a job file's problems are listed (then how many more there are).
+const PROBLEMS_SHOWN: usize = 10;
 
 /// Exit code of a `--check` that found a regression.
 pub const REGRESSION: u8 = 3;
