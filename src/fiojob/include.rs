@@ -6,6 +6,8 @@
 use super::words::Problem;
 use std::path::{Path, PathBuf};
 
+/// The largest job file (and included file) read.
+pub const MAX_JOB_FILE: u64 = 1 << 20;
 /// How deep includes may nest (a file including itself stops here).
 const MAX_DEPTH: usize = 8;
 /// The most lines a job file and its includes may give in all.
@@ -91,7 +93,7 @@ fn include(
         ));
     }
     let path = resolve(file, dir);
-    let text = crate::input::read_text(&path, super::MAX_JOB_FILE, "included job file")
+    let text = crate::input::read_text(&path, MAX_JOB_FILE, "included job file")
         .map_err(|e| format!("include: {e}"))?;
     for l in text.lines().map(str::trim) {
         if l.is_empty() || l.starts_with(';') || l.starts_with('#') {

@@ -13,6 +13,7 @@ mod words;
 mod write;
 
 pub use check::complete_min_problem;
+pub use include::MAX_JOB_FILE;
 pub use option::filenames;
 pub use parse::{MAX_JOBS, MAX_OPTIONS, parse};
 pub use vocabulary::{
@@ -23,9 +24,6 @@ pub use write::{beside, fio_time, workload_options, write};
 
 use crate::config::RunConfig;
 use std::path::Path;
-
-/// The largest job file (and included file) read.
-pub const MAX_JOB_FILE: u64 = 1 << 20;
 
 /// Read the job file at `path` (a regular file of at most [`MAX_JOB_FILE`], a leading byte-order
 /// mark dropped; its includes read beside it); `default` gives what a job does not say (its
