@@ -170,6 +170,35 @@ mod tests {
     }
 
     #[test]
+    fn a_target_name_fio_would_read_as_another_is_not_written() {
+        use std::os::unix::ffi::OsStrExt;
+        for name in [&b"a\nb"[..], b" x", b"x ", b"\xff", b"${HOME}/x"] {
+            let c = RunConfig::new(std::ffi::OsStr::from_bytes(name));
+            let e = write(&c, "x", "").unwrap_err().to_string();
+            assert!(e.contains("cannot be written into a job file"), "{e}");
+        }
+        assert!(write(&RunConfig::new("/data/a b:c"), "x", "").is_ok());
+    }
+
+    #[test]
+    fn global_is_shared_and_jobs_and_options_are_capped() {
+        // A later [global] reaches only the jobs after it.
+        let text = "[global]\nfilename=/x\n[a]\n[global]\nbs=8k\n[b]\n";
+        let f = parse(text, &default()).unwrap();
+        assert_eq!((f.jobs[0].config.bs, f.jobs[1].config.bs), (4096, 8192));
+        let many = format!("[global]\nfilename=/x\n{}", "[j]\n".repeat(MAX_JOBS + 5));
+        let p = parse(&many, &default()).unwrap_err();
+        assert!(
+            p.iter().any(|p| p.text.contains("more than 1024 jobs")),
+            "{p:?}"
+        );
+        let long = format!("[a]\nfilename=/x\n{}", "bs=4k\n".repeat(MAX_OPTIONS));
+        let p = parse(&long, &default()).unwrap_err();
+        assert_eq!(p.len(), 1, "{p:?}");
+        assert_eq!(p[0].line, MAX_OPTIONS + 2, "{p:?}");
+    }
+
+    #[test]
     fn options_as_people_write_them_are_noted_once_each() {
         let text = "[global]\nfilename=/x\ngtod_reduce=1\nwrite_lat_log=lat\nlog_avg_msec=1000\nper_job_logs=0\nthreads\nlatency_target=2ms\n[a]\nwrite_bw_log=bw\n[b]\nwrite_lat_log=lat2\n";
         let f = parse(text, &default()).unwrap();
