@@ -25,6 +25,7 @@ pub mod fiojob;
 mod fixture;
 pub mod fleet;
 pub mod fsio;
+pub mod input;
 pub mod interrupt;
 pub mod interval;
 pub mod irq;

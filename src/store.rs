@@ -8,7 +8,7 @@ use crate::error::{Error, Result};
 use crate::result::{Document, StudyTag};
 use std::collections::HashSet;
 use std::fs::{File, OpenOptions};
-use std::io::{Read, Write};
+use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
@@ -26,30 +26,22 @@ pub fn key(tag: Option<&StudyTag>, cfg: &RunConfig) -> String {
 /// points with the monitor's samples is some hundred MB).
 pub const MAX_INPUT: u64 = 1 << 30;
 
-/// Read an input file whole, refusing one beyond [`MAX_INPUT`] (with its size) before reading.
+/// What a readlab input is, for a refusal.
+const WHAT: &str = "input (a results directory, a results.jsonl, a `readlab run --json` file, a report's JSON or fio's JSON)";
+
+/// Read an input file whole (a regular file of at most [`MAX_INPUT`]; see [`crate::input`]).
 pub fn read_bounded(path: &Path) -> Result<Vec<u8>> {
-    let f = File::open(path).map_err(|e| Error::io(path, "cannot read", e))?;
-    let len = f
-        .metadata()
-        .map_err(|e| Error::io(path, "cannot read", e))?
-        .len();
-    if len > MAX_INPUT {
-        return Err(Error::invalid(format!(
-            "{}: {} is more than the {} readlab reads as one input; give a results.jsonl, a `readlab run --json` file or a report's JSON",
-            path.display(),
-            crate::units::format_bytes(len as f64, crate::units::Style::Table),
-            crate::units::format_bytes(MAX_INPUT as f64, crate::units::Style::Table),
-        )));
-    }
-    let mut bytes = Vec::with_capacity(len as usize);
-    f.take(MAX_INPUT + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| Error::io(path, "cannot read", e))?;
-    Ok(bytes)
+    crate::input::read(path, MAX_INPUT, WHAT)
 }
 
-/// Read every document of a results file; a torn last line (a crash mid-write) is ignored.
+/// Read every document of a results file; a torn last line (a crash mid-write) is left out.
 pub fn load(path: &Path) -> Result<Vec<Document>> {
+    Ok(load_noting(path)?.0)
+}
+
+/// [`load`], with what to say of a torn last line when there was one: the file and the line
+/// left out.
+pub fn load_noting(path: &Path) -> Result<(Vec<Document>, Option<String>)> {
     let bytes = read_bounded(path)?;
     let text = String::from_utf8(bytes).map_err(|_| {
         Error::invalid(format!(
@@ -57,7 +49,15 @@ pub fn load(path: &Path) -> Result<Vec<Document>> {
             path.display()
         ))
     })?;
-    Ok(parse(path, &text)?.0)
+    let (docs, torn) = parse(path, &text)?;
+    let said = torn.then(|| {
+        format!(
+            "{}: line {} is cut off (a run that did not finish writing); left out",
+            path.display(),
+            text.trim_end_matches('\n').lines().count()
+        )
+    });
+    Ok((docs, said))
 }
 
 /// The documents of a results file's text, and whether its last line was torn. The runs are read
@@ -203,9 +203,13 @@ impl Store {
             .map_err(|e| Error::io(&path, "cannot open", e))?;
         let mut docs = Vec::new();
         if exists {
-            let mut text = String::new();
-            file.read_to_string(&mut text)
-                .map_err(|e| Error::io(&path, "cannot read", e))?;
+            let bytes = crate::input::read_open(&mut file, &path, MAX_INPUT, WHAT)?;
+            let text = String::from_utf8(bytes).map_err(|_| {
+                Error::invalid(format!(
+                    "{}: not a text file (expected readlab's results, one JSON run per line)",
+                    path.display()
+                ))
+            })?;
             let torn;
             (docs, torn) = parse(&path, &text)?;
             // Appending only: a torn last line is cut off in place, a whole last line without

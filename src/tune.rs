@@ -10,7 +10,7 @@ mod text;
 
 pub use answer::{Candidate, Goal, REPORT_FILE, Recommendation, Spread, TuneReport};
 pub use commands::{fio_command, readlab_command};
-pub use profile::{PROFILE_SCHEMA, Profile, load_profile};
+pub use profile::{MAX_PROFILE_BYTES, PROFILE_SCHEMA, Profile, load_profile};
 pub use text::recommendation_text;
 
 use crate::config::{RunConfig, Rw, Timing};

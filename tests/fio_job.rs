@@ -150,7 +150,7 @@ fn a_missing_or_odd_job_file_is_one_line() {
     let f = prepare(d.path(), "f", "16M");
     for (job, want) in [
         (d.path().join("missing.fio"), "cannot read the job file"),
-        (d.path().to_path_buf(), "not a fio job file"),
+        (d.path().to_path_buf(), "not a regular file"),
     ] {
         let o = run(&["run", "--job", s(&job)]);
         assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));

@@ -4,6 +4,7 @@
 //! written back from a configuration so that a pick of `readlab tune` replays in fio too.
 
 mod check;
+mod include;
 mod option;
 mod parse;
 mod section;
@@ -12,8 +13,9 @@ mod words;
 mod write;
 
 pub use check::complete_min_problem;
+pub use include::MAX_JOB_FILE;
 pub use option::filenames;
-pub use parse::parse;
+pub use parse::{MAX_JOBS, MAX_OPTIONS, parse};
 pub use vocabulary::{
     Foreign, OPTIONS, Row, Treatment, foreign, markdown as options_markdown, row,
 };
@@ -21,26 +23,15 @@ pub use words::*;
 pub use write::{beside, fio_time, workload_options, write};
 
 use crate::config::RunConfig;
-use crate::error::Error;
 use std::path::Path;
 
-/// Read the job file at `path`; `default` gives what a job does not say (its target when it has
-/// no filename=, the runtime when it has no runtime=, the seed, verify).
+/// Read the job file at `path` (a regular file of at most [`MAX_JOB_FILE`], a leading byte-order
+/// mark dropped; its includes read beside it); `default` gives what a job does not say (its
+/// target when it has no filename=, the runtime when it has no runtime=, the seed, verify).
 pub fn load(path: &Path, default: &RunConfig) -> Result<JobFile, JobError> {
-    let meta = std::fs::metadata(path).map_err(|e| {
-        Error::invalid(format!("{}: cannot read the job file: {e}", path.display()))
-    })?;
-    if !meta.is_file() || meta.len() > 1 << 20 {
-        return Err(Error::invalid(format!(
-            "{}: not a fio job file (a regular file of at most 1 MiB)",
-            path.display()
-        ))
-        .into());
-    }
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        Error::invalid(format!("{}: cannot read the job file: {e}", path.display()))
-    })?;
-    parse(&text, default).map_err(|problems| JobError::Refused {
+    let text = crate::input::read_text(path, MAX_JOB_FILE, "job file")?;
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
+    parse::parse_in(&text, dir, default).map_err(|problems| JobError::Refused {
         path: path.into(),
         problems,
     })
@@ -189,6 +180,35 @@ mod tests {
         let mut pool = c.clone();
         pool.engine = EngineKind::Pool;
         assert!(write(&pool, "x", "").is_err());
+    }
+
+    #[test]
+    fn a_target_name_fio_would_read_as_another_is_not_written() {
+        use std::os::unix::ffi::OsStrExt;
+        for name in [&b"a\nb"[..], b" x", b"x ", b"\xff", b"${HOME}/x"] {
+            let c = RunConfig::new(std::ffi::OsStr::from_bytes(name));
+            let e = write(&c, "x", "").unwrap_err().to_string();
+            assert!(e.contains("cannot be written into a job file"), "{e}");
+        }
+        assert!(write(&RunConfig::new("/data/a b:c"), "x", "").is_ok());
+    }
+
+    #[test]
+    fn global_is_shared_and_jobs_and_options_are_capped() {
+        // A later [global] reaches only the jobs after it.
+        let text = "[global]\nfilename=/x\n[a]\n[global]\nbs=8k\n[b]\n";
+        let f = parse(text, &default()).unwrap();
+        assert_eq!((f.jobs[0].config.bs, f.jobs[1].config.bs), (4096, 8192));
+        let many = format!("[global]\nfilename=/x\n{}", "[j]\n".repeat(MAX_JOBS + 5));
+        let p = parse(&many, &default()).unwrap_err();
+        assert!(
+            p.iter().any(|p| p.text.contains("more than 1024 jobs")),
+            "{p:?}"
+        );
+        let long = format!("[a]\nfilename=/x\n{}", "bs=4k\n".repeat(MAX_OPTIONS));
+        let p = parse(&long, &default()).unwrap_err();
+        assert_eq!(p.len(), 1, "{p:?}");
+        assert_eq!(p[0].line, MAX_OPTIONS + 2, "{p:?}");
     }
 
     #[test]

@@ -97,6 +97,11 @@ impl<'a> Section<'a> {
         let cfg = &mut self.cfg;
         match key {
             "name" | "description" => {}
+            // A leftover include (before any section, or without a file): the rest are read in
+            // place by `include`.
+            "include" => {
+                return Err("include names no file; write include FILE in a section".into());
+            }
             "filename" | "uri" => self.filename(key, v)?,
             "ioengine" => {
                 let v = need(v).map_err(|_| "ioengine= needs an engine".to_string())?;

@@ -1,4 +1,4 @@
-//! A job file's text read into its sections (`[global]` copied into the jobs after it), each
+//! A job file's text read into its sections (`[global]`'s options shared by the jobs after it), each
 //! section then read into a job; every problem kept with its section and line.
 
 use super::check;
@@ -6,19 +6,40 @@ use super::section::{Opt, Section};
 use super::words::{Job, JobFile, Note, Problem};
 use crate::config::RunConfig;
 
-/// Parse a job file's text (see [`load`]); every problem found, in file order.
+/// The most job sections one file may have (fio's own limit is 4096 jobs).
+pub const MAX_JOBS: usize = 1024;
+/// The most options one job may have, `[global]`'s before it included (fio has some 400).
+pub const MAX_OPTIONS: usize = 1000;
+
+/// Parse a job file's text (see [`load`]); every problem found, in file order. An `include FILE`
+/// is read relative to the current directory.
 pub fn parse(text: &str, default: &RunConfig) -> Result<JobFile, Vec<Problem>> {
+    parse_in(text, None, default)
+}
+
+/// A job section being gathered: its name, the line of its `[name]`, how many `[global]`
+/// options apply to it (those given before it: a prefix of them, shared, never copied) and its
+/// own options.
+struct Gathered {
+    name: String,
+    line: usize,
+    globals: usize,
+    opts: Vec<Opt>,
+}
+
+/// [`parse`], an `include FILE` read relative to `dir` when it is not found as given (fio's
+/// rule).
+pub(super) fn parse_in(
+    text: &str,
+    dir: Option<&std::path::Path>,
+    default: &RunConfig,
+) -> Result<JobFile, Vec<Problem>> {
     let mut problems = Vec::new();
+    let lines = super::include::expand(text, dir, &mut problems);
     let mut global: Vec<Opt> = Vec::new();
-    // (name, line, options)
-    let mut sections: Vec<(String, usize, Vec<Opt>)> = Vec::new();
+    let mut sections: Vec<Gathered> = Vec::new();
     let mut current: Option<usize> = None; // None: before any section; Some(usize::MAX): global
-    for (i, raw) in text.lines().enumerate() {
-        let line = i + 1;
-        let l = raw.trim();
-        if l.is_empty() || l.starts_with(';') || l.starts_with('#') {
-            continue;
-        }
+    for (line, l) in lines {
         if let Some(rest) = l.strip_prefix('[') {
             let Some(name) = rest.strip_suffix(']').map(str::trim) else {
                 problems.push(Problem {
@@ -38,42 +59,78 @@ pub fn parse(text: &str, default: &RunConfig) -> Result<JobFile, Vec<Problem>> {
             }
             if name == "global" {
                 current = Some(usize::MAX);
-            } else {
-                if sections.iter().any(|(n, ..)| n == name) {
-                    problems.push(Problem {
-                        section: Some(name.into()),
-                        line,
-                        text: format!("a second job named [{name}]; give each job its own name"),
-                    });
-                }
-                sections.push((name.to_string(), line, global.clone()));
-                current = Some(sections.len() - 1);
+                continue;
             }
+            if sections.len() == MAX_JOBS {
+                problems.push(Problem {
+                    section: Some(name.into()),
+                    line,
+                    text: format!(
+                        "more than {MAX_JOBS} jobs in one file; readlab reads at most {MAX_JOBS}: split the file"
+                    ),
+                });
+                break;
+            }
+            if sections.iter().any(|g| g.name == name) {
+                problems.push(Problem {
+                    section: Some(name.into()),
+                    line,
+                    text: format!("a second job named [{name}]; give each job its own name"),
+                });
+            }
+            // fio applies a later [global] to the jobs after it only; so does this: a job takes
+            // the global options given before its section began.
+            sections.push(Gathered {
+                name: name.to_string(),
+                line,
+                globals: global.len(),
+                opts: Vec::new(),
+            });
+            current = Some(sections.len() - 1);
             continue;
         }
         let (key, value) = match l.split_once('=') {
             Some((k, v)) => (k.trim(), Some(v.trim().to_string())),
-            None => (l, None),
+            None => (l.as_str(), None),
         };
         let opt = Opt {
             key: key.to_string(),
             value,
             line,
         };
-        match current {
-            None => problems.push(Problem {
-                section: None,
+        let (name, count) = match current {
+            None => {
+                problems.push(Problem {
+                    section: None,
+                    line,
+                    text: format!(
+                        "'{key}' comes before any section; put it under [global] or a job's [name]"
+                    ),
+                });
+                continue;
+            }
+            Some(usize::MAX) => ("global", global.len()),
+            Some(k) => (
+                sections[k].name.as_str(),
+                sections[k].globals + sections[k].opts.len(),
+            ),
+        };
+        if count == MAX_OPTIONS {
+            problems.push(Problem {
+                section: Some(name.into()),
                 line,
                 text: format!(
-                    "'{key}' comes before any section; put it under [global] or a job's [name]"
+                    "more than {MAX_OPTIONS} options for one job ([global]'s included); readlab reads at most {MAX_OPTIONS}"
                 ),
-            }),
+            });
+            break;
+        }
+        match current {
             Some(usize::MAX) => global.push(opt),
-            Some(k) => sections[k].2.push(opt),
+            Some(k) => sections[k].opts.push(opt),
+            None => unreachable!("refused above"),
         }
     }
-    // fio applies a later [global] to the jobs after it only; so does this: each job copied the
-    // global options when its section began.
     if sections.is_empty() && problems.is_empty() {
         problems.push(Problem {
             section: None,
@@ -83,8 +140,9 @@ pub fn parse(text: &str, default: &RunConfig) -> Result<JobFile, Vec<Problem>> {
     }
     let mut notes: Vec<Note> = Vec::new();
     let mut jobs = Vec::new();
-    for (name, line, opts) in sections {
-        match job(&name, line, &opts, default, &mut notes) {
+    for g in &sections {
+        let opts = global[..g.globals].iter().chain(&g.opts).collect();
+        match job(&g.name, g.line, opts, default, &mut notes) {
             Ok(j) => jobs.push(j),
             Err(mut p) => problems.append(&mut p),
         }
@@ -100,10 +158,10 @@ pub fn parse(text: &str, default: &RunConfig) -> Result<JobFile, Vec<Problem>> {
 /// One job section (its `[name]` on `line`, its options with the global ones before them) as a
 /// readlab configuration: each option read in turn, the engine's options and the fadvise hint
 /// once the engine is known, then the checks that need the whole section.
-fn job(
-    name: &str,
+fn job<'a>(
+    name: &'a str,
     line: usize,
-    opts: &[Opt],
+    opts: Vec<&'a Opt>,
     default: &RunConfig,
     notes: &mut Vec<Note>,
 ) -> Result<Job, Vec<Problem>> {

@@ -73,6 +73,10 @@ pub const OPTIONS: &[Row] = &[
         "--size (bytes; `filesize` when `size` is not given)",
     ),
     read(&["offset"], "--offset"),
+    read(
+        &["include"],
+        "the options of FILE in place of the line (`include FILE` or `include=FILE`, in a section)",
+    ),
     read(&["io_size", "io_limit"], "--io-limit"),
     read(&["runtime"], "--runtime"),
     read(&["ramp_time"], "--ramp"),
@@ -265,10 +269,6 @@ pub const OPTIONS: &[Row] = &[
             "thinktime_spin",
         ],
         "readlab issues without pauses; an open loop is --rate IOPS",
-    ),
-    refused(
-        &["include"],
-        "readlab reads one job file; put the included options in it",
     ),
     refused(
         &["exitall", "exitall_on_error", "continue_on_error"],

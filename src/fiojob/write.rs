@@ -96,13 +96,13 @@ pub fn write(cfg: &RunConfig, name: &str, origin: &str) -> Result<String, Error>
             }
         })
         .collect();
-    let target = cfg.target.to_string_lossy();
+    let target = replayable(&cfg.target)?;
     let nbd = cfg.engine.name() == "nbd";
     let mut s =
         format!("; {origin}\n; replay with `fio FILE` or `readlab run --job FILE`\n[{name}]\n");
     let mut put = |k: &str, v: String| s.push_str(&format!("{k}={v}\n"));
     if nbd {
-        put("uri", target.into_owned());
+        put("uri", target.to_string());
     } else {
         put("filename", target.replace(':', "\\:"));
     }
@@ -147,6 +147,31 @@ pub fn write(cfg: &RunConfig, name: &str, origin: &str) -> Result<String, Error>
         s.push_str("; readlab also checked every byte read against `readlab prepare`'s data (readlab run --verify)\n");
     }
     Ok(s)
+}
+
+/// The target as a job file's value, refused when fio would read another file from it: a name
+/// that is not UTF-8, holds a line break or a control character, starts or ends with a blank
+/// (fio trims them) or holds `${` (fio expands it). fio has no quoting.
+fn replayable(target: &Path) -> Result<&str, Error> {
+    let refuse = |why: &str| {
+        Err(Error::invalid(format!(
+            "{}: a target whose name {why} cannot be written into a job file (fio would read another file); rename or link it under a plain name",
+            target.to_string_lossy().escape_debug()
+        )))
+    };
+    let Some(t) = target.to_str() else {
+        return refuse("is not UTF-8");
+    };
+    if t.chars().any(char::is_control) {
+        return refuse("holds a line break or control character");
+    }
+    if t.trim() != t {
+        return refuse("starts or ends with a blank");
+    }
+    if t.contains("${") {
+        return refuse("holds `${` (fio expands it)");
+    }
+    Ok(t)
 }
 
 /// The job file's path beside a profile: `job-4k.fio` for `profile-4k.json`.

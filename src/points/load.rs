@@ -36,6 +36,16 @@ fn load_results(path: &Path, report: &mut Report, said: &mut Vec<Said>) -> Resul
             "not JSON (expected a study directory, a results.jsonl, a `readlab run --json` file, a report's JSON or fio JSON)",
         ));
     }
+    // An array is read one element at a time (each checked before the next is read), never as
+    // a whole, so that a large array of anything else costs nothing but its text.
+    if text.trim_start().starts_with('[') {
+        let docs = array_runs(&text, &file)?;
+        if docs.is_empty() {
+            return Err(bad(&file, "an empty JSON array: no runs"));
+        }
+        add_runs(&docs, &origin, report, said);
+        return Ok(());
+    }
     let docs: Vec<Document> = match serde_json::from_str::<serde_json::Value>(&text) {
         // One JSON value: a --json document, an array of them, fio's output, or a report's JSON.
         Ok(v) if v.get("fio version").is_some() || v.get("jobs").is_some() => {
@@ -43,22 +53,6 @@ fn load_results(path: &Path, report: &mut Report, said: &mut Vec<Said>) -> Resul
         }
         Ok(v) if schema_of(&v) == Some(REPORT_SCHEMA) => {
             return load_report_json(v, &file, report);
-        }
-        Ok(serde_json::Value::Array(a)) if a.is_empty() => {
-            return Err(bad(&file, "an empty JSON array: no runs"));
-        }
-        Ok(serde_json::Value::Array(a)) => {
-            let mut docs = Vec::with_capacity(a.len());
-            for (i, v) in a.into_iter().enumerate() {
-                known_run(&v, &file, &format!("element {} ", i + 1))?;
-                docs.push(serde_json::from_value(v).map_err(|e| {
-                    bad(
-                        &file,
-                        format!("element {} is not a readlab result ({e})", i + 1),
-                    )
-                })?);
-            }
-            docs
         }
         Ok(v) => {
             known_run(&v, &file, "")?;
@@ -71,11 +65,75 @@ fn load_results(path: &Path, report: &mut Report, said: &mut Vec<Said>) -> Resul
         Err(e) if e.to_string().contains("recursion limit") => {
             return Err(bad(&file, "not a readlab document (JSON nested too deep)"));
         }
-        // Several values: results.jsonl, one run per line (a torn last line is ignored).
-        Err(_) => crate::store::load(&file)?,
+        // Several values: results.jsonl, one run per line (a torn last line is said, left out).
+        Err(_) => {
+            let (docs, torn) = crate::store::load_noting(&file)?;
+            report.notes.extend(torn);
+            docs
+        }
     };
     add_runs(&docs, &origin, report, said);
     Ok(())
+}
+
+/// The runs of a JSON array, read one element at a time: each is checked to be a run before the
+/// next is read, so an array of anything else is refused at its first element, whatever its
+/// length, and the array is never held whole as JSON values.
+fn array_runs(text: &str, file: &Path) -> Result<Vec<Document>> {
+    use serde::Deserializer as _;
+    use serde::de::{Error as _, SeqAccess, Visitor};
+    struct Runs<'a> {
+        file: &'a Path,
+        refused: &'a mut Option<Error>,
+    }
+    impl<'de> Visitor<'de> for Runs<'_> {
+        type Value = Vec<Document>;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("an array of readlab runs")
+        }
+        fn visit_seq<A: SeqAccess<'de>>(
+            self,
+            mut seq: A,
+        ) -> std::result::Result<Self::Value, A::Error> {
+            let mut docs = Vec::new();
+            while let Some(v) = seq.next_element::<serde_json::Value>()? {
+                let what = format!("element {} ", docs.len() + 1);
+                let doc = known_run(&v, self.file, &what).and_then(|()| {
+                    serde_json::from_value(v)
+                        .map_err(|e| bad(self.file, format!("{what}is not a readlab result ({e})")))
+                });
+                match doc {
+                    Ok(d) => docs.push(d),
+                    Err(e) => {
+                        *self.refused = Some(e);
+                        return Err(A::Error::custom("refused"));
+                    }
+                }
+            }
+            Ok(docs)
+        }
+    }
+    let mut refused = None;
+    let mut de = serde_json::Deserializer::from_str(text);
+    let read = de
+        .deserialize_seq(Runs {
+            file,
+            refused: &mut refused,
+        })
+        .and_then(|docs| de.end().map(|()| docs));
+    if let Some(e) = refused {
+        return Err(e);
+    }
+    read.map_err(|e| {
+        if e.to_string().contains("recursion limit") {
+            bad(file, "not a readlab document (JSON nested too deep)")
+        } else {
+            bad(
+                file,
+                format!("not JSON: an array cut off or malformed ({e})"),
+            )
+        }
+    })
 }
 
 /// The file a readlab input names: the input itself, or a directory's results.jsonl (and then
@@ -96,8 +154,8 @@ fn results_file(path: &Path, report: &mut Report) -> Result<PathBuf> {
         // A tune directory's selected parameters.
         let tuned = path.join(crate::tune::REPORT_FILE);
         if tuned.is_file() {
-            let text = std::fs::read_to_string(&tuned)
-                .map_err(|e| bad(&tuned, format!("cannot read: {e}")))?;
+            let text =
+                crate::input::read_text(&tuned, crate::tune::MAX_PROFILE_BYTES, "tuner's report")?;
             match serde_json::from_str::<crate::tune::TuneReport>(&text) {
                 Ok(t) => report.tuned.push(t),
                 Err(e) => report.notes.push(format!(

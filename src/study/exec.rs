@@ -50,6 +50,7 @@ pub fn run_each<T>(
     let planned = crate::eta::planned_series(todo.iter().map(|i| &point(i).cfg));
     obs.points_planned(&planned);
     let mut measured = 0;
+    let sizes = Sizes::of(todo.iter().map(|i| point(i).cfg.target.as_path()));
     for (i, item) in todo.iter().enumerate() {
         if obs.cancelled() {
             return Ok(Counts {
@@ -81,6 +82,9 @@ pub fn run_each<T>(
                 interrupted: true,
             });
         }
+        // A target that changed size under the study (truncated, grown) makes its points
+        // incomparable: this one is not stored and the study ends, saying so.
+        sizes.check(skipped + i + 1, items.len())?;
         doc.study = Some(p.tag.clone());
         obs.point_done(&doc);
         store.append(doc)?;
@@ -110,4 +114,46 @@ fn measure(cfg: &RunConfig, repeat: usize, obs: &dyn StudyObserver) -> Result<Do
     // The point is stored under the configuration the plan asked for.
     doc.config.seed = cfg.seed;
     Ok(doc)
+}
+
+/// The sizes of a study's regular-file targets when it began, to find one that changed mid-study.
+struct Sizes(Vec<(std::path::PathBuf, u64)>);
+
+impl Sizes {
+    fn size(p: &std::path::Path) -> Option<u64> {
+        std::fs::metadata(p)
+            .ok()
+            .filter(|m| m.is_file())
+            .map(|m| m.len())
+    }
+
+    fn of<'a>(targets: impl Iterator<Item = &'a std::path::Path>) -> Sizes {
+        let mut v: Vec<(std::path::PathBuf, u64)> = Vec::new();
+        for t in targets {
+            if !v.iter().any(|(p, _)| p == t)
+                && let Some(n) = Sizes::size(t)
+            {
+                v.push((t.to_path_buf(), n));
+            }
+        }
+        Sizes(v)
+    }
+
+    /// Refuse to go on when a target's size is not what it was (point `n` of `of` just ran).
+    fn check(&self, n: usize, of: usize) -> Result<()> {
+        for (p, was) in &self.0 {
+            let now = Sizes::size(p);
+            if now != Some(*was) {
+                let bytes =
+                    |b: u64| crate::units::format_bytes(b as f64, crate::units::Style::Table);
+                return Err(Error::invalid(format!(
+                    "{}: the target changed under the study (it was {}, it is {} at point {n} of {of}); that point was not kept and the study stopped: prepare the target again and run the study with --resume",
+                    p.display(),
+                    bytes(*was),
+                    now.map_or_else(|| "gone".to_string(), bytes),
+                )));
+            }
+        }
+        Ok(())
+    }
 }

@@ -56,33 +56,11 @@ pub const MAX_PROFILE_BYTES: u64 = 1 << 20;
 /// Read a profile written by `readlab tune`: a regular file of at most [`MAX_PROFILE_BYTES`]
 /// (a FIFO would block and /dev/zero never end).
 pub fn load_profile(path: &Path) -> Result<Profile> {
-    use std::io::Read;
-    let cannot = |e: &dyn std::fmt::Display| {
-        Error::invalid(format!(
-            "{}: cannot read the profile ({e}); write one with `readlab tune`",
-            path.display()
-        ))
-    };
-    let meta = std::fs::metadata(path).map_err(|e| cannot(&e))?;
-    if !meta.is_file() {
-        return Err(Error::invalid(format!(
-            "{}: not a regular file; a profile is a JSON file written by `readlab tune`",
-            path.display()
-        )));
-    }
-    let mut text = String::new();
-    std::fs::File::open(path)
-        .map_err(|e| cannot(&e))?
-        .take(MAX_PROFILE_BYTES + 1)
-        .read_to_string(&mut text)
-        .map_err(|e| cannot(&e))?;
-    if text.len() as u64 > MAX_PROFILE_BYTES {
-        return Err(Error::invalid(format!(
-            "{}: larger than {} KiB, too large for a profile (a JSON file written by `readlab tune`)",
-            path.display(),
-            MAX_PROFILE_BYTES >> 10
-        )));
-    }
+    let text = crate::input::read_text(
+        path,
+        MAX_PROFILE_BYTES,
+        "profile (a JSON file written by `readlab tune`)",
+    )?;
     let p: Profile = serde_json::from_str(&text)
         .map_err(|e| Error::invalid(format!("{}: not a readlab profile ({e})", path.display())))?;
     if p.schema != PROFILE_SCHEMA {

@@ -66,6 +66,7 @@ mod quick;
 mod report;
 mod run;
 mod run_files;
+mod run_job;
 mod run_output;
 mod serve;
 mod study;

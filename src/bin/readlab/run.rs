@@ -342,6 +342,27 @@ impl RunArgs {
     }
 
     /// TARGET, or fio's --filename=PATH (one file; `\:` is a colon in its name).
+    /// What a job of `--job FILE` does not say: TARGET, --runtime, --seed, --verify (refused
+    /// beside the flags a job file cannot take).
+    fn job_default(&self) -> Result<RunConfig, Error> {
+        if !self.more_targets.is_empty() || !self.names.is_empty() {
+            return Err(Error::InvalidArgument(
+                "--job reads each job's filename=; give at most one TARGET (for jobs without one) and no --name".into(),
+            ));
+        }
+        if self.check {
+            return Err(Error::InvalidArgument(
+                "--check holds a replay to its profile's result (--profile P --check); a job file has no result to hold to: leave out --check".into(),
+            ));
+        }
+        let mut default = RunConfig::new(self.target_given()?.unwrap_or_default());
+        default.runtime = self.runtime;
+        default.seed = self.seed;
+        default.verify = self.verify();
+        readlab::config::check_runtime(self.runtime)?;
+        Ok(default)
+    }
+
     fn target_given(&self) -> Result<Option<PathBuf>, Error> {
         let Some(f) = &self.filename else {
             return Ok(self.target.clone());
@@ -454,49 +475,6 @@ fn with_netns(target: &std::path::Path, ns: &str, several: bool) -> Result<PathB
     Ok(url.to_string().into())
 }
 
-/// The configurations of `--job FILE`, one per job section in file order; every problem the file
-/// has printed with its line, and exit 2, before anything runs.
-fn job_configs(
-    a: &RunArgs,
-    path: &std::path::Path,
-) -> anyhow::Result<Result<Vec<RunConfig>, ExitCode>> {
-    if !a.more_targets.is_empty() || !a.names.is_empty() {
-        return Err(Error::InvalidArgument(
-            "--job reads each job's filename=; give at most one TARGET (for jobs without one) and no --name".into(),
-        )
-        .into());
-    }
-    let mut default = RunConfig::new(a.target_given()?.unwrap_or_default());
-    default.runtime = a.runtime;
-    default.seed = a.seed;
-    default.verify = a.verify();
-    readlab::config::check_runtime(a.runtime)?;
-    let file = match readlab::fiojob::load(path, &default) {
-        Ok(f) => f,
-        Err(readlab::fiojob::JobError::Read(e)) => return Err(e.into()),
-        Err(e @ readlab::fiojob::JobError::Refused { .. }) => {
-            if let readlab::fiojob::JobError::Refused { path, problems } = &e {
-                for p in problems {
-                    eprintln!("readlab: {}: {p}", path.display());
-                }
-            }
-            eprintln!("readlab: error: {e}");
-            return Ok(Err(ExitCode::from(2)));
-        }
-    };
-    for n in &file.notes {
-        errln!("readlab: note: {}: {n}", path.display());
-    }
-    let alongside = file.concurrent_in_fio();
-    if !alongside.is_empty() {
-        errln!(
-            "readlab: note: fio would run [{}] alongside the jobs before (no stonewall); readlab runs every job alone, one after another",
-            alongside.join("], [")
-        );
-    }
-    Ok(Ok(file.jobs.into_iter().map(|j| j.config).collect()))
-}
-
 /// Exit code of a `--check` that found a regression.
 pub const REGRESSION: u8 = 3;
 
@@ -505,7 +483,7 @@ pub fn run(a: &RunArgs) -> anyhow::Result<ExitCode> {
         errln!("readlab: note: {note}");
     }
     let mut cfgs = match &a.job {
-        Some(path) => match job_configs(a, path)? {
+        Some(path) => match crate::run_job::job_configs(path, &a.job_default()?)? {
             Ok(cfgs) => cfgs,
             Err(code) => return Ok(code),
         },
