@@ -12,6 +12,7 @@ mod clients;
 mod delay;
 mod devices;
 mod exec;
+mod flags;
 mod latency;
 mod latency_breakdown;
 mod multiblock;
@@ -220,6 +221,7 @@ fn netem_us(names: &[StudyName], opts: &StudyOptions) -> Result<Vec<u64>> {
 
 /// Run studies `names` (see [`select`]) on the target, storing every point in `opts.out/results.jsonl`.
 pub fn run(names: &[StudyName], opts: &StudyOptions, obs: &dyn StudyObserver) -> Result<Outcome> {
+    flags::check(names, opts)?;
     let target = match &opts.target {
         Some(t) => Some(inspect(t, names)?),
         None => {

@@ -32,6 +32,7 @@ impl QuickArgs {
 }
 
 pub fn run(a: &QuickArgs) -> anyhow::Result<ExitCode> {
+    a.race.check(None)?;
     let mut plan = readlab::quick::plan(&a.dir, a.runtime)?;
     plan.race = a.race.rule();
     // Runs shorter than half a second are smoke tests: not raced unless a budget is given.
