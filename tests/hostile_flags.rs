@@ -137,11 +137,6 @@ fn run_io_limit_below_a_block() {
 }
 
 #[test]
-fn run_rate_beyond_any_device() {
-    run_refused(&["--rate", "1e300"], "more than readlab issues");
-}
-
-#[test]
 fn info_of_an_empty_loop_device() {
     if !is_root() {
         eprintln!("skipped: needs root for a loop device");

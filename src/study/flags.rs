@@ -1,37 +1,40 @@
 //! The study flags that only some studies take (`--network`, `--max-threads`,
 //! `--allow-device-changes`): beside studies none of which takes one, the flag would change
-//! nothing, so it is refused before anything runs rather than ignored.
+//! nothing, so it is refused before anything runs rather than ignored. Plain data in, so the
+//! registry (`study/mod.rs`) says which study takes what.
 
-use super::{StudyName, StudyOptions};
 use crate::error::{Error, Result};
 
-/// Refuse a flag that none of the studies `names` takes, naming the studies that do.
-pub(super) fn check(names: &[StudyName], opts: &StudyOptions) -> Result<()> {
-    let networked = [
-        super::clients::SPEC.name,
-        super::delay::SPEC.name,
-        super::latency_breakdown::SPEC.name,
-        super::server_model::SPEC.name,
-    ];
-    let threads = [super::threads::SPEC.name, super::scheduler::SPEC.name];
-    let device = [super::cache::SPEC.name];
-    let rules: [(&str, bool, &[&str]); 3] = [
-        ("--network", opts.network.is_some(), &networked),
-        ("--max-threads", opts.max_threads.is_some(), &threads),
-        ("--allow-device-changes", opts.allow_device_changes, &device),
-    ];
-    for (flag, given, takers) in rules {
-        if given && !names.iter().any(|n| takers.contains(&n.name())) {
-            let these = names
-                .iter()
-                .map(|n| n.name())
-                .collect::<Vec<_>>()
-                .join(", ");
+/// A flag, whether it was given, and the names of the studies that take it.
+pub(super) type Rule<'a> = (&'static str, bool, &'a [&'static str]);
+
+/// Refuse a flag given that none of the studies `chosen` takes, naming the studies that do.
+pub(super) fn check(chosen: &[&str], rules: &[Rule<'_>]) -> Result<()> {
+    for &(flag, given, takers) in rules {
+        if given && !chosen.iter().any(|n| takers.contains(n)) {
             return Err(Error::invalid(format!(
-                "{flag} applies to the {} study only; the {these} study takes none: drop {flag}",
-                takers.join(" or ")
+                "{flag} applies to the {} study only; the {} study takes none: drop {flag}",
+                takers.join(" or "),
+                chosen.join(", ")
             )));
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_flag_no_chosen_study_takes_is_refused() {
+        let rules: [Rule<'_>; 1] = [("--network", true, &["clients", "delay"])];
+        let e = check(&["latency"], &rules).unwrap_err().to_string();
+        assert!(
+            e.contains("applies to the clients or delay study only"),
+            "{e}"
+        );
+        assert!(check(&["latency", "delay"], &rules).is_ok());
+        assert!(check(&["latency"], &[("--network", false, &["clients"])]).is_ok());
+    }
 }
