@@ -245,14 +245,7 @@ impl RunConfig {
     fn check_workload(&self) -> Result<()> {
         check_runtime(self.runtime)?;
         // Durations from a profile or a study never went through the command line's parser.
-        for (what, d) in [("runtime", self.runtime), ("ramp", self.ramp)] {
-            if d > crate::size::MAX_DURATION {
-                return Err(Error::invalid(format!(
-                    "--{what} {} s is longer than readlab allows (a year)",
-                    d.as_secs()
-                )));
-            }
-        }
+        check_length("--ramp", self.ramp)?;
         if self.threads == 0 {
             return Err(Error::invalid("--numjobs must be at least 1"));
         }
@@ -463,10 +456,16 @@ impl RunConfig {
         if self.io_limit == Some(0) {
             return Err(Error::invalid("--io-limit must be positive"));
         }
+        if let Some(n) = self.io_limit
+            && n < self.bs
+        {
+            return Err(Error::invalid(format!(
+                "--io-limit {n} B is less than one block ({} B), so nothing would be read; use at least --bs",
+                self.bs
+            )));
+        }
         if let Some(r) = &self.rate {
-            if !(r.iops.is_finite() && r.iops > 0.0) {
-                return Err(Error::invalid("--rate must be a positive number of IOPS"));
-            }
+            check_rate(r.iops)?;
             if self.batch != 1 {
                 return Err(Error::invalid(
                     "--rate issues each request when it is due; drop --batch",
@@ -529,12 +528,56 @@ pub fn access_words(rw: &str, distribution: &str, bssplit: &str) -> String {
 pub const BLOCK_SIZES: std::ops::RangeInclusive<u64> = 512..=64 << 20;
 
 /// The one rule for how long a run measures, wherever the length comes from (the command line,
-/// a profile, a job file, a study's or `readlab quick`'s `--runtime`): more than nothing.
+/// a profile, a job file, a study's, `readlab quick`'s or `readlab serve`'s `--runtime`): more
+/// than nothing, and at most [`MAX_LENGTH`].
 pub fn check_runtime(runtime: Duration) -> Result<()> {
     if runtime.is_zero() {
         return Err(Error::invalid("--runtime must be positive, e.g. 5s"));
     }
+    check_length("--runtime", runtime)
+}
+
+/// The longest a run, its warm-up, a server's `--runtime` or a command's `--budget` may last: a
+/// week (fio's runtime has no such bound, but a measurement longer than a week is a typo).
+pub const MAX_LENGTH: Duration = Duration::from_secs(7 * 24 * 3600);
+
+/// The one rule for how long a measurement or a search may last (`flag` as the user wrote it):
+/// at most [`MAX_LENGTH`].
+pub fn check_length(flag: &str, d: Duration) -> Result<()> {
+    if d > MAX_LENGTH {
+        return Err(Error::invalid(format!(
+            "{flag} {} s is longer than readlab allows (a week); use at most 7d",
+            crate::units::grouped(d.as_secs())
+        )));
+    }
     Ok(())
+}
+
+/// The one rule for an open loop's rate, wherever it comes from: a positive number of IOPS (a
+/// rate beyond the device is allowed: the run says it could not keep up, with its backlog).
+pub fn check_rate(iops: f64) -> Result<()> {
+    if !(iops.is_finite() && iops > 0.0) {
+        return Err(Error::invalid("--rate must be a positive number of IOPS"));
+    }
+    Ok(())
+}
+
+/// The open loop the flags ask for: `--rate` with its `--arrivals` (Poisson when not given);
+/// `--arrivals` alone shapes nothing, so it is refused rather than ignored.
+pub fn open_loop(rate: Option<f64>, arrivals: Option<Arrivals>) -> Result<Option<Rate>> {
+    match (rate, arrivals) {
+        (None, None) => Ok(None),
+        (None, Some(_)) => Err(Error::invalid(
+            "--arrivals shapes an open loop's requests; add --rate IOPS or drop --arrivals",
+        )),
+        (Some(iops), a) => {
+            check_rate(iops)?;
+            Ok(Some(Rate {
+                iops,
+                arrivals: a.unwrap_or(Arrivals::Poisson),
+            }))
+        }
+    }
 }
 
 /// The part of the target a run reads: whole blocks from `offset`.

@@ -246,6 +246,21 @@ fn sqpoll_with_defer_taskrun() -> std::io::Result<()> {
 }
 
 /// Try every interface and feature on `path` with one small read each.
+/// An empty target has nothing to read, so every "works" of the table would be a read of
+/// nothing: refused, saying what to do (an unattached loop device is the usual one).
+fn check_not_empty(t: &Target) -> crate::error::Result<()> {
+    if t.size > 0 {
+        return Ok(());
+    }
+    let p = t.path.display();
+    Err(crate::error::Error::invalid(match t.kind {
+        crate::source::TargetKind::Block => format!(
+            "{p}: the device is empty (0 B; a loop device with nothing attached?); attach a file (`losetup {p} FILE`) or name another device"
+        ),
+        _ => format!("{p}: the file is empty (0 B); fill it with `readlab prepare {p} --size 1G`"),
+    }))
+}
+
 pub fn probe(path: &std::path::Path) -> crate::error::Result<Report> {
     let dev = DeviceInfo::of(path);
     let t = match Target::inspect(path) {
@@ -253,6 +268,7 @@ pub fn probe(path: &std::path::Path) -> crate::error::Result<Report> {
         Err(e @ crate::error::Error::PermissionDenied { .. }) => return unopened(path, dev, e),
         Err(e) => return Err(e),
     };
+    check_not_empty(&t)?;
     let polls = dev.io_poll == Some(true);
     let queues = if polls {
         crate::irq::Queues::of(path)

@@ -38,6 +38,42 @@ impl Default for RaceRule {
     }
 }
 
+/// The one rule for the flags that shape a race, `--budget` and `--margin` (`None`: not given):
+/// the budget at most [`crate::config::MAX_LENGTH`], the margin below 100 % (wider, every gap is
+/// equal), and neither given where nothing is raced (`no_race` says why, e.g. "one configuration
+/// is measured"), where it would be ignored (`--budget 0`, no race, is what happens there).
+pub fn check_flags(
+    budget: Option<Duration>,
+    margin: Option<f64>,
+    no_race: Option<&str>,
+) -> Result<()> {
+    if let Some(b) = budget {
+        crate::config::check_length("--budget", b)?;
+    }
+    if let Some(m) = margin
+        && m >= 1.0
+    {
+        return Err(crate::error::Error::invalid(format!(
+            "--margin {:.0} % would call every gap equal; use less than 100 % (e.g. 5%)",
+            m * 100.0
+        )));
+    }
+    if let Some(why) = no_race {
+        // `--budget 0` asks for no race, which is what happens: not refused.
+        for (flag, given) in [
+            ("--budget", budget.is_some_and(|b| !b.is_zero())),
+            ("--margin", margin.is_some()),
+        ] {
+            if given {
+                return Err(crate::error::Error::invalid(format!(
+                    "{flag} shapes the race between several configurations, and nothing is raced here ({why}); drop {flag}"
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// The most times a race looks at its rounds (O'Brien–Fleming's constants are tabled to 20).
 const MAX_LOOKS: usize = 20;
 

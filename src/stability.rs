@@ -15,6 +15,46 @@ pub struct StopRule {
     pub min_runtime: Duration,
 }
 
+/// The stability flags as given (`None`: not on the command line).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct StopFlags {
+    pub window: Option<usize>,
+    pub band: Option<f64>,
+    pub min_runtime: Option<Duration>,
+}
+
+impl StopRule {
+    /// The defaults of `--stop-when-stable`: 5 one-second intervals, a band of 2 %, at least 3 s.
+    pub const DEFAULT: StopRule = StopRule {
+        window: 5,
+        band: 0.02,
+        min_runtime: Duration::from_secs(3),
+    };
+
+    /// The rule `--stop-when-stable` (`on`) asks for with its tuning flags; a tuning flag without
+    /// `--stop-when-stable` would change nothing, so it is refused rather than ignored.
+    pub fn from_flags(on: bool, f: StopFlags) -> crate::error::Result<Option<StopRule>> {
+        if !on {
+            let given = [
+                ("--stable-window", f.window.is_some()),
+                ("--stable-band", f.band.is_some()),
+                ("--min-runtime", f.min_runtime.is_some()),
+            ];
+            if let Some((flag, _)) = given.iter().find(|(_, g)| *g) {
+                return Err(crate::error::Error::invalid(format!(
+                    "{flag} tunes --stop-when-stable; add --stop-when-stable or drop {flag}"
+                )));
+            }
+            return Ok(None);
+        }
+        Ok(Some(StopRule {
+            window: f.window.unwrap_or(Self::DEFAULT.window),
+            band: f.band.unwrap_or(Self::DEFAULT.band),
+            min_runtime: f.min_runtime.unwrap_or(Self::DEFAULT.min_runtime),
+        }))
+    }
+}
+
 /// Student's t quantile (two-sided 95 %) for `df` degrees of freedom.
 fn t95(df: usize) -> f64 {
     const T: [f64; 30] = [

@@ -432,6 +432,18 @@ fn check(opts: &TuneOptions) -> Result<()> {
     if opts.budget < Duration::from_secs(10) {
         return Err(Error::invalid("--budget must be at least 10s"));
     }
+    crate::config::check_length("--budget", opts.budget)?;
+    if opts.p999_max.is_some_and(|d| d.is_zero()) {
+        return Err(Error::invalid(
+            "--p999-max 0 admits no configuration (every read takes time); give a latency such as 500us",
+        ));
+    }
+    if let Some(e) = opts.engines.iter().find(|e| !e.capabilities().does_io) {
+        return Err(Error::invalid(format!(
+            "--engines {}: engine {0} reads nothing, so there is nothing to tune; give engines that read (e.g. psync,libaio,uring)",
+            e.name()
+        )));
+    }
     Ok(())
 }
 

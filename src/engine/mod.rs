@@ -32,7 +32,7 @@ pub use spec::{
     Capabilities, Completion, Engine, EngineSetup, EngineSpec, Io, MAX_THREADS, Workload,
 };
 pub use sync::{SyncEngine, SyncRead};
-pub use uring::UringOptions;
+pub use uring::{DEFAULT_SQPOLL_IDLE, UringOptions, sqpoll_idle_ms};
 
 use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};

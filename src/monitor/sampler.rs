@@ -12,6 +12,9 @@ use std::collections::HashMap;
 use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
+/// The longest `--interval` between two samples.
+const MAX_INTERVAL: Duration = Duration::from_secs(3600);
+
 /// Counters at one instant.
 struct Snapshot {
     at: Instant,
@@ -90,6 +93,12 @@ impl Monitor {
             return Err(crate::Error::invalid(
                 "--interval must be at least 100ms (the devices count in milliseconds)",
             ));
+        }
+        if opts.interval > MAX_INTERVAL {
+            return Err(crate::Error::invalid(format!(
+                "--interval {} s is longer than the monitor samples (at most an hour between lines); use at most 1h",
+                opts.interval.as_secs()
+            )));
         }
         if !(1..=MAX_THREAD_HZ).contains(&opts.thread_hz) {
             return Err(crate::Error::invalid(format!(

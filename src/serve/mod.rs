@@ -104,6 +104,13 @@ pub trait ServeObserver: Sync {
 /// may ask for (the alignment O_DIRECT needs).
 type Opened = (Option<Box<dyn Source>>, u64, u32);
 
+/// Descriptors readlab itself holds beside its event loops' (standard streams, the listener,
+/// the target, /proc files read for CPU, the first clients).
+const OWN_FDS: u64 = 64;
+
+/// The longest `--delay` injected per read.
+pub const MAX_DELAY: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// A bound server, not yet serving.
 pub struct Server {
     listener: Listener,
@@ -165,6 +172,14 @@ impl Server {
         }
         if cfg.iodepth > 256 {
             return Err(Error::invalid("--iodepth must be at most 256"));
+        }
+        Server::check_threads(cfg)?;
+        Server::check_null(cfg)?;
+        if cfg.delay > MAX_DELAY {
+            return Err(Error::invalid(format!(
+                "--delay {:?} per read is longer than readlab injects (at most 1s: clients time out); use a smaller --delay",
+                cfg.delay
+            )));
         }
         if cfg.handshake_timeout.is_zero() {
             return Err(Error::invalid(
@@ -233,6 +248,62 @@ impl Server {
             )));
         }
         Ok(())
+    }
+
+    /// `--threads` belongs to the uring model's event loops, each with two descriptors (its
+    /// ring and its eventfd): at most [`crate::engine::MAX_THREADS`], within what RLIMIT_NOFILE
+    /// leaves after readlab's own few. Refused up front rather than failing with "Too many open
+    /// files" half-started.
+    fn check_threads(cfg: &ServeConfig) -> Result<()> {
+        if cfg.model == Model::Thread && cfg.threads > 1 {
+            return Err(Error::invalid(
+                "--threads sets the uring model's event loops; the thread model starts one thread per client: add --model uring or drop --threads",
+            ));
+        }
+        if cfg.threads > crate::engine::MAX_THREADS {
+            return Err(Error::invalid(format!(
+                "--threads {} is more threads than readlab starts (at most {})",
+                cfg.threads,
+                crate::engine::MAX_THREADS
+            )));
+        }
+        let limit = rustix::process::getrlimit(rustix::process::Resource::Nofile).current;
+        let need = cfg.threads as u64 * 2 + OWN_FDS;
+        if let Some(limit) = limit
+            && need > limit
+        {
+            return Err(Error::invalid(format!(
+                "--threads {} needs about {need} open files and this process may open {limit} (RLIMIT_NOFILE); raise it (`ulimit -n {}`) or use at most --threads {}",
+                cfg.threads,
+                need.max(1024).next_power_of_two(),
+                limit.saturating_sub(OWN_FDS) / 2
+            )));
+        }
+        Ok(())
+    }
+
+    /// `--null SIZE` serves zeros without reading anything, so the flags that say how the
+    /// target is read would be ignored: refused instead.
+    fn check_null(cfg: &ServeConfig) -> Result<()> {
+        if !matches!(cfg.backend, Backend::Null(_)) {
+            return Ok(());
+        }
+        let flag = if cfg.engine != EngineKind::Psync {
+            Some("engine".to_string())
+        } else if !cfg.direct {
+            Some("buffered".to_string())
+        } else {
+            let own = crate::engine::option::set_in(cfg.engine, &cfg.options).next();
+            own.map(|d| d.flag.to_string()).or_else(|| {
+                crate::engine::option::foreign(cfg.engine, &cfg.options).map(|(_, f)| f.to_string())
+            })
+        };
+        match flag {
+            Some(f) => Err(Error::invalid(format!(
+                "--{f} says how the target is read, and --null serves zeros without reading: drop --{f} or serve a TARGET"
+            ))),
+            None => Ok(()),
+        }
     }
 
     /// Open what is served.

@@ -12,6 +12,7 @@ mod clients;
 mod delay;
 mod devices;
 mod exec;
+mod flags;
 mod latency;
 mod latency_breakdown;
 mod multiblock;
@@ -218,8 +219,33 @@ fn netem_us(names: &[StudyName], opts: &StudyOptions) -> Result<Vec<u64>> {
     Ok(us)
 }
 
+/// The flags only some studies take, refused beside studies none of which takes them.
+fn check_flags(names: &[StudyName], opts: &StudyOptions) -> Result<()> {
+    let chosen: Vec<&str> = names.iter().map(|n| n.name()).collect();
+    let networked = [
+        clients::SPEC.name,
+        delay::SPEC.name,
+        latency_breakdown::SPEC.name,
+        server_model::SPEC.name,
+    ];
+    let threads = [threads::SPEC.name, scheduler::SPEC.name];
+    flags::check(
+        &chosen,
+        &[
+            ("--network", opts.network.is_some(), &networked),
+            ("--max-threads", opts.max_threads.is_some(), &threads),
+            (
+                "--allow-device-changes",
+                opts.allow_device_changes,
+                &[cache::SPEC.name],
+            ),
+        ],
+    )
+}
+
 /// Run studies `names` (see [`select`]) on the target, storing every point in `opts.out/results.jsonl`.
 pub fn run(names: &[StudyName], opts: &StudyOptions, obs: &dyn StudyObserver) -> Result<Outcome> {
+    check_flags(names, opts)?;
     let target = match &opts.target {
         Some(t) => Some(inspect(t, names)?),
         None => {

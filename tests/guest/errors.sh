@@ -49,13 +49,16 @@ expect_fail() {
 }
 # a clean read of the linear parts first: the mapping keeps the data verifiable
 expect_fail run-clean readlab run "$ERR" --size 64M --verify --runtime 1s -q --json run-clean.json
-# random reads over the whole device, some of them into the error segment
-expect_fail run-err readlab run "$ERR" --engine psync --verify --runtime 1s -q --json run-err.json
-expect_fail run-err-uring readlab run "$ERR" --engine uring --iodepth 8 --verify --runtime 1s -q \
-    --json run-err-uring.json
-# sequential reads from 63 MiB: the first error is at 64 MiB exactly
-expect_fail run-seq readlab run "$ERR" --rw read --bs 64k --offset 63M --size 2M --verify \
-    --runtime 500ms -q --json run-seq.json
+# random reads around the error segment (60..76 MiB, half of it the segment), a count of them
+# rather than a time: 64 reads of 4 KiB (--io-limit 256k; --runtime only bounds it), whose offsets
+# the default seed fixes (32 of them in the segment), however slowly the emulated guest reads
+expect_fail run-err readlab run "$ERR" --engine psync --offset 60M --size 16M --io-limit 256k \
+    --verify --runtime 60s -q --json run-err.json
+expect_fail run-err-uring readlab run "$ERR" --engine uring --iodepth 8 --offset 60M --size 16M \
+    --io-limit 256k --verify --runtime 60s -q --json run-err-uring.json
+# sequential reads of 63..65 MiB once (32 reads of 64 KiB): the first error is at 64 MiB exactly
+expect_fail run-seq readlab run "$ERR" --rw read --bs 64k --offset 63M --size 2M --io-limit 2M \
+    --verify --runtime 60s -q --json run-seq.json
 expect_fail study-err readlab study latency "$ERR" --quick --runtime 200ms --out study-err \
     --json study-err.json
 expect_fail tune-err readlab tune "$ERR" --budget 20s --engines psync,uring --repeat 1 \

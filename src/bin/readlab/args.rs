@@ -140,18 +140,24 @@ pub struct RaceArgs {
     /// the main job 70 s in all]
     #[arg(long, value_parser = duration)]
     pub budget: Option<Duration>,
-    /// Gaps within ±this are called equal
-    #[arg(long, default_value = "5%", value_parser = fraction)]
-    pub margin: f64,
+    /// Gaps within ±this are called equal [default: 5%]
+    #[arg(long, value_parser = fraction)]
+    pub margin: Option<f64>,
 }
 
 impl RaceArgs {
     /// The race's rule.
     pub fn rule(&self) -> readlab::race::RaceRule {
+        let default = readlab::race::RaceRule::default();
         readlab::race::RaceRule {
-            margin: self.margin,
-            ..readlab::race::RaceRule::default()
+            margin: self.margin.unwrap_or(default.margin),
+            ..default
         }
+    }
+
+    /// The flags checked where the race would be run; `no_race` says why nothing is raced.
+    pub fn check(&self, no_race: Option<&str>) -> Result<(), Error> {
+        readlab::race::check_flags(self.budget, self.margin, no_race)
     }
 
     /// When the race must end: `start` (the command's) plus the budget, or by default plus

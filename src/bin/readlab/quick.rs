@@ -32,6 +32,7 @@ impl QuickArgs {
 }
 
 pub fn run(a: &QuickArgs) -> anyhow::Result<ExitCode> {
+    a.race.check(None)?;
     let mut plan = readlab::quick::plan(&a.dir, a.runtime)?;
     // The main job's own rounds (readlab::quick::ROUND), the user's margin.
     plan.race.margin = a.race.rule().margin;

@@ -15,7 +15,7 @@ use readlab::engine::{EngineKind, EngineOptions};
 use readlab::error::Error;
 use readlab::export::{self, Exporter, JsonExporter, TableExporter};
 use readlab::result::Document;
-use readlab::stability::StopRule;
+use readlab::stability::{StopFlags, StopRule};
 use readlab::tune::Candidate;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -156,9 +156,9 @@ pub struct RunArgs {
     /// from each request's intended issue time, and a backlog is reported when the target cannot keep up.
     #[arg(long, allow_hyphen_values = true, conflicts_with_all = REPLAYS)]
     pub rate: Option<f64>,
-    /// Open loop: how requests arrive.
-    #[arg(long, value_enum, default_value = "poisson", conflicts_with_all = REPLAYS)]
-    pub arrivals: ArrivalsArg,
+    /// Open loop: how requests arrive (with --rate) [default: poisson].
+    #[arg(long, value_enum, conflicts_with_all = REPLAYS)]
+    pub arrivals: Option<ArrivalsArg>,
     /// Stop each thread after it has read this many bytes (e.g. the whole target once; fio's --io_size).
     #[arg(long, alias = "io_size", allow_hyphen_values = true, value_parser = size, conflicts_with_all = REPLAYS)]
     pub io_limit: Option<u64>,
@@ -169,24 +169,25 @@ pub struct RunArgs {
     /// End the run early once per-second IOPS is stable (--runtime becomes the upper bound).
     #[arg(long)]
     pub stop_when_stable: bool,
-    /// Stability: one-second intervals judged together.
-    #[arg(long, default_value = "5", allow_hyphen_values = true, value_parser = count)]
-    pub stable_window: usize,
-    /// Stability: largest 95 % confidence half-width of mean IOPS, relative to the mean.
-    #[arg(long, default_value_t = 0.02, allow_hyphen_values = true)]
-    pub stable_band: f64,
-    /// Stability: never stop before this much was measured.
-    #[arg(long, default_value = "3s", allow_hyphen_values = true, value_parser = duration)]
-    pub min_runtime: Duration,
+    /// Stability (with --stop-when-stable): one-second intervals judged together [default: 5].
+    #[arg(long, allow_hyphen_values = true, value_parser = count)]
+    pub stable_window: Option<usize>,
+    /// Stability (with --stop-when-stable): largest 95 % confidence half-width of mean IOPS,
+    /// relative to the mean [default: 0.02].
+    #[arg(long, allow_hyphen_values = true)]
+    pub stable_band: Option<f64>,
+    /// Stability (with --stop-when-stable): never stop before this much was measured [default: 3s].
+    #[arg(long, allow_hyphen_values = true, value_parser = duration)]
+    pub min_runtime: Option<Duration>,
     /// Random blocks per logical request; latency is per request (report §7.2).
     #[arg(long, default_value = "1", allow_hyphen_values = true, value_parser = count, conflicts_with_all = REPLAYS)]
     pub blocks_per_request: usize,
     /// Each engine's options, from its table (`--fixed-files`, `--pool-threads N`, …).
     #[command(flatten)]
     pub engine_options: EngineFlags<RunEngines>,
-    /// uring: how long the SQ poll thread spins idle before sleeping.
-    #[arg(long, default_value = "1s", value_parser = duration, conflicts_with_all = REPLAYS)]
-    pub sqpoll_idle: Duration,
+    /// uring (with --sqpoll): how long the SQ poll thread spins idle before sleeping [default: 1s].
+    #[arg(long, value_parser = duration, conflicts_with_all = REPLAYS)]
+    pub sqpoll_idle: Option<Duration>,
     /// What to print on stdout: `table`, or `json` (the JSON document alone) [default: table].
     /// With --output-format json: the file fio's JSON goes to instead of stdout (fio's --output).
     #[arg(long, value_name = "table|json|FILE")]
@@ -293,6 +294,12 @@ impl RunArgs {
             target = with_netns(&target, ns, !self.more_targets.is_empty())?;
         }
         readlab::config::check_runtime(self.runtime)?;
+        self.stop_rule()?;
+        self.open_loop()?;
+        let uring = self
+            .engine_options
+            .options_for(EngineKind::Uring, self.engine.len() == 1);
+        readlab::engine::sqpoll_idle_ms(self.sqpoll_idle, &uring)?;
         let several = self.several();
         if let Some(max) = self.complete_max
             && self.batch.iter().any(|&b| b != max)
@@ -428,18 +435,9 @@ impl RunArgs {
             blocks_per_request: self.blocks_per_request,
             io_limit: self.io_limit,
             sample_bytes: self.sample_every,
-            stop_when_stable: self.stop_when_stable.then_some(StopRule {
-                window: self.stable_window,
-                band: self.stable_band,
-                min_runtime: self.min_runtime,
-            }),
-            rate: self.rate.map(|iops| Rate {
-                iops,
-                arrivals: match self.arrivals {
-                    ArrivalsArg::Poisson => Arrivals::Poisson,
-                    ArrivalsArg::Fixed => Arrivals::Fixed,
-                },
-            }),
+            // Both refused before any configuration when the flags do not fit together.
+            stop_when_stable: self.stop_rule().unwrap_or(None),
+            rate: self.open_loop().unwrap_or(None),
             options: self.options_for(engine),
             log_offsets: None,
         }
@@ -453,8 +451,28 @@ impl RunArgs {
         let mut o = self
             .engine_options
             .options_for(engine, self.engine.len() == 1);
-        o.sqpoll_idle_ms = self.sqpoll_idle.as_millis().min(u32::MAX as u128) as u32;
+        // Refused before any configuration when given without --sqpoll.
+        o.sqpoll_idle_ms = readlab::engine::sqpoll_idle_ms(self.sqpoll_idle, &o).unwrap_or(0);
         o
+    }
+
+    /// `--stop-when-stable` with its tuning flags (each refused without it).
+    fn stop_rule(&self) -> Result<Option<StopRule>, Error> {
+        let flags = StopFlags {
+            window: self.stable_window,
+            band: self.stable_band,
+            min_runtime: self.min_runtime,
+        };
+        StopRule::from_flags(self.stop_when_stable, flags)
+    }
+
+    /// `--rate` with its `--arrivals` (refused alone).
+    fn open_loop(&self) -> Result<Option<Rate>, Error> {
+        let arrivals = self.arrivals.map(|a| match a {
+            ArrivalsArg::Poisson => Arrivals::Poisson,
+            ArrivalsArg::Fixed => Arrivals::Fixed,
+        });
+        readlab::config::open_loop(self.rate, arrivals)
     }
 }
 
@@ -551,6 +569,15 @@ pub fn run(a: &RunArgs) -> anyhow::Result<ExitCode> {
     let specs = readlab::targets::parse(&words, &a.names)?;
     // One target named by its path alone runs exactly as it always has.
     let single = specs.len() == 1 && a.names.is_empty() && specs[0].path == cfgs[0].target;
+    a.race.check(if cfgs.len() == 1 {
+        Some("one configuration is measured")
+    } else if !single {
+        Some("several targets are read at once")
+    } else if a.repeat > 1 {
+        Some("--repeat measures each configuration on its own")
+    } else {
+        None
+    })?;
     if !single && a.repeat > 1 {
         return Err(readlab::Error::InvalidArgument(
             "--repeat takes one target; run the targets apart to repeat them".into(),

@@ -180,6 +180,9 @@ impl ServeObserver for Watch {
 
 pub fn run(a: &ServeArgs) -> anyhow::Result<ExitCode> {
     let cfg = a.to_config()?;
+    if let Some(r) = a.runtime {
+        readlab::config::check_runtime(r)?;
+    }
     if let Some(p) = &a.json {
         let inputs: Vec<&std::path::Path> = a.target.iter().map(|t| t.as_path()).collect();
         readlab::outpath::check_file(p, &inputs, a.force)?;

@@ -153,8 +153,56 @@ pub fn eprint(args: std::fmt::Arguments<'_>) {
     if STDERR_GONE.load(Ordering::Relaxed) {
         return;
     }
-    let mut err = std::io::stderr().lock();
-    if err.write_fmt(args).and_then(|()| err.flush()).is_err() {
+    if write_whole(&mut std::io::stderr().lock(), args).is_err() {
         STDERR_GONE.store(true, Ordering::Relaxed);
+    }
+}
+
+/// Write `args` with one write(2) (for what fits in one): the text is made first, newline and
+/// all. stderr is unbuffered, so writing the pieces of `args` as they come makes a write per
+/// piece, and two MPI ranks sharing one stderr interleaved their lines mid-line.
+fn write_whole(w: &mut impl Write, args: std::fmt::Arguments<'_>) -> std::io::Result<()> {
+    let text = std::fmt::format(args);
+    w.write_all(text.as_bytes())?;
+    w.flush()
+}
+
+#[cfg(test)]
+mod write_tests {
+    use super::*;
+
+    /// A writer that counts its write calls.
+    #[derive(Default)]
+    struct Counting {
+        writes: usize,
+        bytes: Vec<u8>,
+    }
+
+    impl Write for Counting {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            self.writes += 1;
+            self.bytes.extend_from_slice(b);
+            Ok(b.len())
+        }
+
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn an_error_line_is_one_write() {
+        let mut w = Counting::default();
+        let (rank, why) = (1, "no such file");
+        write_whole(
+            &mut w,
+            format_args!("readlab: error: rank{rank}: {why}; see {}\n", "--help"),
+        )
+        .unwrap();
+        assert_eq!(w.writes, 1);
+        assert_eq!(
+            String::from_utf8(w.bytes).unwrap(),
+            "readlab: error: rank1: no such file; see --help\n"
+        );
     }
 }

@@ -187,6 +187,22 @@ impl UringOptions {
     }
 }
 
+/// How long the SQ poll thread spins idle before it sleeps when `--sqpoll-idle` is not given.
+pub const DEFAULT_SQPOLL_IDLE: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// The SQ poll thread's idle time in milliseconds for options `o`: `--sqpoll-idle` (`given`) or
+/// [`DEFAULT_SQPOLL_IDLE`]. Only an SQ poll thread idles, so the flag without `--sqpoll` is
+/// refused rather than ignored.
+pub fn sqpoll_idle_ms(given: Option<std::time::Duration>, o: &EngineOptions) -> Result<u32> {
+    if given.is_some() && !SQPOLL.on(o) {
+        return Err(Error::invalid(
+            "--sqpoll-idle sets how long the SQ poll thread idles; add --engine uring --sqpoll or drop --sqpoll-idle",
+        ));
+    }
+    let d = given.unwrap_or(DEFAULT_SQPOLL_IDLE);
+    Ok(d.as_millis().min(u32::MAX as u128) as u32)
+}
+
 /// io_uring's options against the rest of the configuration.
 fn check_options(o: &EngineOptions, cfg: &super::spec::Workload) -> Result<()> {
     let o = UringOptions::of(o);
