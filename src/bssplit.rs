@@ -110,7 +110,7 @@ impl FromStr for BsSplit {
                 None => (*e, None),
             };
             let bs = crate::size::parse_size(size).map_err(|e| bad(s, &e.to_string()))?;
-            if !crate::config::BLOCK_SIZES.contains(&bs) {
+            if !crate::size::BLOCK_SIZES.contains(&bs) {
                 return Err(bad(s, &format!("{size} is outside 512 B … 64 MiB")));
             }
             let pct = match pct {

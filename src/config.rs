@@ -524,8 +524,7 @@ pub fn access_words(rw: &str, distribution: &str, bssplit: &str) -> String {
     s
 }
 
-/// The block sizes readlab reads with (a run's `--bs`, a job file's `bs=`): 512 B … 64 MiB.
-pub const BLOCK_SIZES: std::ops::RangeInclusive<u64> = 512..=64 << 20;
+pub use crate::size::BLOCK_SIZES;
 
 /// The one rule for how long a run measures, wherever the length comes from (the command line,
 /// a profile, a job file, a study's, `readlab quick`'s or `readlab serve`'s `--runtime`): more

@@ -56,6 +56,10 @@ pub fn parse_duration(s: &str) -> Result<Duration> {
     }
 }
 
+/// The block sizes readlab reads with (a run's `--bs`, a job file's `bs=` and `bssplit=`):
+/// 512 B … 64 MiB.
+pub const BLOCK_SIZES: std::ops::RangeInclusive<u64> = 512..=64 << 20;
+
 /// A block size as the report names it (`4K`, `256K`, `1M`): [`crate::units::format_bytes`] in
 /// table style. Kept for callers not yet moved to `crate::units` (study summaries, charts).
 pub fn format_size(bytes: u64) -> String {

@@ -108,7 +108,7 @@ fn a_job_file_readlab_cannot_honour_is_refused_with_every_line_before_anything_r
              [two-files]\n\
              filename=/a:/b\n\
              ioengine=psync\n\
-             bssplit=4k/50:8k/50\n\
+             bsrange=4k-8k\n\
              norandommap\n\
              ioscheduler=none\n\
              frobnicate=1\n",
@@ -126,7 +126,7 @@ fn a_job_file_readlab_cannot_honour_is_refused_with_every_line_before_anything_r
         (7, "writes", "readlab only reads"),
         (8, "writes", "verify=crc32c"),
         (10, "two-files", "names 2 files"),
-        (12, "two-files", "mixes block sizes"),
+        (12, "two-files", "draws sizes at random"),
         (14, "two-files", "I/O scheduler"),
         (15, "two-files", "'frobnicate'"),
     ] {

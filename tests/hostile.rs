@@ -635,7 +635,7 @@ fn every_flag_a_message_names_exists() {
         flags.contains("numjobs") && flags.contains("no-verify"),
         "{flags:?}"
     );
-    // fio's own options, in the fio command lines and hints readlab prints.
+    // Other tools' options: fio's own, in the fio command lines and hints readlab prints.
     let fio = [
         "filename",
         "fixedbufs",
@@ -655,6 +655,12 @@ fn every_flag_a_message_names_exists() {
         "features",
         "bind-to",
         "cpu-bind",
+        // nbdkit's, qemu-nbd's and nbdinfo's, in the hints about serving without TLS and listing
+        // exports.
+        "tls",
+        "tls-creds",
+        "list",
+        "oldstyle",
     ];
     let mut unknown = Vec::new();
     let mut todo = vec![PathBuf::from("src")];
