@@ -71,7 +71,7 @@ pub fn run(a: &QuickArgs) -> anyhow::Result<ExitCode> {
         return Ok(exit(&docs));
     }
     outln!();
-    outp!("{}", crate::run::runs_table(&docs)?);
+    outp!("{}", crate::run_output::runs_table(&docs)?);
     outln!();
     let verdict = readlab::verdict::text_for_within(&docs, crate::out().width);
     if !verdict.is_empty() {

@@ -13,7 +13,6 @@ use readlab::config::{Arrivals, Fadvise, Rate, RunConfig, Rw};
 use readlab::distribution::RandomDistribution;
 use readlab::engine::{EngineKind, EngineOptions};
 use readlab::error::Error;
-use readlab::export::{self, Exporter, JsonExporter, TableExporter};
 use readlab::result::Document;
 use readlab::stability::{StopFlags, StopRule};
 use readlab::tune::Candidate;
@@ -598,13 +597,13 @@ pub fn run(a: &RunArgs) -> anyhow::Result<ExitCode> {
     }
     let docs = measure(a, &cfgs, &specs, single, &progress)?;
     print_warnings(&docs);
-    print_docs(a, &shown, &docs)?;
+    crate::run_output::print_docs(a.json.as_deref(), &shown, &docs)?;
     if let (Some(path), Some(text)) = (&a.write_job, &job_text) {
         crate::run_files::write_job(path, text)?;
     }
     let mut failed = false;
     for doc in &docs {
-        failed |= report_failures(doc);
+        failed |= crate::run_output::report_failures(doc);
     }
     if progress.interrupted()
         || docs
@@ -724,31 +723,6 @@ pub fn race(
 
 /// Write `--json FILE` and print the documents: as JSON, as fio's JSON (or write it to its file),
 /// one run's table, or the answer, the table of several runs and their verdict.
-fn print_docs(a: &RunArgs, shown: &Shown, docs: &[Document]) -> anyhow::Result<()> {
-    if let Some(path) = &a.json {
-        readlab::fsio::write_file(path, &JsonExporter.render(docs)?)?;
-    }
-    match shown {
-        Shown::Json => outp!("{}", JsonExporter.render(docs)?),
-        Shown::Fio(None) => outp!("{}", export::FioJsonExporter.render(docs)?),
-        Shown::Fio(Some(path)) => {
-            readlab::fsio::write_file(path, &export::FioJsonExporter.render(docs)?)?;
-            errln!("readlab: wrote fio's JSON to {}", path.display());
-        }
-        Shown::Table if docs.len() == 1 => print_one(&docs[0]),
-        Shown::Table => {
-            // The answer first, then the figures it rests on.
-            crate::progress::print_answer(&readlab::verdict::answer_text_for(docs));
-            outp!("{}", runs_table(docs)?);
-            let verdict = readlab::verdict::text_for_within(docs, crate::out().width);
-            if !verdict.is_empty() {
-                outln!("\n{}", crate::out().fit(&verdict));
-            }
-        }
-    }
-    Ok(())
-}
-
 /// `--check`: whether the run holds to its profile's expected result, each line of the
 /// comparison said on stderr.
 fn holds(expected: &Candidate, too_wide: Option<&str>, doc: &Document, tolerance: f64) -> bool {
@@ -769,63 +743,4 @@ fn holds(expected: &Candidate, too_wide: Option<&str>, doc: &Document, tolerance
     }
     errln!("readlab: check passed");
     true
-}
-
-/// One run's table: per target when it read several, then what the monitor saw.
-fn print_one(doc: &Document) {
-    let term = crate::out();
-    if doc.targets.is_empty() {
-        outp!("{}", term.fit(&export::run_report(doc)));
-    } else {
-        outp!("{}", term.fit(&export::targets_report(doc, term.width)));
-    }
-    outp!("{}", term.fit(&export::monitor_summary(doc)));
-}
-
-/// Print a run's failures (each failed target, then the run's totals and first offsets); true
-/// when there were any.
-pub fn report_failures(doc: &Document) -> bool {
-    let mut failed = false;
-    for t in doc.targets.iter().filter(|t| t.failed()) {
-        failed = true;
-        let why = t.error.clone().unwrap_or_else(|| {
-            t.result
-                .as_ref()
-                .and_then(|r| r.failure_summary())
-                .map(|l| l.join("; "))
-                .unwrap_or_default()
-        });
-        errln!("readlab: target {} failed: {why}", t.name);
-    }
-    if let Some(lines) = doc.result.failure_summary() {
-        for l in lines {
-            errln!("readlab: {l}");
-        }
-        failed = true;
-    }
-    failed
-}
-
-/// The table of several runs, readlab's measurements of itself (engines that read nothing, such
-/// as `null`) apart below the reads, so they are never read as a ranking; fitted to stdout.
-pub fn runs_table(docs: &[readlab::result::Document]) -> anyhow::Result<String> {
-    let (reads, own): (Vec<_>, Vec<_>) = docs
-        .iter()
-        .cloned()
-        .partition(|d| d.config.engine.capabilities().does_io);
-    let mut s = if reads.is_empty() {
-        String::new()
-    } else {
-        TableExporter::table(&reads).text_within(crate::out().width)
-    };
-    if !own.is_empty() {
-        s.push_str(
-            "
-readlab measuring itself (no I/O; its own cost per I/O, not ranked):
-",
-        );
-        s.push_str(&TableExporter::table(&own).text_within(crate::out().width));
-    }
-    s.push_str(&crate::out().fit(&TableExporter::notes(docs)));
-    Ok(s)
 }
