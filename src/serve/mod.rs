@@ -105,8 +105,9 @@ pub trait ServeObserver: Sync {
 type Opened = (Option<Box<dyn Source>>, u64, u32);
 
 /// Descriptors readlab itself holds beside its event loops' (standard streams, the listener,
-/// the target, /proc files read for CPU, the first clients).
-const OWN_FDS: u64 = 64;
+/// the target, /proc files read for CPU, its JSON). Clients are not counted: a server out of
+/// descriptors for them backs off and refuses until one closes, and serves again.
+const OWN_FDS: u64 = 16;
 
 /// The longest `--delay` injected per read.
 pub const MAX_DELAY: std::time::Duration = std::time::Duration::from_secs(1);
