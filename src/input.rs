@@ -8,8 +8,8 @@ use std::io::Read;
 use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::Path;
 
-/// What a file system object is, in words (for one that is not a regular file).
-fn kind_of(ft: std::fs::FileType) -> &'static str {
+/// What a file system object is, in words: for refusing an input and an output alike.
+pub(crate) fn kind_of(ft: std::fs::FileType) -> &'static str {
     if ft.is_dir() {
         "a directory"
     } else if ft.is_block_device() {
@@ -20,6 +20,8 @@ fn kind_of(ft: std::fs::FileType) -> &'static str {
         "a FIFO"
     } else if ft.is_socket() {
         "a socket"
+    } else if ft.is_file() {
+        "a regular file"
     } else {
         "not a regular file"
     }

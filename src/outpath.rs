@@ -10,27 +10,9 @@
 pub use crate::error::OutputError;
 
 use crate::error::{Error, Result};
-use std::os::unix::fs::{FileTypeExt, MetadataExt};
+use crate::input::kind_of;
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
-
-/// What a file system object is, in words.
-fn kind_of(ft: std::fs::FileType) -> &'static str {
-    if ft.is_dir() {
-        "a directory"
-    } else if ft.is_block_device() {
-        "a block device"
-    } else if ft.is_char_device() {
-        "a character device"
-    } else if ft.is_fifo() {
-        "a FIFO"
-    } else if ft.is_socket() {
-        "a socket"
-    } else if ft.is_file() {
-        "a regular file"
-    } else {
-        "not a regular file"
-    }
-}
 
 /// The parent directory of `path` as the kernel would resolve it ("" is the current directory).
 fn parent_of(path: &Path) -> &Path {
