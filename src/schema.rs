@@ -1,6 +1,6 @@
 //! The JSON reference: the schema of every document readlab writes, generated from the Rust types
 //! that write them (schemars), so the shipped `docs/schema/*.json` cannot drift from the code
-//! (tests/json_schema.rs compares them and validates the documents the tests write). The
+//! (tests/lane_b/json_schema.rs compares them and validates the documents the tests write). The
 //! documents the binary used to build by hand (`study --json`, `prepare --json`, `tune.json`)
 //! are typed here.
 

@@ -536,33 +536,46 @@ fn a_big_gap_is_decided_and_the_far_behind_is_never_raced() {
 
 /// Issue 41: an A/A comparison — psync and pvsync2 at QD1 on a device the kernel throttles to
 /// 2,000 IOPS (the throttle, not the interface, sets the speed) — is called equal or too close,
-/// never a winner.
+/// not a winner. A rule stated at 95 % calls a winner between equals about one time in twenty
+/// (CI once met that twentieth: "P 3.0 % ahead, 95 % interval 0.5–5.6 %"), so a first call of a
+/// winner is measured again, independently: the test fails when both trials call one, which a
+/// calibrated rule does about one time in 400 and a biased rule (one that favours an interface,
+/// or a position in the rounds) does nearly every time.
 #[test]
 fn two_interfaces_held_to_one_rate_are_never_told_apart() {
     let d = disk_dir();
     let lo = LoopDev::prepared("64M");
     let slow = Throttle::new(&lo.dev, 2000);
-    let runs = d.path().join("aa.json");
-    let o = slow.run(&[
-        "run",
-        "--engine",
-        "psync,pvsync2",
-        "--runtime",
-        "1s",
-        "--ramp",
-        "1s",
-        "-q",
-        "--json",
-        s(&runs),
-        &lo.dev,
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let (call, label, basis) = fastest(d.path(), &runs);
-    assert!(
-        call == "equal" || call == "open",
-        "{call} {label} ({basis}):\n{}",
-        stdout(&o)
-    );
+    let trial = |n: usize| {
+        let runs = d.path().join(format!("aa{n}.json"));
+        let o = slow.run(&[
+            "run",
+            "--engine",
+            "psync,pvsync2",
+            "--runtime",
+            "1s",
+            "--ramp",
+            "1s",
+            "-q",
+            "--json",
+            s(&runs),
+            &lo.dev,
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let (call, label, basis) = fastest(d.path(), &runs);
+        let told_apart = !(call == "equal" || call == "open");
+        (
+            told_apart,
+            format!("{call} {label} ({basis}):\n{}", stdout(&o)),
+        )
+    };
+    let (first, said) = trial(1);
+    if !first {
+        return;
+    }
+    eprintln!("the first trial called a winner; measuring again:\n{said}");
+    let (second, again) = trial(2);
+    assert!(!second, "both trials called a winner:\n{said}\n{again}");
 }
 
 /// Issue 41: `compare` on ground truth the kernel sets — one configuration on a device
@@ -594,17 +607,27 @@ fn compare_tells_a_known_gap_from_the_noise() {
         p
     };
     let a = run_at(2000, "a.json");
-    let again = run_at(2000, "again.json");
+    let no_change = |again: &Path| {
+        let same = json(&ok(&["compare", s(&a), s(again), "--output", "json"]));
+        let row = &same["rows"][0];
+        let finding = row["finding"].as_str().unwrap().to_string();
+        if row["call"] == "no_change" {
+            assert!(finding.contains("no change beyond the noise"), "{finding}");
+            return None;
+        }
+        Some(finding)
+    };
+    // The A/A pair: a 95 % rule finds a change between equals one time in twenty, so a change
+    // found is measured again; both finding one (one time in 400 for a calibrated rule) fails.
+    if let Some(first) = no_change(&run_at(2000, "again.json")) {
+        eprintln!("the first A/A pair found a change; measuring again: {first}");
+        let second = no_change(&run_at(2000, "again2.json"));
+        assert!(
+            second.is_none(),
+            "both A/A pairs found a change: {first}; {second:?}"
+        );
+    }
     let fast = run_at(2200, "fast.json");
-    let same = json(&ok(&["compare", s(&a), s(&again), "--output", "json"]));
-    let row = &same["rows"][0];
-    assert_eq!(row["call"], "no_change", "{}", row["finding"]);
-    assert!(
-        row["finding"]
-            .as_str()
-            .unwrap()
-            .contains("no change beyond the noise")
-    );
     let gap = json(&ok(&["compare", s(&fast), s(&a), "--output", "json"]));
     let row = &gap["rows"][0];
     assert_eq!(row["call"], "slower", "{}", row["finding"]);

@@ -183,6 +183,48 @@ pub fn wait_within(mut child: Child, limit: Duration, what: &str) -> (Output, Du
     }
 }
 
+/// A path as the `&str` an argument list wants.
+pub fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// `cmd` run in `cwd`, stdin empty, its output kept; killed, and the test failed, past `limit`.
+pub fn output_within(mut cmd: Command, cwd: &Path, limit: Duration) -> Output {
+    let child = cmd
+        .current_dir(cwd)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("start readlab");
+    wait_within(child, limit, &format!("{cmd:?}")).0
+}
+
+/// readlab with `args` in `cwd` (so default output directories would land there, and be seen),
+/// as [`output_within`] runs it.
+pub fn readlab_within<S: AsRef<std::ffi::OsStr>>(
+    cwd: &Path,
+    args: &[S],
+    limit: Duration,
+) -> Output {
+    let mut cmd = bin();
+    cmd.args(args);
+    output_within(cmd, cwd, limit)
+}
+
+/// `o` exited with `code` and said exactly one line on stderr, holding every phrase of `says`:
+/// how readlab refuses bad input. The line is returned.
+pub fn one_line(o: &Output, code: i32, says: &[&str]) -> String {
+    let err = stderr(o);
+    assert_eq!(o.status.code(), Some(code), "stderr: {err}");
+    let lines: Vec<&str> = err.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert_eq!(lines.len(), 1, "expected one line on stderr, got: {err}");
+    for phrase in says {
+        assert!(lines[0].contains(phrase), "{phrase:?} not in: {err}");
+    }
+    lines[0].to_string()
+}
+
 /// A result's `engine_features` (the field must be an array of strings).
 pub fn engine_features(r: &serde_json::Value) -> Vec<&str> {
     r["engine_features"]
