@@ -82,10 +82,25 @@ pub fn holds_test_data(path: &Path) -> bool {
 const OWN_HEAD: u64 = 64 << 10;
 const OWN_JSON_MAX: u64 = 64 << 20;
 
+/// The text chunk readlab writes into every PNG chart (key, value): a PNG is readlab's when it
+/// carries it ahead of the image data.
+pub const PNG_SOFTWARE: (&str, &str) = ("Software", "readlab");
+
+/// Whether `head` (a file's first bytes) is a PNG with readlab's `Software` chunk: a tEXt chunk's
+/// type, its key, a NUL and the value.
+fn own_png(head: &[u8]) -> bool {
+    let (key, value) = PNG_SOFTWARE;
+    let mut mark = b"tEXt".to_vec();
+    mark.extend_from_slice(key.as_bytes());
+    mark.push(0);
+    mark.extend_from_slice(value.as_bytes());
+    head.starts_with(b"\x89PNG\r\n\x1a\n") && head.windows(mark.len()).any(|w| w == mark)
+}
+
 /// Whether `path` is a file readlab wrote: a report, comparison or summary (by its first line,
 /// its CSV header or its HTML title), a fio job file (its `; written by readlab` comment), a man
 /// page of readlab's manual, a log of offsets (decimal numbers, one a line, or an offset and a
-/// length), or JSON whose
+/// length), a PNG chart (its `Software` chunk, [`PNG_SOFTWARE`]), or JSON whose
 /// `schema` names readlab (a run document or a results file, which start with it, or a report's
 /// JSON), fio's JSON as readlab writes it (`"fio version": "readlab-…"`), or a monitor's record,
 /// a server's summary or a target's probe (`info`; by their keys). An empty file holds nothing
@@ -107,6 +122,9 @@ pub fn written_by_readlab(path: &Path) -> bool {
     let mut head = Vec::new();
     if f.take(OWN_HEAD).read_to_end(&mut head).is_err() {
         return false;
+    }
+    if own_png(&head) {
+        return true;
     }
     let text = String::from_utf8_lossy(&head);
     const FIRST_LINES: [&str; 4] = [

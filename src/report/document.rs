@@ -171,24 +171,41 @@ pub fn write_pngs(report: &Report, dir: &Path) -> Result<Vec<PathBuf>> {
         // Only the directory itself: its parent was checked to exist (a mistyped path is said).
         std::fs::create_dir(dir).map_err(|e| Error::io(dir, "cannot create", e))?;
     }
+    let charts = page_charts(report);
     let mut files = Vec::new();
-    for (n, c) in page_charts(report).iter().enumerate() {
-        let name: String =
-            c.id.chars()
-                .map(|ch| {
-                    if ch.is_ascii_alphanumeric() || ch == '-' {
-                        ch
-                    } else {
-                        '_'
-                    }
-                })
-                .collect();
-        let path = dir.join(format!("{:02}-{name}.png", n + 1));
+    for (c, name) in charts.iter().zip(png_names_of(&charts)) {
+        let path = dir.join(name);
         // Drawn into a temporary file renamed into place: never through a link, never half.
         crate::fsio::write_with(&path, |tmp, _| crate::document::draw::png(c, tmp))?;
         files.push(path);
     }
     Ok(files)
+}
+
+/// The names [`write_pngs`] gives the report's charts (`01-iops.png`, …), for the output check
+/// made before anything is written.
+pub fn png_names(report: &Report) -> Vec<String> {
+    png_names_of(&page_charts(report))
+}
+
+fn png_names_of(charts: &[crate::document::chart::Chart]) -> Vec<String> {
+    charts
+        .iter()
+        .enumerate()
+        .map(|(n, c)| {
+            let id: String =
+                c.id.chars()
+                    .map(|ch| {
+                        if ch.is_ascii_alphanumeric() || ch == '-' {
+                            ch
+                        } else {
+                            '_'
+                        }
+                    })
+                    .collect();
+            format!("{:02}-{id}.png", n + 1)
+        })
+        .collect()
 }
 
 #[cfg(test)]

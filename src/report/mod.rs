@@ -32,7 +32,7 @@ pub use tables::{ALL_TITLE, section_title};
 /// What `readlab report --format` writes: the document's formats.
 pub use crate::document::Format as ReportFormat;
 
-pub use document::{page_charts, write_pngs};
+pub use document::{page_charts, png_names, write_pngs};
 
 /// The report in `format`: its JSON is [`json::ReportJson`] (the document and, for machines, the
 /// verdict, the selection, the tables and every point); every other format renders the document,

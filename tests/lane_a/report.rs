@@ -130,7 +130,7 @@ fn screenshot(page: &Path, out: &Path) {
 fn png_stats(path: &Path) -> (u32, u32, usize, f64) {
     let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(path).unwrap()));
     let mut reader = decoder.read_info().unwrap();
-    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
+    let mut buf = vec![0; reader.output_buffer_size()];
     let info = reader.next_frame(&mut buf).unwrap();
     let channels = info.color_type.samples();
     assert_eq!(info.bit_depth, png::BitDepth::Eight, "8-bit screenshot");

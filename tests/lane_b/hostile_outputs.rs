@@ -421,6 +421,47 @@ fn a_png_directory_under_a_missing_one_is_refused() {
     assert!(!html.exists(), "work started before the check");
 }
 
+/// The PNG charts replace only PNGs readlab wrote (each carries readlab's name in its `Software`
+/// chunk): drawn twice into one directory, the second replaces the first; a file of another's
+/// under a chart's name is refused before anything is written, and kept, unless `--force`.
+#[test]
+fn png_charts_replace_only_readlabs_own() {
+    let (d, _data, run_json) = setup();
+    let png = d.path().join("png");
+    let html = d.path().join("r.html");
+    let report = |extra: &[&str]| {
+        let mut args = vec!["report", s(&run_json), "-o", s(&html), "--png", s(&png)];
+        args.extend_from_slice(extra);
+        run(&args)
+    };
+    let o = report(&[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let mut names: Vec<PathBuf> = std::fs::read_dir(&png)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    names.sort();
+    assert!(!names.is_empty(), "no chart drawn");
+    let o = report(&[]);
+    assert!(o.status.success(), "its own PNGs: {}", stderr(&o));
+    // Another's picture under the first chart's name.
+    let theirs = b"\x89PNG\r\n\x1a\nsomeone's picture".to_vec();
+    std::fs::write(&names[0], &theirs).unwrap();
+    std::fs::remove_file(&html).unwrap();
+    let o = report(&[]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--force"), "{}", stderr(&o));
+    assert_eq!(std::fs::read(&names[0]).unwrap(), theirs, "replaced");
+    assert!(!html.exists(), "work started before the check");
+    let o = report(&["--force"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_ne!(
+        std::fs::read(&names[0]).unwrap(),
+        theirs,
+        "--force replaces it"
+    );
+}
+
 /// Two studies on one directory at once: the second is refused at once with one line naming
 /// the first's pid.
 #[test]

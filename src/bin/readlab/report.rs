@@ -74,6 +74,13 @@ pub fn run(a: &ReportArgs) -> anyhow::Result<ExitCode> {
     if !a.baseline.is_empty() {
         report::load_baseline(&mut report, &a.baseline)?;
     }
+    if let Some(dir) = &a.png {
+        // The charts' files, known once the report is read: none may replace a file readlab
+        // did not write (a PNG of its own carries its name), checked before anything is written.
+        let names = report::png_names(&report);
+        let names: Vec<&str> = names.iter().map(String::as_str).collect();
+        readlab::outpath::check_dir(dir, &inputs, &names, a.out_json.force)?;
+    }
     let to_stdout = a.out.as_ref().is_some_and(|o| o.as_os_str() == "-");
     if !to_stdout && !a.out_json.is_json() {
         // The answer first, as the document opens with it (the same computation as the

@@ -116,15 +116,40 @@ pub fn svg(c: &Chart) -> Result<String> {
     Ok(marks::titled(&out, &tips))
 }
 
-/// The chart as a PNG file, title and caption included.
+/// The chart as a PNG file, title and caption included, carrying readlab's name in its
+/// `Software` text chunk ([`crate::outpath::PNG_SOFTWARE`]: how a later run knows the file as
+/// one it wrote and may replace).
 pub fn png(c: &Chart, path: &Path) -> Result<()> {
-    let drawn = {
-        let root = BitMapBackend::new(path, (c.width, c.height)).into_drawing_area();
-        draw(c, &root, true).and_then(|()| root.present().map_err(fail))
-    };
-    drawn.map_err(|e| {
-        // No half-drawn picture is left behind.
+    let (w, h) = (c.width, c.height);
+    let mut rgb = vec![0u8; w as usize * h as usize * 3];
+    {
+        let root = BitMapBackend::with_buffer(&mut rgb, (w, h)).into_drawing_area();
+        draw(c, &root, true)
+            .and_then(|()| root.present().map_err(fail))
+            .map_err(|e| chart_error(c, e))?;
+    }
+    let written = encode_png(&rgb, w, h, path);
+    written.map_err(|e| {
+        // No half-written picture is left behind.
         let _ = std::fs::remove_file(path);
-        chart_error(c, e)
+        Error::io(path, "cannot write", e)
     })
+}
+
+/// 8-bit RGB pixels as a PNG file with readlab's `Software` text chunk before the image data.
+fn encode_png(rgb: &[u8], w: u32, h: u32, path: &Path) -> std::io::Result<()> {
+    let file = std::io::BufWriter::new(std::fs::File::create(path)?);
+    let mut enc = png::Encoder::new(file, w, h);
+    enc.set_color(png::ColorType::Rgb);
+    enc.set_depth(png::BitDepth::Eight);
+    let (key, value) = crate::outpath::PNG_SOFTWARE;
+    let io = |e: png::EncodingError| match e {
+        png::EncodingError::IoError(e) => e,
+        other => std::io::Error::other(other),
+    };
+    enc.add_text_chunk(key.to_string(), value.to_string())
+        .map_err(io)?;
+    let mut writer = enc.write_header().map_err(io)?;
+    writer.write_image_data(rgb).map_err(io)?;
+    writer.finish().map_err(io)
 }
