@@ -204,3 +204,19 @@ fn prepare_refuses_block_devices_without_overwrite() {
         .status();
     res.unwrap();
 }
+
+/// A size that is not whole 4 KiB sectors is rounded up, and said: the file is the size readlab
+/// says, and the note names both sizes.
+#[test]
+fn prepare_says_when_it_rounds_the_size_up() {
+    let d = disk_dir();
+    let f = d.path().join("small.dat");
+    let o = run(&["prepare", f.to_str().unwrap(), "--size", "100"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(std::fs::metadata(&f).unwrap().len(), 4096);
+    let err = unwrapped(&stderr(&o));
+    assert!(err.contains("--size 100 B rounded up to 4096 B"), "{err}");
+    let o = run(&["prepare", f.to_str().unwrap(), "--size", "8K"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("rounded"), "{}", stderr(&o));
+}

@@ -72,6 +72,12 @@ fn run_ramp_beyond_a_week() {
     );
 }
 
+/// A tolerance holds `--check`'s replay to it: alone it would be silently ignored.
+#[test]
+fn run_tolerance_without_check() {
+    run_refused(&["--tolerance", "5%"], "--check");
+}
+
 #[test]
 fn run_stable_window_without_stop_when_stable() {
     run_refused(&["--stable-window", "3"], "add --stop-when-stable");

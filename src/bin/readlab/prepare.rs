@@ -44,6 +44,12 @@ pub fn run(a: &PrepareArgs) -> anyhow::Result<ExitCode> {
         r => r?,
     };
     progress.finish();
+    if let Some(asked) = a.size.filter(|&n| n != p.size) {
+        errln!(
+            "readlab: note: --size {asked} B rounded up to {} B, whole 4 KiB sectors (what readlab's data pattern and verification are made of)",
+            p.size
+        );
+    }
     a.out_json
         .emit(&serde_json::to_value(readlab::schema::PrepareJson::of(&p))?)?;
     if a.out_json.is_json() {

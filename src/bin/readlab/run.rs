@@ -216,7 +216,7 @@ pub struct RunArgs {
     #[arg(long, requires = "profile")]
     pub check: bool,
     /// --check fails only on a fall of throughput or rise of p99.9 larger than this (e.g. 10%).
-    #[arg(long, default_value = "10%", value_parser = fraction)]
+    #[arg(long, default_value = "10%", value_parser = fraction, requires = "check")]
     pub tolerance: f64,
     /// With --check: check even when the profile's stored spread is wider than --tolerance
     /// (otherwise refused, exit 2: such a profile would let a larger regression through).
