@@ -27,6 +27,72 @@ struct Gathered {
     opts: Vec<Opt>,
 }
 
+/// What a `[...]` line began.
+enum Header {
+    Global,
+    /// A job, gathered last into the sections.
+    Job,
+    /// A malformed header, said as a problem: the line is skipped.
+    Skipped,
+    /// One job too many, said: nothing more is read.
+    Full,
+}
+
+/// Read the header line `l` (`rest` after its `[`) on `line`: a new job takes the global options
+/// given so far (`globals`; fio applies a later [global] to the jobs after it only).
+fn header(
+    l: &str,
+    rest: &str,
+    line: usize,
+    sections: &mut Vec<Gathered>,
+    globals: usize,
+    problems: &mut Vec<Problem>,
+) -> Header {
+    let Some(name) = rest.strip_suffix(']').map(str::trim) else {
+        problems.push(Problem {
+            section: None,
+            line,
+            text: format!("'{l}' is not a section header; write [name]"),
+        });
+        return Header::Skipped;
+    };
+    if name.is_empty() {
+        problems.push(Problem {
+            section: None,
+            line,
+            text: "a section needs a name: [name]".into(),
+        });
+        return Header::Skipped;
+    }
+    if name == "global" {
+        return Header::Global;
+    }
+    if sections.len() == MAX_JOBS {
+        problems.push(Problem {
+            section: Some(name.into()),
+            line,
+            text: format!(
+                "more than {MAX_JOBS} jobs in one file; readlab reads at most {MAX_JOBS}: split the file"
+            ),
+        });
+        return Header::Full;
+    }
+    if sections.iter().any(|g| g.name == name) {
+        problems.push(Problem {
+            section: Some(name.into()),
+            line,
+            text: format!("a second job named [{name}]; give each job its own name"),
+        });
+    }
+    sections.push(Gathered {
+        name: name.to_string(),
+        line,
+        globals,
+        opts: Vec::new(),
+    });
+    Header::Job
+}
+
 /// [`parse`], an `include FILE` read relative to `dir` when it is not found as given (fio's
 /// rule).
 pub(super) fn parse_in(
@@ -41,52 +107,12 @@ pub(super) fn parse_in(
     let mut current: Option<usize> = None; // None: before any section; Some(usize::MAX): global
     for (line, l) in lines {
         if let Some(rest) = l.strip_prefix('[') {
-            let Some(name) = rest.strip_suffix(']').map(str::trim) else {
-                problems.push(Problem {
-                    section: None,
-                    line,
-                    text: format!("'{l}' is not a section header; write [name]"),
-                });
-                continue;
-            };
-            if name.is_empty() {
-                problems.push(Problem {
-                    section: None,
-                    line,
-                    text: "a section needs a name: [name]".into(),
-                });
-                continue;
+            match header(&l, rest, line, &mut sections, global.len(), &mut problems) {
+                Header::Global => current = Some(usize::MAX),
+                Header::Job => current = Some(sections.len() - 1),
+                Header::Skipped => {}
+                Header::Full => break,
             }
-            if name == "global" {
-                current = Some(usize::MAX);
-                continue;
-            }
-            if sections.len() == MAX_JOBS {
-                problems.push(Problem {
-                    section: Some(name.into()),
-                    line,
-                    text: format!(
-                        "more than {MAX_JOBS} jobs in one file; readlab reads at most {MAX_JOBS}: split the file"
-                    ),
-                });
-                break;
-            }
-            if sections.iter().any(|g| g.name == name) {
-                problems.push(Problem {
-                    section: Some(name.into()),
-                    line,
-                    text: format!("a second job named [{name}]; give each job its own name"),
-                });
-            }
-            // fio applies a later [global] to the jobs after it only; so does this: a job takes
-            // the global options given before its section began.
-            sections.push(Gathered {
-                name: name.to_string(),
-                line,
-                globals: global.len(),
-                opts: Vec::new(),
-            });
-            current = Some(sections.len() - 1);
             continue;
         }
         let (key, value) = match l.split_once('=') {

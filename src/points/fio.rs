@@ -243,20 +243,14 @@ fn read_job(run: &Run, n: usize, job: &Value, origin: &str, out: &mut Imported) 
     }
     let engine = engine_name(&opt(&opts, &["ioengine"]).unwrap_or_default());
     let rw = opt(&opts, &["rw", "readwrite"]).unwrap_or_else(|| "read".into());
-    let io_bytes = count(read, "io_bytes");
-    // A mix's block size is its smallest (its offsets' alignment), as readlab's own.
-    let split_min = opt(&opts, &["bssplit"])
-        .and_then(|b| b.parse::<crate::bssplit::BsSplit>().ok())
-        .and_then(|b| b.min());
-    let bs = split_min
-        .or_else(|| opt(&opts, &["bs", "blocksize", "rw_min_bs"]).and_then(|s| block_size(&s)))
-        .unwrap_or_else(|| io_bytes.checked_div(ios).unwrap_or(0));
+    let bs = job_block_size(&opts, count(read, "io_bytes"), ios);
     let iodepth = opt_count(&opts, &["iodepth"]).unwrap_or(1);
     let batch = opt_count(&opts, &["iodepth_batch_submit", "iodepth_batch"])
         .unwrap_or(1)
         .min(iodepth);
     // With group_reporting a job stands for all its clones; otherwise each clone is listed.
-    let threads = if opts.contains_key("group_reporting") {
+    let grouped = opts.contains_key("group_reporting");
+    let threads = if grouped {
         opt_count(&opts, &["numjobs"]).unwrap_or(1)
     } else {
         1
@@ -295,12 +289,7 @@ fn read_job(run: &Run, n: usize, job: &Value, origin: &str, out: &mut Imported) 
         label: label(&engine, iodepth, batch, threads, &options),
         engine,
         rw,
-        random_distribution: opt(&opts, &["random_distribution"])
-            .filter(|d| d != "random")
-            .map(|d| {
-                d.parse::<crate::distribution::RandomDistribution>()
-                    .map_or(d, |d| d.to_string())
-            }),
+        random_distribution: job_distribution(&opts),
         bssplit: opt(&opts, &["bssplit"])
             .and_then(|b| b.parse::<crate::bssplit::BsSplit>().ok())
             .filter(|b| !b.is_single())
@@ -349,6 +338,26 @@ fn read_job(run: &Run, n: usize, job: &Value, origin: &str, out: &mut Imported) 
         monitor: None,
         multi: None,
     });
+}
+
+/// A job's block size: a mix's smallest (its offsets' alignment, as readlab's own), else `bs=`,
+/// else its bytes over its reads.
+fn job_block_size(opts: &Map<String, Value>, io_bytes: u64, ios: u64) -> u64 {
+    opt(opts, &["bssplit"])
+        .and_then(|b| b.parse::<crate::bssplit::BsSplit>().ok())
+        .and_then(|b| b.min())
+        .or_else(|| opt(opts, &["bs", "blocksize", "rw_min_bs"]).and_then(|s| block_size(&s)))
+        .unwrap_or_else(|| io_bytes.checked_div(ios).unwrap_or(0))
+}
+
+/// A job's skew in readlab's words (fio's when readlab does not read it), none when uniform.
+fn job_distribution(opts: &Map<String, Value>) -> Option<String> {
+    opt(opts, &["random_distribution"])
+        .filter(|d| d != "random")
+        .map(|d| {
+            d.parse::<crate::distribution::RandomDistribution>()
+                .map_or(d, |d| d.to_string())
+        })
 }
 
 /// A job's seconds, IOPS and bytes per second: fio's, else worked out from its counts.
