@@ -5,6 +5,7 @@
 use super::checks::{self, record_error, record_mismatch};
 use super::requests::Requests;
 use super::schedule::{OpenLoopStats, Schedule};
+use super::think::{ThinkStats, Thinker};
 use super::{EngineFactory, Group, Shared};
 use crate::buffer::BufferPool;
 use crate::clock::Tick;
@@ -27,6 +28,8 @@ pub(super) struct WorkerOut {
     pub(super) handoff: Recorder,
     pub(super) features: Vec<String>,
     pub(super) open_loop: Option<OpenLoopStats>,
+    /// With `--thinktime`: the pauses that began in the measured window.
+    pub(super) think: Option<ThinkStats>,
     /// Clock reads and completed block I/Os over the whole run, for the timer-cost figure.
     pub(super) clock_reads: u64,
     pub(super) ios_all: u64,
@@ -117,6 +120,8 @@ fn worker_loop(
     let cfg = g.cfg;
     let bpr = cfg.blocks_per_request;
     let bs = cfg.bs as u32;
+    // Think time's sleep granularity is measured before the start, never in the window.
+    let mut think = cfg.thinktime.map(Thinker::new);
     let (mut engine, t0) = start(sh, g, idx, handle, open, stage)?;
     let ramp_end = t0.plus(cfg.ramp);
     let end = ramp_end.plus(cfg.runtime);
@@ -140,6 +145,9 @@ fn worker_loop(
     let mut schedule = cfg
         .rate
         .map(|rate| Schedule::new(rate, cfg.threads, cfg.seed ^ idx as u64, t0));
+    if let Some(th) = &mut think {
+        th.begin(t0);
+    }
 
     loop {
         let stop = sh.stop.load(Ordering::Relaxed) || g.stop.load(Ordering::Relaxed);
@@ -149,7 +157,8 @@ fn worker_loop(
             stopping = true;
         }
         let mut wait_for = cfg.complete_min.min(req.inflight);
-        match (&mut schedule, stopping) {
+        let holding = think.as_ref().is_some_and(Thinker::holds);
+        match (&mut schedule, stopping || holding) {
             (_, true) => {}
             (None, false) => {
                 q.refill(&mut req, engine.as_mut(), &mut out)?;
@@ -171,6 +180,21 @@ fn worker_loop(
         q.fresh = None;
         tl.record();
         if req.inflight == 0 {
+            // A pause due waits for the queue to empty (fio's quiesce), then is taken.
+            if holding
+                && !stop
+                && let Some(th) = &mut think
+            {
+                th.pause((ramp_end, end), &|| {
+                    sh.stop.load(Ordering::Relaxed) || g.stop.load(Ordering::Relaxed)
+                });
+                now = Tick::now();
+                // A fixed amount's last pause counts in its window, as in fio's runtime.
+                if req.budget == Some(0) && last_done.is_some() {
+                    last_done = Some(now.min(end));
+                }
+                continue;
+            }
             break;
         }
         if let Err(e) = q.reap(engine.as_mut(), wait_for, &mut comps) {
@@ -190,6 +214,9 @@ fn worker_loop(
         // One writer per counter: a plain store, not a locked read-modify-write.
         completed += comps.len() as u64;
         counter.store(completed, Ordering::Relaxed);
+        if let Some(th) = &mut think {
+            th.completed(comps.len() as u64, now);
+        }
         let in_window = now >= ramp_end && now <= end;
         let reaped = account(
             &comps,
@@ -223,6 +250,7 @@ fn worker_loop(
             return Err(e);
         }
     }
+    out.think = think.map(|t| t.stats);
     Ok(finish(out, &mut tl, req, schedule, (now, end), last_done))
 }
 
