@@ -322,7 +322,11 @@ impl RunConfig {
         if self.loops == Some(0) {
             return Some("--loops must be at least 1".into());
         }
-        if let Some(Err(e)) = self.thinktime.map(|t| t.check()) {
+        let iotime = |t: crate::think::ThinkTime| {
+            let d = Duration::from_micros(t.iotime_us.unwrap_or(0));
+            check_length("--thinktime-iotime", d)
+        };
+        if let Some(Err(e)) = self.thinktime.map(|t| t.check().and_then(|_| iotime(t))) {
             return Some(e.to_string());
         }
         (self.thinktime.is_some() && self.rate.is_some()).then(|| {

@@ -42,7 +42,8 @@ impl ThinkTime {
     /// The one rule for think time, wherever it comes from (flags in readlab's spelling, `--thinktime`
     /// …, or fio's job-file words): a positive `thinktime` (0 is none, as in fio: then the others
     /// shape nothing and are refused), at most [`MAX_THINK`]; a spin within it; a positive count
-    /// of blocks. `None` when no think time was asked.
+    /// of blocks; a positive I/O time (its length is a run's rule, `RunConfig::think_problem`).
+    /// `None` when no think time was asked.
     pub fn from_parts(
         think: Option<Duration>,
         spin: Option<Duration>,
@@ -75,13 +76,10 @@ impl ThinkTime {
         if blocks == Some(0) {
             return Err(Error::invalid("--thinktime-blocks must be at least 1"));
         }
-        if let Some(i) = iotime {
-            crate::config::check_length("--thinktime-iotime", i)?;
-            if i.is_zero() {
-                return Err(Error::invalid(
-                    "--thinktime-iotime must be positive (e.g. 9s), or left out",
-                ));
-            }
+        if iotime.is_some_and(|i| i.is_zero()) {
+            return Err(Error::invalid(
+                "--thinktime-iotime must be positive (e.g. 9s), or left out",
+            ));
         }
         let us = |d: Duration| d.as_micros() as u64;
         Ok(Some(ThinkTime {

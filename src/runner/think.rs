@@ -67,8 +67,9 @@ impl Thinker {
     }
 
     /// The run began at `t0`: the I/O time of `thinktime_iotime` counts from there.
-    pub(super) fn begin(&mut self, t0: Tick) {
+    pub(super) fn begin(mut self, t0: Tick) -> Thinker {
         self.since = t0;
+        self
     }
 
     /// `n` I/Os completed at `now`.

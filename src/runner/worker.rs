@@ -119,9 +119,8 @@ fn worker_loop(
 ) -> Result<WorkerOut> {
     let cfg = g.cfg;
     let bpr = cfg.blocks_per_request;
-    let bs = cfg.bs as u32;
     // Think time's sleep granularity is measured before the start, never in the window.
-    let mut think = cfg.thinktime.map(Thinker::new);
+    let think = cfg.thinktime.map(Thinker::new);
     let (mut engine, t0) = start(sh, g, idx, handle, open, stage)?;
     let ramp_end = t0.plus(cfg.ramp);
     let end = ramp_end.plus(cfg.runtime);
@@ -145,9 +144,7 @@ fn worker_loop(
     let mut schedule = cfg
         .rate
         .map(|rate| Schedule::new(rate, cfg.threads, cfg.seed ^ idx as u64, t0));
-    if let Some(th) = &mut think {
-        th.begin(t0);
-    }
+    let mut think = think.map(|th| th.begin(t0));
 
     loop {
         let stop = sh.stop.load(Ordering::Relaxed) || g.stop.load(Ordering::Relaxed);
@@ -180,22 +177,12 @@ fn worker_loop(
         q.fresh = None;
         tl.record();
         if req.inflight == 0 {
-            // A pause due waits for the queue to empty (fio's quiesce), then is taken.
-            if holding
-                && !stop
-                && let Some(th) = &mut think
-            {
-                th.pause((ramp_end, end), &|| {
-                    sh.stop.load(Ordering::Relaxed) || g.stop.load(Ordering::Relaxed)
-                });
-                now = Tick::now();
-                // A fixed amount's last pause counts in its window, as in fio's runtime.
-                if req.budget == Some(0) && last_done.is_some() {
-                    last_done = Some(now.min(end));
-                }
-                continue;
+            let spent = req.budget == Some(0);
+            match think.as_mut().filter(|_| holding && !stop) {
+                Some(th) => now = pause(th, sh, g, (ramp_end, end), spent, &mut last_done),
+                None => break,
             }
-            break;
+            continue;
         }
         if let Err(e) = q.reap(engine.as_mut(), wait_for, &mut comps) {
             if !sh.aborted.load(Ordering::SeqCst) {
@@ -204,7 +191,7 @@ fn worker_loop(
             // The runner gave up waiting (past the grace period after the end, or interrupted):
             // the reads still in flight failed with its reason.
             now = Tick::now();
-            abandon(&mut req, &mut out.errors, bs as u64, &e.to_string(), now);
+            abandon(&mut req, &mut out.errors, cfg.bs, &e.to_string(), now);
             break;
         }
         now = Tick::now();
@@ -228,14 +215,8 @@ fn worker_loop(
             in_window,
         );
         succeeded |= reaped.succeeded;
-        if reaped.finished > 0 {
-            req.depth.finished(now, reaped.finished);
-            if in_window {
-                last_done = Some(now);
-            }
-        }
-        if let Some(every) = cfg.sample_bytes {
-            sample(&mut out.samples, &tl, every, now.ns_since(ramp_end));
+        if reaped.finished > 0 && in_window {
+            last_done = Some(now);
         }
         tl.pending_at = now;
         if !q.reuse {
@@ -252,6 +233,27 @@ fn worker_loop(
     }
     out.think = think.map(|t| t.stats);
     Ok(finish(out, &mut tl, req, schedule, (now, end), last_done))
+}
+
+/// A pause due, the queue empty (fio's quiesce): taken (cut short if the run is told to stop);
+/// when it ended. A fixed amount's last pause (`spent`: nothing more to read) counts in its
+/// window, as fio's runtime counts it: the window's end moves past it.
+fn pause(
+    th: &mut Thinker,
+    sh: &Shared,
+    g: &Group,
+    (ramp_end, end): (Tick, Tick),
+    spent: bool,
+    last_done: &mut Option<Tick>,
+) -> Tick {
+    th.pause((ramp_end, end), &|| {
+        sh.stop.load(Ordering::Relaxed) || g.stop.load(Ordering::Relaxed)
+    });
+    let now = Tick::now();
+    if spent && last_done.is_some() {
+        *last_done = Some(now.min(end));
+    }
+    now
 }
 
 /// The worker's output once its loop ended at `now` (the run's planned end `end`): the last
@@ -435,8 +437,9 @@ struct Reaped {
 }
 
 /// Account for one reap's completions, seen at `now` (one clock read): errors, short reads, verification and
-/// service times per block; each request whose blocks all completed frees its slot, and its
-/// latency (inside the window) waits in `tl.pending`.
+/// service times per block; each request whose blocks all completed frees its slot (and leaves
+/// the depth), and its latency (inside the window) waits in `tl.pending` (and in the samples
+/// of `--sample-every`).
 #[inline]
 fn account(
     comps: &[Completion],
@@ -512,6 +515,12 @@ fn account(
                 size: req.size_of[r],
             });
         }
+    }
+    if finished > 0 {
+        req.depth.finished(now, finished);
+    }
+    if let Some(every) = cfg.sample_bytes {
+        sample(&mut out.samples, tl, every, now.ns_since(tl.ramp_end));
     }
     Reaped {
         finished,

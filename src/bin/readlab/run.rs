@@ -3,7 +3,7 @@
 //! `--profile P --check`, hold the result against the profile's and exit 3 on a regression. Exit 1
 //! if a run (or any of its targets) failed.
 
-use crate::args::{OutputArg, count, duration, fraction, size};
+use crate::args::{OutputArg, REPLAYS, count, duration, fraction, size};
 use crate::engine_flags::{EngineFlags, Scope};
 use crate::fio_flags::{FioNoops, bssplit, distribution, rw_word, switch, verify_switch};
 use crate::progress::{Progress, print_warnings};
@@ -231,11 +231,6 @@ pub struct RunArgs {
     #[command(flatten)]
     pub fio_noops: FioNoops,
 }
-
-/// The flags that say what to replay, the whole workload: beside either, a flag of the workload
-/// (each engine option, and each flag declared `conflicts_with_all = REPLAYS`) is refused rather
-/// than silently overridden or ignored.
-pub const REPLAYS: &[&str] = &["profile", "job"];
 
 /// Every engine's options are flags of `run`, refused beside `--profile` and `--job`.
 #[derive(Debug)]
