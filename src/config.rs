@@ -78,6 +78,16 @@ pub struct RunConfig {
     /// the upper bound.
     #[serde(default)]
     pub io_limit: Option<u64>,
+    /// fio's `loops`: the run reads a fixed amount, each thread its pass (`io_limit`, else its
+    /// part of the range: its stripe sequentially, the range's size at random) this many times,
+    /// then ends (the runtime is then the upper bound). Absent: the run is not multiplied (and
+    /// ends at the runtime unless `io_limit` ends it first).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loops: Option<u64>,
+    /// fio's `thinktime`: pauses between a worker's I/Os ([`crate::think::ThinkTime`]). Absent:
+    /// none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thinktime: Option<crate::think::ThinkTime>,
     /// Also sample throughput every this many bytes of the target read (a scan's bandwidth
     /// against offset, however fast or slow each second was); meant for one thread reading in
     /// order. Absent from results that did not ask for it.
@@ -201,6 +211,8 @@ impl RunConfig {
             fadvise: None,
             blocks_per_request: 1,
             io_limit: None,
+            loops: None,
+            thinktime: None,
             sample_bytes: None,
             stop_when_stable: None,
             rate: None,
@@ -300,6 +312,31 @@ impl RunConfig {
                 self.random_distribution
             )
         })
+    }
+
+    /// The one rule for think time and loops beside the rest of a run: a pause stops a closed
+    /// loop, while `--rate`'s open loop counts each read's latency from its due time, so a pause
+    /// would count as latency; and loops of at least one. The problem in words, for the command
+    /// line and job files alike.
+    pub fn think_problem(&self) -> Option<String> {
+        if self.loops == Some(0) {
+            return Some("--loops must be at least 1".into());
+        }
+        let iotime = |t: crate::think::ThinkTime| {
+            let d = Duration::from_micros(t.iotime_us.unwrap_or(0));
+            check_length("--thinktime-iotime", d)
+        };
+        if let Some(Err(e)) = self.thinktime.map(|t| t.check().and_then(|_| iotime(t))) {
+            return Some(e.to_string());
+        }
+        (self.thinktime.is_some() && self.rate.is_some()).then(|| {
+            "--thinktime pauses a closed loop; --rate's open loop counts latency from each request's due time, so a pause would count as latency: give one or the other".into()
+        })
+    }
+
+    /// Whether the run reads a fixed amount (`--io-limit`, `--loops`) and ends once read.
+    pub fn reads_fixed_amount(&self) -> bool {
+        self.io_limit.is_some() || self.loops.is_some()
     }
 
     /// The workload's access in words, the one name runs are grouped and compared under:
@@ -463,6 +500,9 @@ impl RunConfig {
                 "--io-limit {n} B is less than one block ({} B), so nothing would be read; use at least --bs",
                 self.bs
             )));
+        }
+        if let Some(problem) = self.think_problem() {
+            return Err(Error::invalid(problem));
         }
         if let Some(r) = &self.rate {
             check_rate(r.iops)?;

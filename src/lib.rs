@@ -59,6 +59,7 @@ pub mod study;
 pub mod table;
 pub mod targets;
 pub mod terminal;
+pub mod think;
 pub mod tune;
 pub mod units;
 pub mod verdict;

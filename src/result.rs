@@ -16,7 +16,7 @@ pub const SCHEMA: &str = "readlab.run/1";
 pub use crate::error::IoErrorRecord;
 pub use run::{
     EndedBy, ErrorSummary, OpenLoopSummary, Precision, RaceRecord, RoundFigures, RunResult,
-    RunnerCost, SizeFigures, TimerInfo, VerifySummary,
+    RunnerCost, SizeFigures, ThinkSummary, TimerInfo, VerifySummary,
 };
 
 impl OpenLoopSummary {
@@ -46,6 +46,19 @@ impl OpenLoopSummary {
                 grouped(self.final_backlog)
             )
         })
+    }
+}
+
+impl ThinkSummary {
+    /// The pause asked and the pauses as measured, as the report says them: `2.00ms every 4
+    /// I/Os, all spinning: 25 pauses, 2.06ms each on average`.
+    pub fn words(&self) -> String {
+        format!(
+            "{}: {} pauses, {} each on average",
+            self.asked.words(),
+            grouped(self.pauses as f64),
+            crate::units::format_ns(self.mean_pause_us * 1e3, crate::units::Style::Table)
+        )
     }
 }
 

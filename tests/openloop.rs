@@ -1,4 +1,5 @@
-//! End-to-end: open-loop mode (`--rate`) and stop-on-stability on real files.
+//! End-to-end: open-loop mode (`--rate`), think time (`--thinktime`) and stop-on-stability on
+//! real files.
 //!
 //! The runs whose timing is asserted go one at a time (`one_at_a_time`): the stability test keeps
 //! a core busy with the null engine for seconds, and on two cores the open-loop latency comparison
@@ -225,5 +226,64 @@ fn a_queue_engine_in_the_open_loop_sees_completions_between_due_times() {
             p50 < 2_500_000.0,
             "{engine}: median latency {p50} ns at 200 IOPS: completions wait for the next due request"
         );
+    }
+}
+
+/// `--thinktime 2ms --thinktime-blocks 4` over a fixed number of reads (`--io-limit`): one pause
+/// per 4 reads, counted, not timed; the pauses are in the window and in no read's latency (the
+/// latencies and the pauses add up to no more than the window: a pause counted in a latency
+/// would be counted twice); all spinning, they are CPU the run reports. Beside `--rate`, refused.
+#[test]
+fn think_time_pauses_every_n_reads_outside_latency_and_its_spin_is_cpu() {
+    let d = disk_dir();
+    let f = prepare(d.path(), "f", "16M");
+    let f = f.to_str().unwrap();
+    let r = result(&[
+        "run",
+        "--thinktime",
+        "2ms",
+        "--thinktime-blocks",
+        "4",
+        "--thinktime-spin",
+        "2ms",
+        "--io-limit",
+        "1600k",
+        "--output",
+        "json",
+        "-q",
+        f,
+    ]);
+    assert_eq!(r["ios"], 400);
+    let t = &r["think"];
+    assert_eq!(t["pauses"], 100, "{t:#}");
+    let pause_ns = t["mean_pause_us"].as_f64().unwrap() * 1e3;
+    assert!(pause_ns >= 2e6, "{t:#}");
+    let pauses_ns = 100.0 * pause_ns;
+    let reads_ns = r["latency"]["mean_ns"].as_f64().unwrap() * 400.0;
+    let window_ns = r["seconds"].as_f64().unwrap() * 1e9;
+    assert!(
+        reads_ns + pauses_ns <= window_ns * 1.001,
+        "reads {reads_ns} ns + pauses {pauses_ns} ns in a window of {window_ns} ns"
+    );
+    // 200 ms of spinning: the process's CPU (from /proc) holds most of it, however loaded the
+    // machine (a sleeping pause would leave it near nothing).
+    let cpu = r["cpu"]["app"]["total_s"].as_f64().unwrap();
+    assert!(cpu >= 0.06, "CPU {cpu} s for 0.2 s of spinning");
+    assert_eq!(t["spun_s"].as_f64().unwrap(), 0.2);
+
+    for (args, want) in [
+        (
+            &["--thinktime", "1ms", "--rate", "100"][..],
+            "give one or the other",
+        ),
+        (&["--thinktime-blocks", "4"][..], "add --thinktime"),
+        (
+            &["--thinktime", "1ms", "--thinktime-spin", "2ms"][..],
+            "at most the pause",
+        ),
+    ] {
+        let o = run(&[&["run", "--runtime", "100ms", f][..], args].concat());
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains(want), "{args:?}: {}", stderr(&o));
     }
 }

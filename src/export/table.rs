@@ -329,6 +329,9 @@ fn shape_lines(s: &mut String, d: &Document) {
             crate::units::grouped(o.final_backlog.round().max(0.0) as u64)
         );
     }
+    if let Some(t) = &r.think {
+        let _ = writeln!(s, "  think    {}", t.words());
+    }
     if let Some(depth) = r.achieved_depth {
         let _ = writeln!(
             s,

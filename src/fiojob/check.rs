@@ -35,6 +35,35 @@ pub(super) fn settle(s: &mut Section, notes: &mut Vec<Note>) {
     }
 }
 
+/// A section's think time and loops once all of it is read: the pauses from their parts, loops
+/// moot beside `time_based` (the runtime ends the job, as in fio: a note); the problem's text.
+pub(super) fn think(s: &mut Section, notes: &mut Vec<Note>) -> Result<(), String> {
+    let t = &s.think;
+    s.cfg.thinktime = crate::think::ThinkTime::from_parts(t.think, t.spin, t.blocks, t.iotime)
+        .map_err(|e| fio_words(&e.to_string()))?;
+    if let Some(n) = s.loops.take() {
+        if s.time_based {
+            add_note(
+                notes,
+                "loops",
+                format!("loops={n} beside time_based: the runtime ends the job, as in fio"),
+            );
+        } else {
+            s.cfg.loops = Some(n);
+        }
+    }
+    s.cfg.think_problem().map_or(Ok(()), |p| Err(fio_words(&p)))
+}
+
+/// A rule's text, given in readlab's flags, in a job file's words.
+fn fio_words(text: &str) -> String {
+    text.replace("--thinktime-", "thinktime_")
+        .replace("--thinktime", "thinktime")
+        .replace("--loops", "loops")
+        .replace("--rate", "rate_iops")
+        .replace(" TIME", "=TIME")
+}
+
 /// Check the section whose `[name]` is on `line`, adding its problems (on the line of the option
 /// at fault, else the header's); its target is set when it named one.
 pub(super) fn section(s: &mut Section, line: usize) {

@@ -116,6 +116,33 @@ mod tests {
     }
 
     #[test]
+    fn think_time_and_loops_are_read_in_fios_units_and_refused_where_readlab_cannot() {
+        let f = parse(
+            "[global]\nfilename=/x\n[a]\nthinktime=250\nthinktime_spin=50\nthinktime_blocks=4\nthinktime_blocks_type=complete\nloops=2\n[b]\nthinktime_iotime=9\nthinktime=1ms\n",
+            &default(),
+        )
+        .unwrap();
+        let (a, b) = (&f.jobs[0].config, &f.jobs[1].config);
+        let t = a.thinktime.unwrap();
+        assert_eq!((t.think_us, t.spin_us, t.blocks), (250, 50, Some(4)));
+        assert_eq!(a.loops, Some(2));
+        let t = b.thinktime.unwrap();
+        assert_eq!(
+            (t.think_us, t.blocks, t.iotime_us),
+            (1000, None, Some(9_000_000))
+        );
+        let p = parse(
+            "[a]\nfilename=/x\nthinktime_blocks_type=issue\n[b]\nfilename=/x\nrate_iops=100\nthinktime=10\n[c]\nfilename=/x\nthinktime_spin=10\n",
+            &default(),
+        )
+        .unwrap_err();
+        assert_eq!(lines_of(&p), vec![3, 7, 10], "{p:?}");
+        assert!(p[0].text.contains("completed I/Os"), "{}", p[0]);
+        assert!(p[1].text.contains("one or the other"), "{}", p[1]);
+        assert!(p[2].text.contains("add thinktime=TIME"), "{}", p[2]);
+    }
+
+    #[test]
     fn a_mix_of_sizes_is_read_and_takes_precedence_over_bs() {
         let f = parse(
             "[global]\nbs=8k\n[a]\nfilename=/x\nbssplit=4k/60:64k/40\nbs=16k\n",

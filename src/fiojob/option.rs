@@ -77,6 +77,9 @@ impl<'a> Section<'a> {
             filesize: None,
             rate: None,
             arrivals: None,
+            think: Default::default(),
+            loops: None,
+            time_based: false,
             lines: Lines::default(),
         }
     }
@@ -194,6 +197,16 @@ impl<'a> Section<'a> {
                     v.parse().map_err(|e: crate::error::Error| e.to_string())?;
                 self.lines.distribution = o.line;
             }
+            "thinktime"
+            | "thinktime_spin"
+            | "thinktime_iotime"
+            | "thinktime_blocks"
+            | "thinktime_blocks_type"
+            | "loops" => self.think(key, v, o.line)?,
+            "time_based" => {
+                self.time_based = switch(v)?;
+                self.foreign(key, v, notes)?;
+            }
             "fadvise_hint" => {
                 self.fadvise = Some((v.unwrap_or("1").to_string(), o.line));
             }
@@ -258,6 +271,36 @@ impl<'a> Section<'a> {
         } else {
             self.cfg.ramp = d;
         }
+        Ok(())
+    }
+
+    /// fio's think time (`thinktime=` … µs when bare, `thinktime_iotime=` s) and `loops=`, set
+    /// on `line`.
+    fn think(&mut self, key: &str, v: Option<&str>, line: usize) -> Result<(), String> {
+        let v = need(v).map_err(|_| format!("{key}= needs a value"))?;
+        let time =
+            |seconds| crate::think::fio_time(v, seconds).map_err(|e| format!("{key}={v}: {e}"));
+        let n = || {
+            v.parse::<u64>()
+                .ok()
+                .filter(|&n| n >= 1)
+                .ok_or_else(|| format!("{key}={v}: give a whole number of at least 1"))
+        };
+        let t = &mut self.think;
+        match key {
+            "thinktime" => t.think = Some(time(false)?),
+            "thinktime_spin" => t.spin = Some(time(false)?),
+            "thinktime_iotime" => t.iotime = Some(time(true)?),
+            "thinktime_blocks" => t.blocks = Some(n()?),
+            "thinktime_blocks_type" if v == "complete" => {}
+            "thinktime_blocks_type" => {
+                return Err(format!(
+                    "{key}={v}: readlab counts completed I/Os towards a pause (fio's default, complete); drop it"
+                ));
+            }
+            _ => self.loops = Some(n()?),
+        }
+        self.lines.think = line;
         Ok(())
     }
 

@@ -200,6 +200,14 @@ fn job<'a>(
     s.engine_options(default);
     s.fadvise();
     check::settle(&mut s, notes);
+    if let Err(text) = check::think(&mut s, notes) {
+        let l = if s.lines.think == 0 {
+            line
+        } else {
+            s.lines.think
+        };
+        s.problem(l, text);
+    }
     check::section(&mut s, line);
     if !s.problems.is_empty() {
         return Err(s.problems);

@@ -33,7 +33,22 @@ pub(super) struct Section<'a> {
     pub(super) rate: Option<JobRate>,
     /// `rate_process=`.
     pub(super) arrivals: Option<crate::config::Arrivals>,
+    /// `thinktime=`, `thinktime_spin=`, `thinktime_blocks=`, `thinktime_iotime=`, settled
+    /// together once the section is read.
+    pub(super) think: ThinkParts,
+    /// `loops=`, and `time_based` (with which the runtime ends the job and loops are moot).
+    pub(super) loops: Option<u64>,
+    pub(super) time_based: bool,
     pub(super) lines: Lines,
+}
+
+/// The think-time options of a section as given.
+#[derive(Default)]
+pub(super) struct ThinkParts {
+    pub(super) think: Option<std::time::Duration>,
+    pub(super) spin: Option<std::time::Duration>,
+    pub(super) blocks: Option<u64>,
+    pub(super) iotime: Option<std::time::Duration>,
 }
 
 /// fio's rate of one job (one thread of `numjobs`): I/Os or bytes per second.
@@ -52,4 +67,5 @@ pub(super) struct Lines {
     pub(super) batch: usize,
     pub(super) complete_min: usize,
     pub(super) distribution: usize,
+    pub(super) think: usize,
 }

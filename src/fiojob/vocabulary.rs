@@ -228,7 +228,10 @@ pub const OPTIONS: &[Row] = &[
         ],
         WRITES,
     ),
-    refused(&["loops"], "use readlab run --repeat N to measure N times"),
+    read(
+        &["loops"],
+        "--loops (the range, or io_size, read N times; moot beside time_based, as in fio)",
+    ),
     refused(
         &["rate_cycle"],
         "readlab's open loop is --rate IOPS (all threads together) with --arrivals poisson|fixed",
@@ -261,14 +264,22 @@ pub const OPTIONS: &[Row] = &[
         &["random_generator", "percentage_random"],
         "readlab's random reads are all random, from its own generator; a skew is random_distribution=",
     ),
-    refused(
+    read(
         &[
-            "startdelay",
             "thinktime",
-            "thinktime_blocks",
             "thinktime_spin",
+            "thinktime_blocks",
+            "thinktime_iotime",
         ],
-        "readlab issues without pauses; an open loop is --rate IOPS",
+        "--thinktime, --thinktime-spin, --thinktime-blocks, --thinktime-iotime (after completed I/Os; not beside rate_iops)",
+    ),
+    read(
+        &["thinktime_blocks_type"],
+        "complete (fio's default) only: readlab counts completed I/Os towards a pause",
+    ),
+    refused(
+        &["startdelay"],
+        "readlab starts a job's threads together; run jobs one after another (stonewall)",
     ),
     refused(
         &["exitall", "exitall_on_error", "continue_on_error"],

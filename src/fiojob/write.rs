@@ -61,6 +61,22 @@ pub fn workload_options(cfg: &RunConfig) -> Vec<(&'static str, String)> {
     if !cfg.ramp.is_zero() {
         o.push(("ramp_time", fio_time(cfg.ramp)));
     }
+    if let Some(t) = cfg.thinktime {
+        // fio's units: µs, and seconds for the I/O time.
+        o.push(("thinktime", t.think_us.to_string()));
+        if t.spin_us > 0 {
+            o.push(("thinktime_spin", t.spin_us.to_string()));
+        }
+        if let Some(b) = t.blocks {
+            o.push(("thinktime_blocks", b.to_string()));
+        }
+        if let Some(i) = t.iotime_us {
+            o.push(("thinktime_iotime", format!("{i}us")));
+        }
+    }
+    if let Some(n) = cfg.loops {
+        o.push(("loops", n.to_string()));
+    }
     for d in crate::engine::option::set_in(cfg.engine, &cfg.options) {
         if let (Some(k), Some(n)) = (d.fio, d.get(&cfg.options)) {
             o.push((k, n.to_string()));
@@ -139,7 +155,11 @@ pub fn write(cfg: &RunConfig, name: &str, origin: &str) -> Result<String, Error>
         ));
         return no("an open-loop rate");
     }
-    s.push_str("time_based\nnorandommap\nthread\ngroup_reporting\n");
+    // With loops, the job reads a fixed amount and ends (fio: time_based would make loops moot).
+    if cfg.loops.is_none() {
+        s.push_str("time_based\n");
+    }
+    s.push_str("norandommap\nthread\ngroup_reporting\n");
     if cfg.stop_when_stable.is_some() {
         s.push_str("; readlab stopped once IOPS was stable; this job runs the whole runtime\n");
     }

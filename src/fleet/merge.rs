@@ -90,6 +90,7 @@ pub fn aggregate(members: &[FleetMember]) -> Result<RunResult> {
         engine_features: first.engine_features.clone(),
         completions: None,
         open_loop: None,
+        think: None,
         errors: errors(members),
         verify: verify(&results),
         ended_by: results

@@ -127,6 +127,10 @@ pub struct RunResult {
     pub completions: Option<crate::irq::CompletionInterrupts>,
     /// Open-loop figures (with `--rate`).
     pub open_loop: Option<OpenLoopSummary>,
+    /// With `--thinktime` (fio's `thinktime`): the pause asked and the pauses as measured.
+    /// Absent without think time, and in older results.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub think: Option<ThinkSummary>,
     pub errors: ErrorSummary,
     pub verify: Option<VerifySummary>,
     /// Why the run ended.
@@ -277,7 +281,8 @@ pub enum EndedBy {
     Runtime,
     /// Per-second IOPS settled before the runtime (`--stop-when-stable`).
     Stable,
-    /// Every worker issued its `--io-limit` bytes before the runtime.
+    /// Every worker issued its `--io-limit` bytes (× `--loops`; with `--loops` alone, its part
+    /// of the range that many times) before the runtime.
     IoLimit,
     /// The observer cancelled the run (Ctrl-C); its figures cover only part of the window.
     Interrupted,
@@ -299,6 +304,25 @@ impl std::fmt::Display for EndedBy {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
     }
+}
+
+/// A run's pauses between I/Os (fio's think time): what was asked and what the pauses that began
+/// in the measured window came to, all threads together. A pause is measured by a clock read
+/// before and after it, so its mean says how long the pauses really were (a sleep overshoots by
+/// the system's sleep granularity; readlab, like fio, sleeps short of it and spins the rest).
+/// No read's latency holds any of it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ThinkSummary {
+    /// What was asked ([`crate::think::ThinkTime`]: the pause, its spinning part, every how
+    /// many I/Os or how much I/O time).
+    pub asked: crate::think::ThinkTime,
+    /// Pauses that began in the window.
+    pub pauses: u64,
+    /// Their mean length as measured, µs.
+    pub mean_pause_us: f64,
+    /// Time spent spinning in them, all threads, seconds: CPU the workload asked for, inside the
+    /// run's own CPU figures (not readlab's own cost).
+    pub spun_s: f64,
 }
 
 /// How well an open-loop run kept to its schedule.

@@ -6,11 +6,12 @@
 use super::Ended;
 use super::checks::{self, KEEP_FIRST};
 use super::schedule::OpenLoopStats;
+use super::think::ThinkStats;
 use super::worker::WorkerOut;
 use crate::config::RunConfig;
 use crate::error::Result;
 use crate::result::{
-    ErrorSummary, OpenLoopSummary, RunResult, SizeFigures, TimerInfo, VerifySummary,
+    ErrorSummary, OpenLoopSummary, RunResult, SizeFigures, ThinkSummary, TimerInfo, VerifySummary,
 };
 use crate::stats::{self, Recorder, TimelinePoint};
 use std::collections::BTreeMap;
@@ -93,6 +94,7 @@ pub(super) fn result(
         depth_area,
         stretches,
         by_size,
+        think,
     } = Merged::of(outs)?;
     let mut lat = Recorder::default();
     let bpr = cfg.blocks_per_request as u64;
@@ -158,6 +160,7 @@ pub(super) fn result(
         engine_features: features,
         completions: None,
         open_loop,
+        think: think_summary(cfg, think),
         errors,
         verify: cfg.verify.then_some(verify),
         ended_by,
@@ -203,6 +206,7 @@ struct Merged {
     depth_area: f64,
     stretches: BTreeMap<u64, (u64, u64)>,
     by_size: Vec<Recorder>,
+    think: ThinkStats,
 }
 
 impl Merged {
@@ -221,6 +225,7 @@ impl Merged {
             depth_area,
             stretches,
             by_size,
+            think,
         } = &mut m;
         for o in outs {
             let o = o?;
@@ -236,6 +241,11 @@ impl Merged {
             }
             if let Some(ol) = &o.open_loop {
                 open.get_or_insert_with(OpenLoopTotals::default).add(ol);
+            }
+            if let Some(t) = &o.think {
+                think.pauses += t.pauses;
+                think.paused_ns += t.paused_ns;
+                think.spun_ns += t.spun_ns;
             }
             *clock_reads += o.clock_reads;
             *depth_area += o.depth_area;
@@ -257,6 +267,16 @@ impl Merged {
         verify.first.truncate(KEEP_FIRST);
         Ok(m)
     }
+}
+
+/// The pauses of a run with think time, all workers together.
+fn think_summary(cfg: &RunConfig, t: ThinkStats) -> Option<ThinkSummary> {
+    Some(ThinkSummary {
+        asked: cfg.thinktime?,
+        pauses: t.pauses,
+        mean_pause_us: t.paused_ns as f64 / t.pauses.max(1) as f64 / 1e3,
+        spun_s: t.spun_ns as f64 / 1e9,
+    })
 }
 
 /// The run's timeline, a point per second of the `window` (the last one as long as the window

@@ -5,6 +5,7 @@
 //!   every-read-failed rule, warnings, the first errors kept in full).
 //! - `worker`: one worker thread's loop: queue, submit, reap, time and verify every completion.
 //! - `schedule`: the open-loop schedule of `--rate`: when requests fall due, how late they went out.
+//! - `think`: the pauses of `--thinktime` between a worker's I/Os, measured apart from latency.
 //! - `watch`: the runner's own thread while the workers run: ticks, CPU snapshots and the stop
 //!   conditions that decide [`EndedBy`].
 //! - `windows`: the measured window in 100 ms windows the watch samples, and the run's
@@ -31,6 +32,7 @@ mod schedule;
 mod selfcost;
 mod shared;
 mod targets;
+mod think;
 mod watch;
 mod windows;
 mod worker;

@@ -100,6 +100,17 @@ fn mean_request(cfg: &RunConfig, request_bytes: u64) -> u64 {
     (bytes / 100).max(1)
 }
 
+/// The requests one worker may start (none: no limit): `--io-limit` bytes, or with `--loops N`
+/// N passes of its part of the range (`blocks` blocks: its stripe, or the whole range at random),
+/// or N times `--io-limit` — fio's `io_size` (else `size`) × `loops`.
+fn budget(cfg: &RunConfig, request_bytes: u64, blocks: u64) -> Option<u64> {
+    let pass = cfg
+        .io_limit
+        .or_else(|| cfg.loops.map(|_| blocks * cfg.bs))?;
+    let bytes = pass.saturating_mul(cfg.loops.unwrap_or(1));
+    Some(bytes.div_ceil(mean_request(cfg, request_bytes)))
+}
+
 /// The request slots of one worker: `depth` logical requests, each of `bpr` blocks; block `b` of
 /// request `r` reads into slot (token) `r * bpr + b`.
 pub(super) struct Requests {
@@ -141,6 +152,7 @@ impl Requests {
         let request_bytes = cfg.bs * bpr as u64;
         let size_seed =
             cfg.seed ^ 0x5bd1_e995 ^ (worker as u64).wrapping_mul(0x2545_f491_4f6c_dd1d);
+        let offsets = Offsets::new(cfg, range, worker, sampler);
         Requests {
             bpr,
             bs: cfg.bs as u32,
@@ -148,12 +160,10 @@ impl Requests {
             size_rng: Xoshiro256PlusPlus::seed_from_u64(size_seed),
             size_of: vec![0; depth],
             len: vec![cfg.bs as u32; depth * bpr],
-            offsets: Offsets::new(cfg, range, worker, sampler),
             free: (0..depth as u32).rev().collect(),
             inflight: 0,
-            budget: cfg
-                .io_limit
-                .map(|b| b.div_ceil(mean_request(cfg, request_bytes))),
+            budget: budget(cfg, request_bytes, offsets.blocks),
+            offsets,
             issued: vec![t0; depth],
             remaining: vec![0; depth],
             failed: vec![false; depth],

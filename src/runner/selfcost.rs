@@ -151,6 +151,9 @@ fn null_config(cfg: &RunConfig, size: u64) -> Result<(RunConfig, Range)> {
         verify: false,
         fadvise: None,
         io_limit: None,
+        loops: None,
+        // readlab's loop without the pauses asked: a spin's CPU is the workload's, not readlab's.
+        thinktime: None,
         stop_when_stable: None,
         ..cfg.clone()
     };

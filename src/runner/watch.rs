@@ -311,7 +311,7 @@ impl Watched {
             EndedBy::Interrupted
         } else if self.stable {
             EndedBy::Stable
-        } else if cfg.io_limit.is_some() && self.stopped_at < self.end {
+        } else if cfg.reads_fixed_amount() && self.stopped_at < self.end {
             EndedBy::IoLimit
         } else {
             EndedBy::Runtime

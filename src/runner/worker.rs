@@ -5,6 +5,7 @@
 use super::checks::{self, record_error, record_mismatch};
 use super::requests::Requests;
 use super::schedule::{OpenLoopStats, Schedule};
+use super::think::{ThinkStats, Thinker};
 use super::{EngineFactory, Group, Shared};
 use crate::buffer::BufferPool;
 use crate::clock::Tick;
@@ -27,6 +28,8 @@ pub(super) struct WorkerOut {
     pub(super) handoff: Recorder,
     pub(super) features: Vec<String>,
     pub(super) open_loop: Option<OpenLoopStats>,
+    /// With `--thinktime`: the pauses that began in the measured window.
+    pub(super) think: Option<ThinkStats>,
     /// Clock reads and completed block I/Os over the whole run, for the timer-cost figure.
     pub(super) clock_reads: u64,
     pub(super) ios_all: u64,
@@ -116,7 +119,8 @@ fn worker_loop(
 ) -> Result<WorkerOut> {
     let cfg = g.cfg;
     let bpr = cfg.blocks_per_request;
-    let bs = cfg.bs as u32;
+    // Think time's sleep granularity is measured before the start, never in the window.
+    let think = cfg.thinktime.map(Thinker::new);
     let (mut engine, t0) = start(sh, g, idx, handle, open, stage)?;
     let ramp_end = t0.plus(cfg.ramp);
     let end = ramp_end.plus(cfg.runtime);
@@ -140,6 +144,7 @@ fn worker_loop(
     let mut schedule = cfg
         .rate
         .map(|rate| Schedule::new(rate, cfg.threads, cfg.seed ^ idx as u64, t0));
+    let mut think = think.map(|th| th.begin(t0));
 
     loop {
         let stop = sh.stop.load(Ordering::Relaxed) || g.stop.load(Ordering::Relaxed);
@@ -149,7 +154,8 @@ fn worker_loop(
             stopping = true;
         }
         let mut wait_for = cfg.complete_min.min(req.inflight);
-        match (&mut schedule, stopping) {
+        let holding = think.as_ref().is_some_and(Thinker::holds);
+        match (&mut schedule, stopping || holding) {
             (_, true) => {}
             (None, false) => {
                 q.refill(&mut req, engine.as_mut(), &mut out)?;
@@ -171,7 +177,12 @@ fn worker_loop(
         q.fresh = None;
         tl.record();
         if req.inflight == 0 {
-            break;
+            let spent = req.budget == Some(0);
+            match think.as_mut().filter(|_| holding && !stop) {
+                Some(th) => now = pause(th, sh, g, (ramp_end, end), spent, &mut last_done),
+                None => break,
+            }
+            continue;
         }
         if let Err(e) = q.reap(engine.as_mut(), wait_for, &mut comps) {
             if !sh.aborted.load(Ordering::SeqCst) {
@@ -180,7 +191,7 @@ fn worker_loop(
             // The runner gave up waiting (past the grace period after the end, or interrupted):
             // the reads still in flight failed with its reason.
             now = Tick::now();
-            abandon(&mut req, &mut out.errors, bs as u64, &e.to_string(), now);
+            abandon(&mut req, &mut out.errors, cfg.bs, &e.to_string(), now);
             break;
         }
         now = Tick::now();
@@ -190,6 +201,9 @@ fn worker_loop(
         // One writer per counter: a plain store, not a locked read-modify-write.
         completed += comps.len() as u64;
         counter.store(completed, Ordering::Relaxed);
+        if let Some(th) = &mut think {
+            th.completed(comps.len() as u64, now);
+        }
         let in_window = now >= ramp_end && now <= end;
         let reaped = account(
             &comps,
@@ -201,14 +215,8 @@ fn worker_loop(
             in_window,
         );
         succeeded |= reaped.succeeded;
-        if reaped.finished > 0 {
-            req.depth.finished(now, reaped.finished);
-            if in_window {
-                last_done = Some(now);
-            }
-        }
-        if let Some(every) = cfg.sample_bytes {
-            sample(&mut out.samples, &tl, every, now.ns_since(ramp_end));
+        if reaped.finished > 0 && in_window {
+            last_done = Some(now);
         }
         tl.pending_at = now;
         if !q.reuse {
@@ -223,7 +231,29 @@ fn worker_loop(
             return Err(e);
         }
     }
+    out.think = think.map(|t| t.stats);
     Ok(finish(out, &mut tl, req, schedule, (now, end), last_done))
+}
+
+/// A pause due, the queue empty (fio's quiesce): taken (cut short if the run is told to stop);
+/// when it ended. A fixed amount's last pause (`spent`: nothing more to read) counts in its
+/// window, as fio's runtime counts it: the window's end moves past it.
+fn pause(
+    th: &mut Thinker,
+    sh: &Shared,
+    g: &Group,
+    (ramp_end, end): (Tick, Tick),
+    spent: bool,
+    last_done: &mut Option<Tick>,
+) -> Tick {
+    th.pause((ramp_end, end), &|| {
+        sh.stop.load(Ordering::Relaxed) || g.stop.load(Ordering::Relaxed)
+    });
+    let now = Tick::now();
+    if spent && last_done.is_some() {
+        *last_done = Some(now.min(end));
+    }
+    now
 }
 
 /// The worker's output once its loop ended at `now` (the run's planned end `end`): the last
@@ -407,8 +437,9 @@ struct Reaped {
 }
 
 /// Account for one reap's completions, seen at `now` (one clock read): errors, short reads, verification and
-/// service times per block; each request whose blocks all completed frees its slot, and its
-/// latency (inside the window) waits in `tl.pending`.
+/// service times per block; each request whose blocks all completed frees its slot (and leaves
+/// the depth), and its latency (inside the window) waits in `tl.pending` (and in the samples
+/// of `--sample-every`).
 #[inline]
 fn account(
     comps: &[Completion],
@@ -484,6 +515,12 @@ fn account(
                 size: req.size_of[r],
             });
         }
+    }
+    if finished > 0 {
+        req.depth.finished(now, finished);
+    }
+    if let Some(every) = cfg.sample_bytes {
+        sample(&mut out.samples, tl, every, now.ns_since(tl.ramp_end));
     }
     Reaped {
         finished,

@@ -260,7 +260,7 @@ fn tune_writes_a_job_file_beside_each_profile_that_fio_and_readlab_replay() {
 
 /// The corpus of job files as people write them (tests/fixtures/fio-corpus: logging and clock
 /// options, a synchronous engine given a depth, skewed access, mixed block sizes, a rate, a file
-/// size, one-size ranges): readlab
+/// size, one-size ranges, think time and loops): readlab
 /// runs every job, exit 0, with one note per option it ignored or read its own way (not one per
 /// job); fio runs the same files.
 #[test]
@@ -293,6 +293,7 @@ fn job_files_as_people_write_them_run_with_one_note_per_option() {
             &["time_based", "norandommap", "randrepeat"][..],
         ),
         ("mixed.fio", 2, &["time_based", "norandommap"][..]),
+        ("think.fio", 2, &["time_based"][..]),
         (
             "rate.fio",
             3,
@@ -344,4 +345,75 @@ fn job_files_as_people_write_them_run_with_one_note_per_option() {
             "{name}"
         );
     }
+}
+
+/// fio's think time and loops in a job file: the pauses as asked (one per `thinktime_blocks`
+/// reads, counted, not timed), a size-based `loops=3` reading its range three times and ending
+/// there, and `loops` beside `time_based` moot with a note, as in fio. The job file `run
+/// --write-job` writes says them back in fio's words (no time_based beside loops), and fio takes it.
+#[test]
+fn think_time_and_loops_in_a_job_file_and_back() {
+    let d = disk_dir();
+    let f = prepare(d.path(), "f", "16M");
+    let job = d.path().join("think.fio");
+    let text = format!(
+        "[global]\nfilename={}\nbs=4k\n[think]\nrw=randread\nio_size=160k\nthinktime=1ms\nthinktime_blocks=8\n[scan]\nstonewall\nrw=read\nbs=64k\nsize=2m\nloops=3\n[moot]\nstonewall\nloops=3\ntime_based\nruntime=100ms\n",
+        s(&f)
+    );
+    std::fs::write(&job, text).unwrap();
+    let o = run(&["run", "--job", s(&job), "-q", "--output=json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let docs = json(&o);
+    let (think, scan, moot) = (&docs[0]["result"], &docs[1]["result"], &docs[2]);
+    assert_eq!(think["ios"], 40);
+    assert_eq!(think["think"]["pauses"], 5, "{think:#}");
+    assert_eq!(think["think"]["asked"]["think_us"], 1000);
+    // Three passes over 2 MiB, in 64 KiB reads, and not a read more.
+    assert_eq!(scan["bytes"], 3 * (2 << 20));
+    assert_eq!(scan["ended_by"], "io-limit");
+    assert_eq!(docs[1]["config"]["loops"], 3);
+    assert!(moot["config"].get("loops").is_none(), "{moot:#}");
+    assert!(
+        unwrapped(&stderr(&o)).contains("loops=3 beside time_based: the runtime ends the job"),
+        "{}",
+        stderr(&o)
+    );
+
+    let back = d.path().join("back.fio");
+    let o = run(&[
+        "run",
+        "--thinktime",
+        "2ms",
+        "--thinktime-blocks",
+        "4",
+        "--thinktime-spin",
+        "500us",
+        "--loops",
+        "2",
+        "--size",
+        "1m",
+        "--rw",
+        "read",
+        "--write-job",
+        s(&back),
+        s(&f),
+        "-q",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let written = std::fs::read_to_string(&back).unwrap();
+    for line in [
+        "thinktime=2000\n",
+        "thinktime_spin=500\n",
+        "thinktime_blocks=4\n",
+        "loops=2\n",
+    ] {
+        assert!(written.contains(line), "{line}: {written}");
+    }
+    assert!(!written.contains("time_based"), "{written}");
+    fio_accepts(&back);
+    let o = run(&["run", "--job", s(&back), "-q", "--output=json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r = &json(&o)["result"];
+    assert_eq!(r["bytes"], 2 * (1 << 20));
+    assert_eq!(r["think"]["pauses"], 2 * 256 / 4);
 }

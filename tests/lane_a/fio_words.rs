@@ -213,7 +213,7 @@ fn writing_patterns_and_fio_only_options_are_refused_by_name() {
         ("--ioscheduler=none", "--ioscheduler is fio's"),
         ("--verify=crc32c", "readlab checks every byte"),
         ("--rwmixread=70", "readlab only reads"),
-        ("--loops=3", "--repeat"),
+        ("--startdelay=1", "stonewall"),
         ("--rate_iops=100", "readlab run's is --rate"),
         ("--cpus_allowed=0", "taskset"),
         ("--bsrange=4k-8k", "use `bssplit=`"),

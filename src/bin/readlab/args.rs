@@ -9,6 +9,11 @@ use readlab::error::Error;
 use std::path::PathBuf;
 use std::time::Duration;
 
+/// `readlab run`'s flags that say what to replay, the whole workload: beside either, a flag of
+/// the workload (each engine option, and each flag declared `conflicts_with_all = REPLAYS`) is
+/// refused rather than silently overridden or ignored.
+pub const REPLAYS: &[&str] = &["profile", "job"];
+
 /// A count of at least 1 (threads, queue size, batch, …).
 pub fn count(s: &str) -> Result<usize, String> {
     match s.trim().parse::<i64>() {

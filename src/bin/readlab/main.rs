@@ -71,6 +71,7 @@ mod run_output;
 mod serve;
 mod study;
 mod term;
+mod think_flags;
 mod tune;
 
 use clap::error::ErrorKind;

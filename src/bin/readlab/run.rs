@@ -3,7 +3,7 @@
 //! `--profile P --check`, hold the result against the profile's and exit 3 on a regression. Exit 1
 //! if a run (or any of its targets) failed.
 
-use crate::args::{OutputArg, count, duration, fraction, size};
+use crate::args::{OutputArg, REPLAYS, count, duration, fraction, size};
 use crate::engine_flags::{EngineFlags, Scope};
 use crate::fio_flags::{FioNoops, bssplit, distribution, rw_word, switch, verify_switch};
 use crate::progress::{Progress, print_warnings};
@@ -178,6 +178,8 @@ pub struct RunArgs {
     /// Stability (with --stop-when-stable): never stop before this much was measured [default: 3s].
     #[arg(long, allow_hyphen_values = true, value_parser = duration)]
     pub min_runtime: Option<Duration>,
+    #[command(flatten)]
+    pub think: crate::think_flags::ThinkFlags,
     /// Random blocks per logical request; latency is per request (report §7.2).
     #[arg(long, default_value = "1", allow_hyphen_values = true, value_parser = count, conflicts_with_all = REPLAYS)]
     pub blocks_per_request: usize,
@@ -229,11 +231,6 @@ pub struct RunArgs {
     #[command(flatten)]
     pub fio_noops: FioNoops,
 }
-
-/// The flags that say what to replay, the whole workload: beside either, a flag of the workload
-/// (each engine option, and each flag declared `conflicts_with_all = REPLAYS`) is refused rather
-/// than silently overridden or ignored.
-pub const REPLAYS: &[&str] = &["profile", "job"];
 
 /// Every engine's options are flags of `run`, refused beside `--profile` and `--job`.
 #[derive(Debug)]
@@ -295,6 +292,7 @@ impl RunArgs {
         readlab::config::check_runtime(self.runtime)?;
         self.stop_rule()?;
         self.open_loop()?;
+        self.think.think()?;
         let uring = self
             .engine_options
             .options_for(EngineKind::Uring, self.engine.len() == 1);
@@ -338,6 +336,9 @@ impl RunArgs {
                     }
                 }
             }
+        }
+        if let Some(problem) = out.first().and_then(RunConfig::think_problem) {
+            return Err(Error::InvalidArgument(problem));
         }
         if out.is_empty() {
             return Err(Error::InvalidArgument(
@@ -433,6 +434,9 @@ impl RunArgs {
             }),
             blocks_per_request: self.blocks_per_request,
             io_limit: self.io_limit,
+            loops: self.think.loops.map(|n| n as u64),
+            // Refused before any configuration when the flags do not fit together.
+            thinktime: self.think.think().unwrap_or(None),
             sample_bytes: self.sample_every,
             // Both refused before any configuration when the flags do not fit together.
             stop_when_stable: self.stop_rule().unwrap_or(None),
