@@ -3,6 +3,7 @@
 
 use crate::engine::{EngineKind, EngineOptions};
 use crate::error::{Error, Result};
+use crate::fileset::FileService;
 use crate::source::{Source, Target};
 use crate::stability::StopRule;
 use serde::{Deserialize, Serialize};
@@ -29,6 +30,15 @@ pub enum Fadvise {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RunConfig {
     pub target: PathBuf,
+    /// The job's further files after `target`, read by the same threads (fio's `filename=a:b`):
+    /// each read goes to one of the job's files as `file_service` picks, at an offset within that
+    /// file. Absent when the job reads one file.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<PathBuf>,
+    /// How successive reads pick their file among several (fio's `file_service_type`); absent
+    /// for fio's default, round robin.
+    #[serde(default, skip_serializing_if = "FileService::is_default")]
+    pub file_service: FileService,
     pub engine: EngineKind,
     /// Block size in bytes.
     pub bs: u64,
@@ -182,6 +192,8 @@ impl RunConfig {
     pub fn new(target: impl Into<PathBuf>) -> RunConfig {
         RunConfig {
             target: target.into(),
+            files: Vec::new(),
+            file_service: FileService::Roundrobin,
             engine: EngineKind::Psync,
             bs: 4096,
             rw: Rw::Randread,
@@ -229,6 +241,105 @@ impl RunConfig {
             l.push_str(&format!("T{}", self.threads));
         }
         l
+    }
+
+    /// Every file the job reads: `target`, then `files`.
+    pub fn job_files(&self) -> Vec<&std::path::Path> {
+        std::iter::once(self.target.as_path())
+            .chain(self.files.iter().map(PathBuf::as_path))
+            .collect()
+    }
+
+    /// What the job reads, for people: its one target as it is, or its files in fio's words
+    /// with how many and how a read picks among them (`a:b (2 files, roundrobin)`; beyond three,
+    /// the first and last: `a:…:z (16 files, random)`).
+    pub fn target_words(&self) -> String {
+        if self.files.is_empty() {
+            return self.target.display().to_string();
+        }
+        let all = self.job_files();
+        let n = all.len();
+        let shown = if n <= 3 {
+            crate::fileset::join(&all)
+        } else {
+            format!(
+                "{}:…:{}",
+                crate::fileset::join(&all[..1]),
+                crate::fileset::join(&all[n - 1..])
+            )
+        };
+        format!("{shown} ({n} files, {})", self.file_service.word())
+    }
+
+    /// The configuration of each file of the job as one job of its own reads it (the one rule
+    /// for what part of each file a job over several reads): fio's `size` is the job's total,
+    /// each file's share `size / files`; `offset` is into each file.
+    pub fn per_file(&self) -> Vec<RunConfig> {
+        let n = self.files.len() as u64 + 1;
+        self.job_files()
+            .into_iter()
+            .map(|f| RunConfig {
+                target: f.into(),
+                files: Vec::new(),
+                file_service: FileService::Roundrobin,
+                size: self.size.map(|s| s / n),
+                ..self.clone()
+            })
+            .collect()
+    }
+
+    /// The one rule for several files in one job: what a run of them cannot take, in words.
+    pub fn files_problem(&self) -> Option<String> {
+        if self.files.is_empty() {
+            return (!self.file_service.is_default()).then(|| {
+                format!(
+                    "file_service_type {} picks among a job's files (filename=a:b); this job reads one",
+                    self.file_service.word()
+                )
+            });
+        }
+        if self.files.len() + 1 > crate::fileset::MAX_FILES {
+            return Some(format!(
+                "{} files in one job; readlab reads at most {}",
+                self.files.len() + 1,
+                crate::fileset::MAX_FILES
+            ));
+        }
+        let all = self.job_files();
+        if let Some(f) = (1..all.len()).find_map(|i| all[..i].contains(&all[i]).then_some(all[i])) {
+            return Some(format!(
+                "{} is named twice in one job's files; name each file once",
+                f.display()
+            ));
+        }
+        if self.sample_bytes.is_some() {
+            return Some(
+                "--sample-every follows the offsets of one file; a job over several files cannot take it"
+                    .into(),
+            );
+        }
+        None
+    }
+
+    /// The job-level checks of several files, which the checks of each file's own
+    /// configuration ([`per_file`](RunConfig::per_file)) cannot see: its files, and the engine's
+    /// word on reading that many.
+    pub fn check_files(&self) -> Result<()> {
+        if let Some(p) = self.files_problem() {
+            return Err(Error::invalid(p));
+        }
+        (self.engine.spec().check)(&self.options, &self.workload())
+    }
+
+    /// What of the configuration an engine checks its options against.
+    fn workload(&self) -> crate::engine::Workload {
+        crate::engine::Workload {
+            direct: self.direct,
+            iodepth: self.iodepth,
+            blocks_per_request: self.blocks_per_request,
+            threads: self.threads,
+            files: self.files.len() + 1,
+        }
     }
 
     /// Every check of a configuration, in one place, against the source it will read, before
@@ -285,6 +396,7 @@ impl RunConfig {
         if let Some(problem) = self
             .distribution_problem()
             .or_else(|| self.bssplit_problem())
+            .or_else(|| self.files_problem())
         {
             return Err(Error::invalid(problem));
         }
@@ -438,13 +550,7 @@ impl RunConfig {
                 owner.name()
             )));
         }
-        let workload = crate::engine::Workload {
-            direct: self.direct,
-            iodepth: self.iodepth,
-            blocks_per_request: self.blocks_per_request,
-            threads: self.threads,
-        };
-        (self.engine.spec().check)(&self.options, &workload)?;
+        (self.engine.spec().check)(&self.options, &self.workload())?;
         if let Some(n) = self.sample_bytes
             && n < self.bs
         {

@@ -20,6 +20,7 @@ pub mod estimate;
 pub mod eta;
 pub mod export;
 pub mod failures;
+pub mod fileset;
 pub mod fiojob;
 #[cfg(test)]
 mod fixture;
