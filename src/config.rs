@@ -100,9 +100,9 @@ pub struct RunConfig {
     #[serde(default)]
     pub rate: Option<Rate>,
     pub options: EngineOptions,
-    /// Write the byte offset of each block read (completed in full) to this file, one per line,
-    /// the first [`MAX_LOGGED_OFFSETS`] of the run: for checking the access pattern. Never
-    /// stored in a result.
+    /// Write the byte offset of each block read (completed in full) to this file, one per line
+    /// (a job over several files: its file first), the first [`MAX_LOGGED_OFFSETS`] of the run:
+    /// for checking the access pattern. Never stored in a result.
     #[serde(skip)]
     #[schemars(skip)]
     pub log_offsets: Option<PathBuf>,

@@ -149,8 +149,8 @@ pub struct RunArgs {
     #[arg(long, value_parser = bssplit, conflicts_with = "bs", conflicts_with_all = REPLAYS)]
     pub bssplit: Option<readlab::bssplit::BsSplit>,
     /// Write the byte offset of each block read to this file, one per line (with --bssplit,
-    /// its length after it; at most the first million; one configuration on one target): to
-    /// check the access pattern.
+    /// its length after it; a job over several files, the file before it; at most the first
+    /// million; one configuration on one target): to check the access pattern.
     #[arg(long, value_name = "FILE")]
     pub log_offsets: Option<PathBuf>,
     /// Seed of the random offsets (the same seed reads the same offsets; fio's --randseed).
