@@ -106,7 +106,7 @@ fn a_job_file_readlab_cannot_honour_is_refused_with_every_line_before_anything_r
              rw=randwrite\n\
              verify=crc32c\n\
              [two-files]\n\
-             filename=/a:/b\n\
+             filename=/a::/b\n\
              ioengine=psync\n\
              bsrange=4k-8k\n\
              norandommap\n\
@@ -125,7 +125,7 @@ fn a_job_file_readlab_cannot_honour_is_refused_with_every_line_before_anything_r
     for (line, section, what) in [
         (7, "writes", "readlab only reads"),
         (8, "writes", "verify=crc32c"),
-        (10, "two-files", "names 2 files"),
+        (10, "two-files", "an empty file name"),
         (12, "two-files", "draws sizes at random"),
         (14, "two-files", "I/O scheduler"),
         (15, "two-files", "'frobnicate'"),
