@@ -328,6 +328,9 @@ impl RunConfig {
         if let Some(p) = self.files_problem() {
             return Err(Error::invalid(p));
         }
+        if self.files.is_empty() {
+            return Ok(());
+        }
         (self.engine.spec().check)(&self.options, &self.workload())
     }
 

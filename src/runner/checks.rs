@@ -32,9 +32,7 @@ pub struct Prepared {
 /// Check a configuration against its target (every file of a job over several); nothing is
 /// read yet.
 pub fn prepare_run(cfg: &RunConfig) -> Result<Prepared> {
-    if !cfg.files.is_empty() {
-        cfg.check_files()?;
-    }
+    cfg.check_files()?;
     let mut first = None;
     let mut more = Vec::new();
     for c in cfg.per_file() {
@@ -68,9 +66,7 @@ pub fn prepare_run(cfg: &RunConfig) -> Result<Prepared> {
 pub fn check_all(cfgs: &[RunConfig]) -> Result<()> {
     let mut open: Vec<(std::path::PathBuf, Box<dyn Source>)> = Vec::new();
     for job in cfgs {
-        if !job.files.is_empty() {
-            job.check_files()?;
-        }
+        job.check_files()?;
         for cfg in job.per_file() {
             let i = match open.iter().position(|(p, _)| *p == cfg.target) {
                 Some(i) => i,
