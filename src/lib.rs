@@ -30,6 +30,7 @@ pub mod input;
 pub mod interrupt;
 pub mod interval;
 pub mod irq;
+pub mod jobfiles;
 pub mod label;
 pub mod memory;
 pub mod monitor;
