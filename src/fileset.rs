@@ -125,22 +125,28 @@ pub fn check_exist(files: &[PathBuf]) -> Result<()> {
 #[derive(Debug, Clone)]
 pub struct Chooser {
     service: FileService,
-    /// Blocks of each file one pass reads (sequential service moves on after them).
+    /// Blocks of each file one pass reads.
     pass: Vec<u64>,
+    /// Blocks left of each file's pass: a file read through waits for the others (fio marks it
+    /// done until every file is) when `passes` is on; sequential service moves on after it.
+    left: Vec<u64>,
+    passes: bool,
     current: usize,
-    /// Blocks left of the current file's pass (sequential service).
-    left: u64,
 }
 
 impl Chooser {
     /// A chooser over files whose passes are `pass[f]` blocks each; it starts on the first.
-    pub fn new(service: FileService, pass: Vec<u64>) -> Chooser {
-        let left = pass.first().copied().unwrap_or(0);
+    /// With `passes` (sequential reads: fio's file is done at its end), a file read through is
+    /// left out until every file is, so each pass reads every file once, whatever the service;
+    /// without (random reads, which fio starts again on the same file), only the sequential
+    /// service moves on at a file's pass.
+    pub fn new(service: FileService, pass: Vec<u64>, passes: bool) -> Chooser {
         Chooser {
             service,
+            left: pass.clone(),
             pass,
+            passes,
             current: 0,
-            left,
         }
     }
 
@@ -151,22 +157,43 @@ impl Chooser {
         if n <= 1 {
             return 0;
         }
-        match self.service {
+        let open = |left: &[u64], f: usize| left[f] >= blocks;
+        if self.passes
+            && self.service != FileService::Sequential
+            && !(0..n).any(|f| open(&self.left, f))
+        {
+            self.left.clone_from(&self.pass);
+        }
+        let f = match self.service {
+            FileService::Roundrobin if self.passes => {
+                let f = (0..n)
+                    .map(|i| (self.current + i) % n)
+                    .find(|&f| open(&self.left, f))
+                    .unwrap_or(self.current);
+                self.current = (f + 1) % n;
+                f
+            }
             FileService::Roundrobin => {
                 let f = self.current;
                 self.current = (f + 1) % n;
                 f
             }
+            FileService::Random if self.passes => {
+                let candidates = (0..n).filter(|&f| open(&self.left, f)).count();
+                let k = rng.random_range(0..candidates.max(1));
+                (0..n).filter(|&f| open(&self.left, f)).nth(k).unwrap_or(0)
+            }
             FileService::Random => rng.random_range(0..n),
             FileService::Sequential => {
-                if self.left < blocks {
+                if !open(&self.left, self.current) {
                     self.current = (self.current + 1) % n;
-                    self.left = self.pass[self.current];
+                    self.left[self.current] = self.pass[self.current];
                 }
-                self.left = self.left.saturating_sub(blocks);
                 self.current
             }
-        }
+        };
+        self.left[f] = self.left[f].saturating_sub(blocks);
+        f
     }
 }
 
@@ -177,7 +204,7 @@ mod tests {
 
     fn picks(service: FileService, pass: Vec<u64>, n: usize) -> Vec<usize> {
         let mut rng = rand::rngs::Xoshiro256PlusPlus::seed_from_u64(1);
-        let mut c = Chooser::new(service, pass);
+        let mut c = Chooser::new(service, pass, false);
         (0..n).map(|_| c.next(1, &mut rng)).collect()
     }
 
@@ -198,9 +225,26 @@ mod tests {
         );
         // A read of two blocks that does not fit in what is left of a pass starts the next file.
         let mut rng = rand::rngs::Xoshiro256PlusPlus::seed_from_u64(1);
-        let mut c = Chooser::new(FileService::Sequential, vec![3, 4]);
+        let mut c = Chooser::new(FileService::Sequential, vec![3, 4], false);
         let got: Vec<usize> = (0..4).map(|_| c.next(2, &mut rng)).collect();
         assert_eq!(got, [0, 1, 1, 0]);
+    }
+
+    /// Sequential reads (fio's file done at its end) read each file through once per pass,
+    /// whatever the service: a larger file gets its larger share.
+    #[test]
+    fn with_passes_each_file_is_read_through_once_per_pass() {
+        let mut rng = rand::rngs::Xoshiro256PlusPlus::seed_from_u64(1);
+        let mut c = Chooser::new(FileService::Roundrobin, vec![2, 4], true);
+        let got: Vec<usize> = (0..12).map(|_| c.next(1, &mut rng)).collect();
+        assert_eq!(got, [0, 1, 0, 1, 1, 1, 0, 1, 0, 1, 1, 1]);
+        let mut c = Chooser::new(FileService::Random, vec![100, 300], true);
+        let got: Vec<usize> = (0..4000).map(|_| c.next(1, &mut rng)).collect();
+        assert_eq!(got.iter().filter(|&&f| f == 0).count(), 1000);
+        // Each pass of 400 reads holds 100 of the first file.
+        for pass in got.chunks(400) {
+            assert_eq!(pass.iter().filter(|&&f| f == 0).count(), 100);
+        }
     }
 
     #[test]

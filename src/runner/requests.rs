@@ -156,9 +156,11 @@ impl Requests {
             .iter()
             .map(|(range, sampler)| Offsets::new(cfg, range, worker, sampler))
             .collect();
+        // fio's sequential reads mark a file done at its end (random ones start it again).
         let chooser = crate::fileset::Chooser::new(
             cfg.file_service,
             offsets.iter().map(Offsets::pass).collect(),
+            cfg.rw == Rw::Read,
         );
         Requests {
             bpr,
