@@ -3,6 +3,7 @@
 
 use crate::engine::{EngineKind, EngineOptions};
 use crate::error::{Error, Result};
+use crate::fileset::FileService;
 use crate::source::{Source, Target};
 use crate::stability::StopRule;
 use serde::{Deserialize, Serialize};
@@ -29,6 +30,15 @@ pub enum Fadvise {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RunConfig {
     pub target: PathBuf,
+    /// The job's further files after `target`, read by the same threads (fio's `filename=a:b`):
+    /// each read goes to one of the job's files as `file_service` picks, at an offset within that
+    /// file. Absent when the job reads one file.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<PathBuf>,
+    /// How successive reads pick their file among several (fio's `file_service_type`); absent
+    /// for fio's default, round robin.
+    #[serde(default, skip_serializing_if = "FileService::is_default")]
+    pub file_service: FileService,
     pub engine: EngineKind,
     /// Block size in bytes.
     pub bs: u64,
@@ -100,9 +110,9 @@ pub struct RunConfig {
     #[serde(default)]
     pub rate: Option<Rate>,
     pub options: EngineOptions,
-    /// Write the byte offset of each block read (completed in full) to this file, one per line,
-    /// the first [`MAX_LOGGED_OFFSETS`] of the run: for checking the access pattern. Never
-    /// stored in a result.
+    /// Write the byte offset of each block read (completed in full) to this file, one per line
+    /// (a job over several files: its file first), the first [`MAX_LOGGED_OFFSETS`] of the run:
+    /// for checking the access pattern. Never stored in a result.
     #[serde(skip)]
     #[schemars(skip)]
     pub log_offsets: Option<PathBuf>,
@@ -192,6 +202,8 @@ impl RunConfig {
     pub fn new(target: impl Into<PathBuf>) -> RunConfig {
         RunConfig {
             target: target.into(),
+            files: Vec::new(),
+            file_service: FileService::Roundrobin,
             engine: EngineKind::Psync,
             bs: 4096,
             rw: Rw::Randread,
@@ -241,6 +253,17 @@ impl RunConfig {
             l.push_str(&format!("T{}", self.threads));
         }
         l
+    }
+
+    /// What of the configuration an engine checks its options against.
+    pub(crate) fn workload(&self) -> crate::engine::Workload {
+        crate::engine::Workload {
+            direct: self.direct,
+            iodepth: self.iodepth,
+            blocks_per_request: self.blocks_per_request,
+            threads: self.threads,
+            files: self.files.len() + 1,
+        }
     }
 
     /// Every check of a configuration, in one place, against the source it will read, before
@@ -297,6 +320,7 @@ impl RunConfig {
         if let Some(problem) = self
             .distribution_problem()
             .or_else(|| self.bssplit_problem())
+            .or_else(|| self.files_problem())
         {
             return Err(Error::invalid(problem));
         }
@@ -475,13 +499,7 @@ impl RunConfig {
                 owner.name()
             )));
         }
-        let workload = crate::engine::Workload {
-            direct: self.direct,
-            iodepth: self.iodepth,
-            blocks_per_request: self.blocks_per_request,
-            threads: self.threads,
-        };
-        (self.engine.spec().check)(&self.options, &workload)?;
+        (self.engine.spec().check)(&self.options, &self.workload())?;
         if let Some(n) = self.sample_bytes
             && n < self.bs
         {

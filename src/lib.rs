@@ -20,6 +20,7 @@ pub mod estimate;
 pub mod eta;
 pub mod export;
 pub mod failures;
+pub mod fileset;
 pub mod fiojob;
 #[cfg(test)]
 mod fixture;
@@ -29,6 +30,7 @@ pub mod input;
 pub mod interrupt;
 pub mod interval;
 pub mod irq;
+pub mod jobfiles;
 pub mod label;
 pub mod memory;
 pub mod monitor;

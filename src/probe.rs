@@ -188,7 +188,7 @@ fn probe_read(
                 let mut e = engine::open(
                     kind,
                     EngineSetup {
-                        handle: file.into(),
+                        handles: vec![file.into()],
                         pool: BufferPool::new(1, len),
                         depth: 1,
                         direct,
@@ -198,6 +198,7 @@ fn probe_read(
                 let features = e.features();
                 let started = Instant::now();
                 e.queue(Io {
+                    file: 0,
                     token: 0,
                     offset: 0,
                     len: len as u32,

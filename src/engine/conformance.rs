@@ -6,7 +6,9 @@
 //! read comes back as a completion (never an `Err`, never a hang), `reap` never waits for more than
 //! is in flight, `reap_at_most` hands back no more than asked, and dropping an engine with reads in
 //! flight neither hangs nor frees a buffer under the kernel. A feature this machine cannot give
-//! (IOPOLL without poll queues) must fail each read with its errno, quickly.
+//! (IOPOLL without poll queues) must fail each read with its errno, quickly. Every engine reads
+//! two files (a job's `filename=a:b`), each read from the file its [`Io::file`] names: the two
+//! hold different prepared data, so a read of the other file is caught.
 
 use super::{EngineKind, EngineOptions, EngineSetup, Io, registry};
 use crate::buffer::BufferPool;
@@ -17,14 +19,15 @@ use std::time::Duration;
 
 const BS: usize = data::SECTOR;
 const BLOCKS: u64 = 64;
-const ID: u64 = 0xC0_FFEE;
+/// The prepared data's ids of the two files every engine reads.
+const IDS: [u64; 2] = [0xC0_FFEE, 0xBE_EF];
 
-/// A prepared file of `BLOCKS` sectors.
-fn prepared() -> tempfile::NamedTempFile {
+/// A prepared file of `BLOCKS` sectors, with the data of file id `id`.
+fn prepared(id: u64) -> tempfile::NamedTempFile {
     let dir = std::env::current_dir().unwrap();
     let mut f = tempfile::NamedTempFile::new_in(dir).unwrap();
     let mut buf = vec![0u8; BLOCKS as usize * BS];
-    data::fill(ID, 0, &mut buf);
+    data::fill(id, 0, &mut buf);
     f.write_all(&buf).unwrap();
     f.flush().unwrap();
     f
@@ -42,14 +45,14 @@ fn within<T: Send + 'static>(secs: u64, what: String, f: impl FnOnce() -> T + Se
 }
 
 fn setup(
-    path: &std::path::Path,
+    paths: &[std::path::PathBuf],
     direct: bool,
     depth: usize,
     options: EngineOptions,
 ) -> EngineSetup {
-    let file = crate::source::local::open_read(path, direct).unwrap();
+    let open = |p| crate::source::local::open_read(p, direct).unwrap().into();
     EngineSetup {
-        handle: file.into(),
+        handles: paths.iter().map(|p| open(p)).collect(),
         pool: BufferPool::new(depth, BS),
         depth,
         direct,
@@ -68,7 +71,7 @@ fn check(
     kind: EngineKind,
     options: EngineOptions,
     direct: bool,
-    path: std::path::PathBuf,
+    paths: Vec<std::path::PathBuf>,
 ) -> Outcome {
     let depth = if kind.capabilities().asynchronous {
         8
@@ -76,7 +79,7 @@ fn check(
         1
     };
     let open = kind.spec().open;
-    let mut e = open(setup(&path, direct, depth, options.clone())).expect("engine opens");
+    let mut e = open(setup(&paths, direct, depth, options.clone())).expect("engine opens");
 
     // Nothing in flight: a reap asking for more returns at once.
     let mut out = Vec::new();
@@ -86,14 +89,17 @@ fn check(
         "reap with nothing in flight"
     );
 
-    // Reads land in their own slots with the right bytes, in rounds of `depth`.
-    let offsets: Vec<u64> = (0..3 * depth as u64)
-        .map(|i| (i * 7 % BLOCKS) * BS as u64)
+    // Reads land in their own slots with the right bytes of the right file, in rounds of
+    // `depth`: the files in turn (both in each round of an asynchronous engine, in flight at
+    // once).
+    let offsets: Vec<(u16, u64)> = (0..3 * depth as u64)
+        .map(|i| ((i % 2) as u16, (i * 7 % BLOCKS) * BS as u64))
         .collect();
     let mut failed = None;
     for round in offsets.chunks(depth) {
-        for (t, &off) in round.iter().enumerate() {
+        for (t, &(file, off)) in round.iter().enumerate() {
             e.queue(Io {
+                file,
                 token: t as u32,
                 offset: off,
                 len: BS as u32,
@@ -114,7 +120,7 @@ fn check(
         }
         got.sort_by_key(|c| c.token);
         for c in &got {
-            let off = round[c.token as usize];
+            let (file, off) = round[c.token as usize];
             if c.res < 0 {
                 failed.get_or_insert((-c.res) as i32);
                 continue;
@@ -122,8 +128,8 @@ fn check(
             assert_eq!(c.res, BS as i64, "token {} at {off}", c.token);
             let buf = e.buffer(c.token, BS);
             assert!(
-                data::verify(ID, off, buf).is_none(),
-                "token {} holds the bytes of {off}",
+                data::verify(IDS[file as usize], off, buf).is_none(),
+                "token {} holds the bytes of {off} of file {file}",
                 c.token
             );
         }
@@ -134,6 +140,7 @@ fn check(
 
     // A read past the end is a completion (0 bytes), not an error of the engine.
     e.queue(Io {
+        file: 1,
         token: 0,
         offset: BLOCKS * BS as u64,
         len: BS as u32,
@@ -154,6 +161,7 @@ fn check(
     // Dropped with reads in flight: waits for them or cancels them, never hangs.
     for t in 0..depth as u32 {
         e.queue(Io {
+            file: 0,
             token: t,
             offset: t as u64 * BS as u64,
             len: BS as u32,
@@ -173,7 +181,7 @@ fn expected_unsupported(flags: &str) -> Option<i32> {
 
 #[test]
 fn every_registered_engine_conforms() {
-    let f = prepared();
+    let files = [prepared(IDS[0]), prepared(IDS[1])];
     let mut ran = Vec::new();
     for spec in registry() {
         if !spec.capabilities.does_io {
@@ -186,9 +194,11 @@ fn every_registered_engine_conforms() {
                     continue; // refused up front by RunConfig::check
                 }
                 let what = format!("{} {flags} direct={direct}", spec.name);
-                let path = f.path().to_path_buf();
+                let paths = files.iter().map(|f| f.path().to_path_buf()).collect();
                 let options = options.clone();
-                let outcome = within(30, what.clone(), move || check(kind, options, direct, path));
+                let outcome = within(30, what.clone(), move || {
+                    check(kind, options, direct, paths)
+                });
                 match (outcome, expected_unsupported(flags)) {
                     (Outcome::Conforms, None) => {}
                     (Outcome::Unsupported(e), Some(want)) => {

@@ -130,7 +130,7 @@ struct Pending {
 }
 
 pub struct Fake {
-    file: Arc<File>,
+    files: Vec<Arc<File>>,
     pool: BufferPool,
     script: Script,
     seq: u64,
@@ -141,7 +141,7 @@ pub struct Fake {
 impl Fake {
     pub fn new(setup: EngineSetup, script: Script) -> Result<Fake> {
         Ok(Fake {
-            file: setup.handle.file()?,
+            files: setup.files()?,
             queued: Vec::with_capacity(setup.depth),
             pending: Vec::with_capacity(setup.depth),
             pool: setup.pool,
@@ -170,7 +170,7 @@ impl Engine for Fake {
             let buf = self.pool.slot_mut(io.token as usize, len);
             let res = match plan.errno {
                 Some(e) => -(e as i64),
-                None => match self.file.read_at(buf, io.offset) {
+                None => match self.files[io.file as usize].read_at(buf, io.offset) {
                     Ok(got) => {
                         if let Some(at) = plan.corrupt.filter(|&at| at < got) {
                             buf[at] ^= 0xff;
@@ -232,7 +232,7 @@ mod tests {
 
     fn fake(file: &tempfile::NamedTempFile, depth: usize, script: Script) -> Fake {
         let setup = EngineSetup {
-            handle: Arc::new(file.reopen().unwrap()).into(),
+            handles: vec![Arc::new(file.reopen().unwrap()).into()],
             pool: BufferPool::new(depth, 4096),
             depth,
             direct: false,
@@ -243,6 +243,7 @@ mod tests {
 
     fn io(token: u32, block: u64) -> Io {
         Io {
+            file: 0,
             token,
             offset: block * 4096,
             len: 4096,

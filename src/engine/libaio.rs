@@ -112,9 +112,10 @@ pub struct Libaio {
     ctx: AioContext,
     /// The context's completion ring can be read in user space (its magic and layout checked).
     user_ring: bool,
-    /// Keeps the descriptor in `fd` open for as long as reads may use it.
-    _file: Arc<File>,
-    fd: u32,
+    /// Keeps the descriptors in `fds` open for as long as reads may use them.
+    _files: Vec<Arc<File>>,
+    /// Each file's descriptor, by [`Io::file`].
+    fds: Vec<u32>,
     pool: BufferPool,
     /// One iocb per token; never resized, so pointers into it stay valid.
     iocbs: Vec<Iocb>,
@@ -147,8 +148,8 @@ impl Libaio {
         if r < 0 {
             return Err(Error::Engine(setup_error(depth, errno())));
         }
-        let file = setup.handle.file()?;
-        let fd = file.as_raw_fd() as u32;
+        let files = setup.files()?;
+        let fds = files.iter().map(|f| f.as_raw_fd() as u32).collect();
         // SAFETY: io_setup succeeded, so `ctx` is the address of the ring the kernel mapped
         // into this process, at least one page long: its 32-byte header is readable.
         let user_ring = unsafe {
@@ -161,8 +162,8 @@ impl Libaio {
         Ok(Libaio {
             ctx,
             user_ring,
-            _file: file,
-            fd,
+            _files: files,
+            fds,
             pool: setup.pool,
             iocbs: vec![Iocb::default(); depth],
             queued: Vec::with_capacity(depth),
@@ -290,6 +291,12 @@ fn setup_error(depth: usize, errno: i32) -> String {
 impl Engine for Libaio {
     fn queue(&mut self, io: Io) -> Result<()> {
         let t = io.token as usize;
+        let Some(&fd) = self.fds.get(io.file as usize) else {
+            return Err(Error::Engine(format!(
+                "libaio: I/O {io:?} names a file past the {} it reads",
+                self.fds.len()
+            )));
+        };
         if t >= self.iocbs.len() || io.len as usize > self.pool.slot_len() {
             return Err(Error::Engine(format!(
                 "libaio: I/O {io:?} does not fit {} buffers of {} B",
@@ -301,7 +308,7 @@ impl Engine for Libaio {
         self.iocbs[t] = Iocb {
             aio_data: io.token as u64,
             aio_lio_opcode: IOCB_CMD_PREAD,
-            aio_fildes: self.fd,
+            aio_fildes: fd,
             aio_buf: buf as u64,
             aio_nbytes: io.len as u64,
             aio_offset: io.offset as i64,
@@ -482,7 +489,7 @@ mod tests {
 
     fn engine(file: File, depth: usize) -> Libaio {
         Libaio::new(EngineSetup {
-            handle: Arc::new(file).into(),
+            handles: vec![Arc::new(file).into()],
             pool: BufferPool::new(depth, BUF_ALIGN),
             depth,
             direct: true,
@@ -493,6 +500,7 @@ mod tests {
 
     fn io(token: u32, block: u64) -> Io {
         Io {
+            file: 0,
             token,
             offset: block * BUF_ALIGN as u64,
             len: BUF_ALIGN as u32,
@@ -537,6 +545,7 @@ mod tests {
         let mut e = engine(file, 2);
         // Misaligned for O_DIRECT, and past the end of the file.
         e.queue(Io {
+            file: 0,
             token: 0,
             offset: 100,
             len: BUF_ALIGN as u32,

@@ -59,7 +59,7 @@ pub static SPEC: EngineSpec = EngineSpec {
     // conformance suite (the end-to-end tests run it against real servers).
     variants: Vec::new,
     open: |s: EngineSetup| {
-        let mut e = NbdEngine::new(s.handle.nbd()?, s.pool);
+        let mut e = NbdEngine::new(s.nbd()?, s.pool);
         let us = NbdOptions::of(&s.options).busy_poll_us;
         e.busy_poll = std::time::Duration::from_micros(us.into());
         Ok(Box::new(e))
@@ -112,6 +112,13 @@ pub const REPLY_TIMEOUT: Duration = Duration::from_secs(30);
 pub const MAX_DEPTH: usize = 16384;
 
 fn check_depth(_: &EngineOptions, w: &super::Workload) -> Result<()> {
+    if w.files > 1 {
+        return Err(Error::invalid(format!(
+            "--engine nbd reads one export per job, not {} files; give each export its own job \
+             (or several TARGETs to `readlab run`)",
+            w.files
+        )));
+    }
     let depth = w.iodepth.saturating_mul(w.blocks_per_request);
     if depth > MAX_DEPTH {
         return Err(Error::invalid(format!(
@@ -585,6 +592,7 @@ mod tests {
             let mut e = NbdEngine::new(conn, BufferPool::new(depth, len as usize));
             for t in 0..depth as u32 {
                 e.queue(Io {
+                    file: 0,
                     token: t,
                     offset: t as u64 * len as u64,
                     len,
@@ -615,6 +623,7 @@ mod tests {
             e.set_timeout(Duration::from_millis(300));
             for t in 0..3 {
                 e.queue(Io {
+                    file: 0,
                     token: t,
                     offset: 0,
                     len: 4096,
@@ -647,6 +656,7 @@ mod tests {
         let h = std::thread::spawn(move || {
             let mut e = NbdEngine::new(c2, BufferPool::new(2, 4096));
             e.queue(Io {
+                file: 0,
                 token: 0,
                 offset: 0,
                 len: 4096,
@@ -673,6 +683,7 @@ mod tests {
         let mut e = NbdEngine::new(conn, BufferPool::new(2, 512));
         for t in 0..2 {
             e.queue(Io {
+                file: 0,
                 token: t,
                 offset: 0,
                 len: 512,
@@ -709,6 +720,7 @@ mod tests {
             iodepth,
             blocks_per_request,
             threads: 1,
+            files: 1,
         };
         let o = super::super::EngineOptions::default();
         assert!(check_depth(&o, &w(MAX_DEPTH, 1)).is_ok());

@@ -22,7 +22,7 @@ pub static SPEC: EngineSpec = EngineSpec {
 pub struct Null;
 
 impl SyncRead for Null {
-    fn read_at(&mut self, buf: &mut [u8], _offset: u64) -> std::io::Result<usize> {
+    fn read_at(&mut self, _file: usize, buf: &mut [u8], _offset: u64) -> std::io::Result<usize> {
         Ok(buf.len())
     }
 }

@@ -97,6 +97,7 @@ use crate::buffer::AlignedBuf;
 use crate::error::{Error, Result};
 use crossbeam_channel::{Receiver, Sender};
 use std::fs::File;
+use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Instant;
 
@@ -106,6 +107,8 @@ const READER_STACK: usize = 256 << 10;
 /// A read on its way to a reader thread, carrying the buffer it reads into.
 struct Job {
     token: u32,
+    /// Which of the job's files (an index into the readers' files).
+    file: u16,
     offset: u64,
     len: u32,
     buf: AlignedBuf,
@@ -129,11 +132,13 @@ pub struct Pool {
     queued: Vec<Job>,
     in_flight: usize,
     readers: Vec<JoinHandle<()>>,
+    /// How many files the readers read (an [`Io::file`] past them is refused at `queue`).
+    files: usize,
 }
 
 impl Pool {
     pub fn new(setup: EngineSetup) -> Result<Self> {
-        let source = setup.handle.file()?;
+        let files = Arc::new(setup.files()?);
         let slots = setup.pool.slots();
         let slot_len = setup.pool.slot_len();
         // Each slot gets its own buffer instead of a piece of the shared region.
@@ -156,13 +161,14 @@ impl Pool {
             queued: Vec::with_capacity(slots),
             in_flight: 0,
             readers: Vec::with_capacity(threads),
+            files: files.len(),
         };
         for i in 0..threads {
-            let (file, jobs, done) = (source.clone(), job_rx.clone(), done_tx.clone());
+            let (files, jobs, done) = (files.clone(), job_rx.clone(), done_tx.clone());
             let handle = std::thread::Builder::new()
                 .name(format!("readlab-pool-{i}"))
                 .stack_size(READER_STACK)
-                .spawn(move || reader(&file, &jobs, &done))
+                .spawn(move || reader(&files, &jobs, &done))
                 // On failure `pool` is dropped here, which stops and joins the readers started.
                 .map_err(|e| Error::Engine(format!("pool: cannot start reader thread {i}: {e}")))?;
             pool.readers.push(handle);
@@ -187,8 +193,9 @@ impl Pool {
 
 /// One reader thread: pread each job into its own buffer and send it back, until the job queue
 /// is closed and empty.
-fn reader(file: &File, jobs: &Receiver<Job>, done: &Sender<Done>) {
+fn reader(files: &[Arc<File>], jobs: &Receiver<Job>, done: &Sender<Done>) {
     for mut job in jobs.iter() {
+        let file = &*files[job.file as usize];
         let len = (job.len as usize).min(job.buf.len());
         let buf = &mut job.buf[..len];
         let start = Instant::now();
@@ -219,6 +226,12 @@ fn reader(file: &File, jobs: &Receiver<Job>, done: &Sender<Done>) {
 
 impl Engine for Pool {
     fn queue(&mut self, io: Io) -> Result<()> {
+        if io.file as usize >= self.files {
+            return Err(Error::Engine(format!(
+                "pool: I/O {io:?} names a file past the {} it reads",
+                self.files
+            )));
+        }
         let slot = self
             .slots
             .get_mut(io.token as usize)
@@ -228,6 +241,7 @@ impl Engine for Pool {
         })?;
         self.queued.push(Job {
             token: io.token,
+            file: io.file,
             offset: io.offset,
             len: io.len,
             buf,
@@ -299,7 +313,7 @@ mod tests {
 
     fn open(f: File, slots: usize, threads: Option<usize>) -> Pool {
         Pool::new(EngineSetup {
-            handle: Arc::new(f).into(),
+            handles: vec![Arc::new(f).into()],
             pool: BufferPool::new(slots, BS),
             depth: slots,
             direct: false,
@@ -316,6 +330,7 @@ mod tests {
     fn read_all(e: &mut Pool, blocks: &[u64]) -> Vec<Completion> {
         for (t, &b) in blocks.iter().enumerate() {
             e.queue(Io {
+                file: 0,
                 token: t as u32,
                 offset: b * BS as u64,
                 len: BS as u32,
@@ -356,6 +371,7 @@ mod tests {
         assert_eq!(e.readers.len(), 4);
         for t in 0..4 {
             e.queue(Io {
+                file: 0,
                 token: t,
                 offset: t as u64 * BS as u64,
                 len: BS as u32,
@@ -389,6 +405,7 @@ mod tests {
         let f = file(1);
         let mut e = open(f.reopen().unwrap(), 1, Some(1));
         e.queue(Io {
+            file: 0,
             token: 0,
             offset: 0,
             len: BS as u32,
@@ -402,6 +419,7 @@ mod tests {
         let f = file(1);
         let mut e = open(f.reopen().unwrap(), 1, Some(1));
         let io = Io {
+            file: 0,
             token: 0,
             offset: 0,
             len: BS as u32,
@@ -416,6 +434,7 @@ mod tests {
         let mut e = open(f.reopen().unwrap(), 64, Some(4));
         for t in 0..64u32 {
             e.queue(Io {
+                file: 0,
                 token: t,
                 offset: t as u64 * BS as u64,
                 len: BS as u32,

@@ -58,8 +58,9 @@ fn check_depth(_: &super::EngineOptions, w: &super::spec::Workload) -> Result<()
 const LISTIO_CHUNK: usize = 1024;
 
 pub struct PosixAio {
-    /// Keeps the descriptor open for as long as any request may refer to it (drop waits first).
-    file: Arc<File>,
+    /// Keeps the descriptors open for as long as any request may refer to them (drop waits
+    /// first); a read of [`Io::file`] `f` names `files[f]`.
+    files: Vec<Arc<File>>,
     pool: BufferPool,
     /// One control block per token; glibc holds pointers into this slice while reads are in flight.
     cbs: Box<[UnsafeCell<libc::aiocb>]>,
@@ -82,8 +83,8 @@ impl PosixAio {
         // SAFETY: aiocb is a plain C struct of integers, pointers and a sigevent; all-zero bytes
         // is a valid value (and what C code gets from memset before filling it in).
         let mut template: libc::aiocb = unsafe { std::mem::zeroed() };
-        let file = setup.handle.file()?;
-        template.aio_fildes = file.as_raw_fd();
+        let files = setup.files()?;
+        template.aio_fildes = files[0].as_raw_fd();
         template.aio_lio_opcode = libc::LIO_READ;
         template.aio_reqprio = 0;
         template.aio_sigevent.sigev_notify = libc::SIGEV_NONE;
@@ -96,7 +97,7 @@ impl PosixAio {
             list: Vec::with_capacity(slots.min(LISTIO_CHUNK)),
             waitlist: Vec::with_capacity(slots),
             pool: setup.pool,
-            file,
+            files,
         })
     }
 
@@ -226,12 +227,20 @@ impl Engine for PosixAio {
         if t >= self.cbs.len() {
             return Err(Error::Engine(format!("posixaio: token {t} has no slot")));
         }
+        let Some(file) = self.files.get(io.file as usize) else {
+            return Err(Error::Engine(format!(
+                "posixaio: I/O {io:?} names a file past the {} it reads",
+                self.files.len()
+            )));
+        };
+        let fd = file.as_raw_fd();
         let offset = libc::off_t::try_from(io.offset)
             .map_err(|_| Error::Engine(format!("posixaio: offset {} too large", io.offset)))?;
         let len = (io.len as usize).min(self.pool.slot_len());
         // Panics if the slot is still in flight: then glibc may still use the block below.
         let buf = self.pool.lend(t);
         let mut cb = self.template;
+        cb.aio_fildes = fd;
         cb.aio_buf = buf.cast();
         cb.aio_nbytes = len;
         cb.aio_offset = offset;
@@ -289,11 +298,12 @@ impl PosixAio {
     /// Cancel what glibc has not started and wait for the rest: afterwards glibc holds no
     /// pointer to any block or buffer of this engine.
     fn quiesce(&mut self) {
-        let fd = self.file.as_raw_fd();
         for &t in &self.inflight {
-            // SAFETY: the block is live and was accepted by glibc for `fd`; aio_cancel removes it
-            // if it has not started (marking it ECANCELED) and otherwise leaves it running.
-            unsafe { libc::aio_cancel(fd, self.cbs[t as usize].get()) };
+            let cb = self.cbs[t as usize].get();
+            // SAFETY: the block is live and was accepted by glibc for its descriptor (one of
+            // `files`, still open); aio_cancel removes it if it has not started (marking it
+            // ECANCELED) and otherwise leaves it running.
+            unsafe { libc::aio_cancel((*cb).aio_fildes, cb) };
         }
         while !self.inflight.is_empty() {
             let mut i = 0;
@@ -336,7 +346,7 @@ mod tests {
 
     fn open(f: File, slots: usize) -> PosixAio {
         PosixAio::new(EngineSetup {
-            handle: Arc::new(f).into(),
+            handles: vec![Arc::new(f).into()],
             pool: BufferPool::new(slots, BS),
             depth: slots,
             direct: false,
@@ -347,6 +357,7 @@ mod tests {
 
     fn queue(e: &mut PosixAio, token: u32, block: u64) {
         e.queue(Io {
+            file: 0,
             token,
             offset: block * BS as u64,
             len: BS as u32,

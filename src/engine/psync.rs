@@ -16,23 +16,23 @@ pub static SPEC: EngineSpec = EngineSpec {
     check: super::spec::no_check,
     variants: super::spec::plain,
     open: |s: EngineSetup| {
-        let file = s.handle.file()?;
-        Ok(Box::new(SyncEngine::new(Psync::new(file), s.pool)))
+        let files = s.files()?;
+        Ok(Box::new(SyncEngine::new(Psync::new(files), s.pool)))
     },
 };
 
 pub struct Psync {
-    file: Arc<File>,
+    files: Vec<Arc<File>>,
 }
 
 impl Psync {
-    pub fn new(file: Arc<File>) -> Self {
-        Psync { file }
+    pub fn new(files: Vec<Arc<File>>) -> Self {
+        Psync { files }
     }
 }
 
 impl SyncRead for Psync {
-    fn read_at(&mut self, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
-        Ok(rustix::io::pread(&*self.file, buf, offset)?)
+    fn read_at(&mut self, file: usize, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
+        Ok(rustix::io::pread(&*self.files[file], buf, offset)?)
     }
 }

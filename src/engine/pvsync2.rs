@@ -47,9 +47,9 @@ pub static SPEC: EngineSpec = EngineSpec {
         ]
     },
     open: |s: EngineSetup| {
-        let file = s.handle.file()?;
+        let files = s.files()?;
         Ok(Box::new(SyncEngine::new(
-            Pvsync2::new(file, Pvsync2Options::of(&s.options)),
+            Pvsync2::new(files, Pvsync2Options::of(&s.options)),
             s.pool,
         )))
     },
@@ -88,12 +88,12 @@ impl Pvsync2Options {
 }
 
 pub struct Pvsync2 {
-    file: Arc<File>,
+    files: Vec<Arc<File>>,
     flags: ReadWriteFlags,
 }
 
 impl Pvsync2 {
-    pub fn new(file: Arc<File>, opts: Pvsync2Options) -> Self {
+    pub fn new(files: Vec<Arc<File>>, opts: Pvsync2Options) -> Self {
         let mut flags = ReadWriteFlags::empty();
         if opts.hipri {
             flags |= ReadWriteFlags::HIPRI;
@@ -101,15 +101,15 @@ impl Pvsync2 {
         if opts.nowait {
             flags |= ReadWriteFlags::NOWAIT;
         }
-        Pvsync2 { file, flags }
+        Pvsync2 { files, flags }
     }
 }
 
 impl SyncRead for Pvsync2 {
-    fn read_at(&mut self, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
+    fn read_at(&mut self, file: usize, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
         let mut iov = [IoSliceMut::new(buf)];
         Ok(rustix::io::preadv2(
-            &*self.file,
+            &*self.files[file],
             &mut iov,
             offset,
             self.flags,

@@ -8,13 +8,29 @@ use crate::buffer::BufferPool;
 use crate::error::Result;
 use crate::source::Handle;
 use serde::Serialize;
+use std::fs::File;
+use std::sync::Arc;
 
-/// One read: `len` bytes at `offset` into the buffer of slot `token`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// One read: `len` bytes at `offset` of file `file` (an index into the engine's
+/// [`EngineSetup::handles`]; 0 when the job reads one file) into the buffer of slot `token`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Io {
     pub token: u32,
+    pub file: u16,
     pub offset: u64,
     pub len: u32,
+}
+
+impl Io {
+    /// A read of the job's first (or only) file.
+    pub fn new(token: u32, offset: u64, len: u32) -> Io {
+        Io {
+            token,
+            file: 0,
+            offset,
+            len,
+        }
+    }
 }
 
 /// A finished read: bytes read, or a negative errno (the kernel's convention).
@@ -144,6 +160,8 @@ pub struct Workload {
     pub blocks_per_request: usize,
     /// Worker threads (each with its own engine), for engines that start threads of their own.
     pub threads: usize,
+    /// Files each worker reads (fio's `filename=a:b`): 1 for a job over one file.
+    pub files: usize,
 }
 
 /// The most threads one run may start, worker threads and engines' own threads together: far
@@ -174,8 +192,9 @@ pub(crate) const ASYNC: Capabilities = Capabilities {
 
 /// Everything an engine needs to start: what it reads, its buffers and options.
 pub struct EngineSetup {
-    /// What this worker reads through (a local descriptor today).
-    pub handle: Handle,
+    /// What this worker reads through: one handle per file of the job (a local descriptor, or
+    /// one NBD connection), in the order [`Io::file`] counts them.
+    pub handles: Vec<Handle>,
     /// One slot per I/O that can be in flight (`depth` slots of `pool.slot_len()` bytes).
     pub pool: BufferPool,
     /// Most I/Os in flight at once (iodepth × blocks per request).
@@ -183,6 +202,24 @@ pub struct EngineSetup {
     /// Whether the handle was opened with O_DIRECT.
     pub direct: bool,
     pub options: EngineOptions,
+}
+
+impl EngineSetup {
+    /// The local descriptors of every file, for engines that read local files and devices.
+    pub fn files(&self) -> Result<Vec<Arc<File>>> {
+        self.handles.iter().map(Handle::file).collect()
+    }
+
+    /// The one NBD connection, for the engine that reads one remote export.
+    pub fn nbd(&self) -> Result<Arc<crate::nbd::Connection>> {
+        match self.handles.as_slice() {
+            [one] => one.nbd(),
+            more => Err(crate::error::Error::invalid(format!(
+                "--engine nbd reads one export per job, not {} files",
+                more.len()
+            ))),
+        }
+    }
 }
 
 /// A temporary file of `blocks` blocks of `bs` bytes, block `b` filled with byte `b`: engine unit

@@ -5,9 +5,10 @@ use super::spec::{Completion, Engine, Io};
 use crate::buffer::BufferPool;
 use crate::error::Result;
 
-/// A synchronous read interface: read `buf.len()` bytes at `offset`.
+/// A synchronous read interface: read `buf.len()` bytes at `offset` of file `file` (an index
+/// into the job's files, as [`Io::file`] counts them).
 pub trait SyncRead {
-    fn read_at(&mut self, buf: &mut [u8], offset: u64) -> std::io::Result<usize>;
+    fn read_at(&mut self, file: usize, buf: &mut [u8], offset: u64) -> std::io::Result<usize>;
 }
 
 pub struct SyncEngine<R> {
@@ -38,7 +39,7 @@ impl<R: SyncRead> Engine for SyncEngine<R> {
         let n = self.queued.len();
         for io in self.queued.drain(..) {
             let buf = self.pool.slot_mut(io.token as usize, io.len as usize);
-            let res = match self.reader.read_at(buf, io.offset) {
+            let res = match self.reader.read_at(io.file as usize, buf, io.offset) {
                 Ok(n) => n as i64,
                 Err(e) => -(e.raw_os_error().unwrap_or(libc::EIO) as i64),
             };

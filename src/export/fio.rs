@@ -125,8 +125,12 @@ fn job_options(d: &Document) -> Map<String, Value> {
 
 /// The run's target, or its targets joined as fio joins several files (`a:b`).
 fn targets(d: &Document) -> String {
-    if d.targets.is_empty() {
+    if d.targets.is_empty() && d.config.files.is_empty() {
         return d.config.target.display().to_string();
+    }
+    if d.targets.is_empty() {
+        // A job over several files, as its job file names them (fio's `filename=a:b`).
+        return crate::fileset::join(&d.config.job_files());
     }
     d.targets
         .iter()

@@ -142,7 +142,7 @@ fn headline(d: &Document) -> String {
         r.label,
         c.threads,
         c.iodepth,
-        crate::nbd::shown(&c.target.display().to_string()),
+        crate::nbd::shown(&c.target_words()),
         dev
     );
     let _ = writeln!(

@@ -111,10 +111,14 @@ pub(super) fn section(s: &mut Section, line: usize) {
     if let Some(problem) = cfg.distribution_problem() {
         at(lines.distribution, problem);
     }
-    match s.target.take() {
-        Some(t) => s.cfg.target = t,
-        None if s.named || !s.cfg.target.as_os_str().is_empty() => {}
-        None => at(
+    match job_files(s) {
+        Err((l, text)) => at(l, text),
+        Ok(Some(mut files)) => {
+            s.cfg.target = files.remove(0);
+            s.cfg.files = files;
+        }
+        Ok(None) if s.named || !s.cfg.target.as_os_str().is_empty() => {}
+        Ok(None) => at(
             line,
             "no filename=: add filename=PATH to the job (or [global]), or give the TARGET to `readlab run --job FILE TARGET`".into(),
         ),
@@ -122,6 +126,56 @@ pub(super) fn section(s: &mut Section, line: usize) {
     for (l, text) in found {
         s.problem(l, text);
     }
+}
+
+/// The job's files as fio names them: filename='s (under directory= when given), or fio's
+/// `JOB.0.N` names for `nrfiles=` in directory= (the current one when not given), which must
+/// exist (readlab never creates them); none when the job names no file. A problem on its line.
+fn job_files(s: &Section) -> Result<Option<Vec<std::path::PathBuf>>, (usize, String)> {
+    let dir = s.directory.as_ref();
+    let (files, line) = match (&s.target, s.nrfiles) {
+        (Some(names), Some((n, l))) if n != names.len() => {
+            return Err((
+                l,
+                format!(
+                    "nrfiles={n} beside filename= naming {} file(s); readlab reads the files \
+                     filename= names: drop nrfiles=",
+                    names.len()
+                ),
+            ));
+        }
+        // fio puts the directory before each name, whatever the name.
+        (Some(names), _) => match dir {
+            Some((d, l)) => (
+                names
+                    .iter()
+                    .map(|f| format!("{d}/{}", f.display()).into())
+                    .collect(),
+                *l,
+            ),
+            None => return Ok(Some(names.clone())),
+        },
+        (None, nr) if dir.is_some() || nr.is_some() => {
+            let n = nr.map_or(1, |(n, _)| n);
+            let line = nr.map_or_else(|| dir.map_or(0, |d| d.1), |(_, l)| l);
+            if s.cfg.threads > 1 {
+                return Err((
+                    line,
+                    format!(
+                        "directory=/nrfiles= with numjobs={}: fio gives each of its jobs files of \
+                         its own (JOB.J.N), readlab's threads read one set: name the files with \
+                         filename=a:b (all threads read them) or use numjobs=1",
+                        s.cfg.threads
+                    ),
+                ));
+            }
+            let d = dir.map_or(".", |(d, _)| d.as_str());
+            (crate::fileset::in_directory(d.as_ref(), s.name, n), line)
+        }
+        (None, _) => return Ok(None),
+    };
+    crate::fileset::check_exist(&files).map_err(|e| (line, e.to_string()))?;
+    Ok(Some(files))
 }
 
 /// Why a completion minimum above the batch is refused, in the words of the flags given.

@@ -156,13 +156,58 @@ mod tests {
     }
 
     #[test]
-    fn two_files_an_option_outside_sections_and_a_foreign_engine_option() {
+    fn an_option_outside_sections_and_a_foreign_engine_option() {
         let text = "bs=4k\n[a]\nfilename=/a:/b\n[b]\nfilename=/c\\:d\nioengine=libaio\nfixedbufs\n";
         let p = parse(text, &default()).unwrap_err();
-        assert_eq!(lines_of(&p), vec![1, 3, 7], "{p:?}");
-        assert!(p[2].text.contains("io_uring"), "{}", p[2]);
+        assert_eq!(lines_of(&p), vec![1, 7], "{p:?}");
+        assert!(p[1].text.contains("io_uring"), "{}", p[1]);
         let ok = parse("[b]\nfilename=/c\\:d\n", &default()).unwrap();
         assert_eq!(ok.jobs[0].config.target, PathBuf::from("/c:d"));
+        assert!(ok.jobs[0].config.files.is_empty());
+    }
+
+    #[test]
+    fn several_files_are_one_job_s_files() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(d.path().join("x"), b"").unwrap();
+        let text = format!(
+            "[a]\nfilename=/a:/c\\:d\nfile_service_type=random\n[b]\nfilename=x\ndirectory={}\n",
+            d.path().display()
+        );
+        let f = parse(&text, &default()).unwrap();
+        let a = &f.jobs[0].config;
+        assert_eq!(a.target, PathBuf::from("/a"));
+        assert_eq!(a.files, [PathBuf::from("/c:d")]);
+        assert_eq!(a.file_service, crate::fileset::FileService::Random);
+        assert_eq!(f.jobs[1].config.target, d.path().join("x"));
+        for (bad, line) in [
+            ("filename=/a::/b\n", 2),
+            ("filename=/a\nfile_service_type=zipf:1.1\n", 3),
+            ("filename=/a:/b\nnrfiles=3\n", 3),
+            ("directory=/nonexistent-readlab\nnrfiles=2\n", 3),
+            ("directory=/tmp\nnrfiles=2\nnumjobs=2\n", 3),
+            ("filename=/a\nfilename_format=f.$filenum\n", 3),
+        ] {
+            let p = parse(&format!("[j]\n{bad}"), &default()).unwrap_err();
+            assert_eq!(lines_of(&p), vec![line], "{bad}: {p:?}");
+        }
+        let p = parse(
+            "[j]\ndirectory=/nonexistent-readlab\nnrfiles=2\n",
+            &default(),
+        );
+        let text = &p.unwrap_err()[0].text;
+        assert!(
+            text.contains("/nonexistent-readlab/j.0.0") && text.contains("readlab prepare"),
+            "{text}"
+        );
+        // A written job names its files as fio does, and reads back as the same job.
+        let mut c = RunConfig::new("/a");
+        c.files = vec!["/b:c".into()];
+        c.file_service = crate::fileset::FileService::Sequential;
+        let text = write(&c, "P", "").unwrap();
+        assert!(text.contains("\nfilename=/a:/b\\:c\n"), "{text}");
+        assert!(text.contains("\nfile_service_type=sequential\n"), "{text}");
+        assert_eq!(parse(&text, &default()).unwrap().jobs[0].config, c);
     }
 
     #[test]

@@ -21,19 +21,7 @@ fn switch(value: Option<&str>) -> Result<bool, String> {
 
 /// fio's `a:b` names two files (`\:` is a colon in a name).
 pub fn filenames(value: &str) -> Vec<String> {
-    let mut out = vec![String::new()];
-    let mut chars = value.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '\\' if chars.peek() == Some(&':') => {
-                out.last_mut().expect("one").push(':');
-                chars.next();
-            }
-            ':' => out.push(String::new()),
-            c => out.last_mut().expect("one").push(c),
-        }
-    }
-    out
+    crate::fileset::split(value)
 }
 
 /// `bsrange=` naming one block size (`4k-4k`): that size; a range of sizes is refused (fio
@@ -70,6 +58,8 @@ impl<'a> Section<'a> {
             cfg: default.clone(),
             target: None,
             named: false,
+            directory: None,
+            nrfiles: None,
             waits: false,
             engine_opts: Vec::new(),
             complete_max: None,
@@ -106,6 +96,35 @@ impl<'a> Section<'a> {
                 return Err("include names no file; write include FILE in a section".into());
             }
             "filename" | "uri" => self.filename(key, v)?,
+            "directory" => {
+                let v = need(v).map_err(|_| "directory= needs a path".to_string())?;
+                if crate::fileset::split(v).len() > 1 {
+                    return Err(format!(
+                        "directory={v} names several directories; readlab reads a job's files from one"
+                    ));
+                }
+                self.directory = Some((crate::fileset::split(v).remove(0), o.line));
+            }
+            "nrfiles" => {
+                let v = need(v).map_err(|_| "nrfiles= needs a number".to_string())?;
+                let n = v
+                    .parse::<usize>()
+                    .ok()
+                    .filter(|n| (1..=crate::fileset::MAX_FILES).contains(n))
+                    .ok_or_else(|| {
+                        format!(
+                            "nrfiles={v}: give a whole number from 1 to {}",
+                            crate::fileset::MAX_FILES
+                        )
+                    })?;
+                self.nrfiles = Some((n, o.line));
+            }
+            "file_service_type" => {
+                let v = need(v).map_err(|_| {
+                    "file_service_type= needs roundrobin, random or sequential".to_string()
+                })?;
+                cfg.file_service = v.parse().map_err(|e: crate::Error| e.to_string())?;
+            }
             "ioengine" => {
                 let v = need(v).map_err(|_| "ioengine= needs an engine".to_string())?;
                 cfg.engine = engine(v).map_err(|e| e.to_string())?;
@@ -216,22 +235,17 @@ impl<'a> Section<'a> {
         Ok(())
     }
 
-    /// `filename=` or `uri=`: the job's one target.
+    /// `filename=` or `uri=`: the job's target, or its several files (`a:b`, one job reading
+    /// them all as fio does).
     fn filename(&mut self, key: &str, v: Option<&str>) -> Result<(), String> {
         self.named = true;
         let v = need(v).map_err(|_| format!("{key}= needs a path"))?;
         let files = if key == "uri" {
-            vec![v.to_string()]
+            vec![PathBuf::from(v)]
         } else {
-            filenames(v)
+            crate::fileset::parse(v).map_err(|e| format!("{key}={e}"))?
         };
-        if files.len() > 1 || files[0].is_empty() {
-            return Err(format!(
-                "{key}={v} names {} files; readlab reads one per job (give each its own [job], or several TARGETs to `readlab run` to read them at once)",
-                files.len()
-            ));
-        }
-        self.target = Some(PathBuf::from(&files[0]));
+        self.target = Some(files);
         Ok(())
     }
 

@@ -20,9 +20,14 @@ pub(super) struct Section<'a> {
     pub(super) name: &'a str,
     pub(super) problems: Vec<Problem>,
     pub(super) cfg: RunConfig,
-    pub(super) target: Option<PathBuf>,
+    /// The files filename= named (the first is the job's target; several are one job's files).
+    pub(super) target: Option<Vec<PathBuf>>,
     /// A filename= was given (a refused one is its own problem, not a missing one).
     pub(super) named: bool,
+    /// `directory=` and `nrfiles=`, each with its line: fio's `JOB.0.N` files in the directory
+    /// (or the filename= files under it).
+    pub(super) directory: Option<(String, usize)>,
+    pub(super) nrfiles: Option<(usize, usize)>,
     pub(super) waits: bool,
     pub(super) engine_opts: Vec<(&'a Opt, &'a str)>,
     pub(super) complete_max: Option<(usize, usize)>,

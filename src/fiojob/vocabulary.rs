@@ -95,7 +95,18 @@ pub const OPTIONS: &[Row] = &[
     ),
     read(&["numjobs"], "--numjobs"),
     read(&["direct", "buffered"], "--direct"),
-    read(&["filename", "uri"], "TARGET (one file or device per job)"),
+    read(
+        &["filename", "uri"],
+        "TARGET; several (`a:b`) are one job's files, its reads spread over them (--filename=a:b)",
+    ),
+    read(
+        &["directory", "nrfiles"],
+        "the job's files: fio's JOB.0.N in the directory (they must exist: `readlab prepare` writes them)",
+    ),
+    read(
+        &["file_service_type"],
+        "--file_service_type (roundrobin, random or sequential)",
+    ),
     read(&["randseed"], "--seed"),
     read(&["fadvise_hint"], "--fadvise"),
     read(
@@ -241,14 +252,8 @@ pub const OPTIONS: &[Row] = &[
         "readlab aligns every read to its block size",
     ),
     refused(
-        &[
-            "directory",
-            "filename_format",
-            "nrfiles",
-            "opendir",
-            "file_service_type",
-        ],
-        "readlab reads one named file or device per job; give filename=PATH",
+        &["filename_format", "opendir"],
+        "readlab reads the files filename=a:b names, or fio's JOB.0.N for directory= and nrfiles=",
     ),
     refused(
         &[

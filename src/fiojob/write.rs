@@ -51,6 +51,9 @@ pub fn workload_options(cfg: &RunConfig) -> Vec<(&'static str, String)> {
         o.push(("iodepth_batch_submit", cfg.batch.to_string()));
         o.push(("iodepth_batch_complete_min", cfg.complete_min.to_string()));
     }
+    if !cfg.file_service.is_default() {
+        o.push(("file_service_type", cfg.file_service.word().to_string()));
+    }
     if cfg.offset > 0 {
         o.push(("offset", cfg.offset.to_string()));
     }
@@ -113,6 +116,9 @@ pub fn write(cfg: &RunConfig, name: &str, origin: &str) -> Result<String, Error>
         })
         .collect();
     let target = replayable(&cfg.target)?;
+    for f in &cfg.files {
+        replayable(f)?;
+    }
     let nbd = cfg.engine.name() == "nbd";
     let mut s =
         format!("; {origin}\n; replay with `fio FILE` or `readlab run --job FILE`\n[{name}]\n");
@@ -120,8 +126,9 @@ pub fn write(cfg: &RunConfig, name: &str, origin: &str) -> Result<String, Error>
     if nbd {
         put("uri", target.to_string());
     } else {
-        put("filename", target.replace(':', "\\:"));
+        put("filename", crate::fileset::join(&cfg.job_files()));
     }
+
     for (k, v) in workload_options(cfg) {
         put(k, v);
     }

@@ -138,7 +138,7 @@ pub fn measure(shape: &Shape, n: u64) -> Vec<Component> {
         && let Ok(mut engine) = crate::engine::open(
             EngineKind::Null,
             EngineSetup {
-                handle: Handle::File(std::sync::Arc::new(file)),
+                handles: vec![Handle::File(std::sync::Arc::new(file))],
                 pool: BufferPool::new(1, 4096),
                 depth: 1,
                 direct: false,
@@ -149,6 +149,7 @@ pub fn measure(shape: &Shape, n: u64) -> Vec<Component> {
         let mut comps: Vec<Completion> = Vec::with_capacity(1);
         let calls = each(n, |i| {
             let _ = engine.queue(Io {
+                file: 0,
                 token: 0,
                 offset: i * 4096,
                 len: 4096,

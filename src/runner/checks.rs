@@ -24,17 +24,39 @@ pub struct Prepared {
     pub range: Range,
     /// The probe's warnings for this configuration.
     pub warnings: Vec<String>,
+    /// The job's further files (fio's `filename=a:b`), each checked as the first is: its source
+    /// and the range of it the job reads.
+    pub more: Vec<(Box<dyn Source>, Range)>,
 }
 
-/// Check a configuration against its target; nothing is read yet.
+/// Check a configuration against its target (every file of a job over several); nothing is
+/// read yet.
 pub fn prepare_run(cfg: &RunConfig) -> Result<Prepared> {
-    let source = crate::source::open(&cfg.target)?;
-    let (device, range, warnings) = check_on(cfg, source.as_ref())?;
+    cfg.check_files()?;
+    let mut first = None;
+    let mut more = Vec::new();
+    for c in cfg.per_file() {
+        let source = crate::source::open(&c.target)?;
+        let (device, range, warnings) = check_on(&c, source.as_ref())?;
+        match &mut first {
+            None => first = Some((source, device, range, warnings)),
+            Some((_, _, _, all)) => {
+                for w in warnings {
+                    if !all.contains(&w) {
+                        all.push(w);
+                    }
+                }
+                more.push((source, range));
+            }
+        }
+    }
+    let (source, device, range, warnings) = first.expect("a job reads at least one file");
     Ok(Prepared {
         source,
         device,
         range,
         warnings,
+        more,
     })
 }
 
@@ -42,16 +64,19 @@ pub fn prepare_run(cfg: &RunConfig) -> Result<Prepared> {
 /// sizes against a server's maximum, say), each target opened once: the first problem is
 /// returned and nothing has run.
 pub fn check_all(cfgs: &[RunConfig]) -> Result<()> {
-    let mut open: Vec<(&std::path::Path, Box<dyn Source>)> = Vec::new();
-    for cfg in cfgs {
-        let i = match open.iter().position(|(p, _)| *p == cfg.target.as_path()) {
-            Some(i) => i,
-            None => {
-                open.push((&cfg.target, crate::source::open(&cfg.target)?));
-                open.len() - 1
-            }
-        };
-        check_on(cfg, open[i].1.as_ref())?;
+    let mut open: Vec<(std::path::PathBuf, Box<dyn Source>)> = Vec::new();
+    for job in cfgs {
+        job.check_files()?;
+        for cfg in job.per_file() {
+            let i = match open.iter().position(|(p, _)| *p == cfg.target) {
+                Some(i) => i,
+                None => {
+                    open.push((cfg.target.clone(), crate::source::open(&cfg.target)?));
+                    open.len() - 1
+                }
+            };
+            check_on(&cfg, open[i].1.as_ref())?;
+        }
     }
     Ok(())
 }

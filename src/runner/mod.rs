@@ -48,7 +48,7 @@ pub(crate) use checks::{OTHER_LOAD, other_load};
 pub use checks::{Prepared, check_all, check_prepared_throughout, prepare_run};
 pub use observe::{EngineFactory, Observer, Phase, Silent, StartGate, Tick};
 pub use selfcost::{NullCost, WINDOW as SELF_COST_WINDOW, measures_self, same_shape};
-use shared::{Counter, Ended, Group, Shared};
+use shared::{Counter, Ended, Group, GroupFile, Shared};
 pub use targets::{run_targets, run_targets_with};
 
 use crate::clock;
@@ -114,7 +114,7 @@ pub fn null_cost(cfg: &RunConfig, size: u64) -> Result<NullCost> {
 /// `cfg`, the null engine's run in some run's shape (`selfcost`), run quietly on `source`
 /// through the code every run goes through: its workers, its watch thread, its aggregation.
 fn null_run(cfg: &RunConfig, source: Box<dyn Source>, range: Range) -> Result<RunResult> {
-    let handles = open_handles(cfg, source.as_ref(), &range)?;
+    let handles = open_handles(cfg, &[(source.as_ref(), range)])?;
     let ready = ReadyTarget {
         cfg,
         source,
@@ -123,6 +123,7 @@ fn null_run(cfg: &RunConfig, source: Box<dyn Source>, range: Range) -> Result<Ru
         warnings: Vec::new(),
         handles,
         irq: None,
+        more: Vec::new(),
     };
     let open = registered(cfg.engine);
     let mut done = execute(vec![ready], &Silent, &open, None, None)?;
@@ -164,9 +165,14 @@ fn run_sized(
     let (outs, intervals, ready) = done.groups.pop().expect("one group");
     if let Some(path) = &cfg.log_offsets {
         let mut text = String::new();
+        let files = cfg.job_files();
         for o in outs.iter().flatten() {
-            // A mix of sizes writes each block's length beside its offset (as fio's iolog).
-            for &(off, len) in &o.offsets {
+            // A mix of sizes writes each block's length beside its offset (as fio's iolog); a
+            // job over several files writes the file first (as fio's iolog names it).
+            for &(file, off, len) in &o.offsets {
+                if files.len() > 1 {
+                    text.push_str(&format!("{} ", files[file as usize].display()));
+                }
                 if cfg.bssplit.is_single() {
                     text.push_str(&format!("{off}\n"));
                 } else {
@@ -201,9 +207,12 @@ struct ReadyTarget<'a> {
     device: crate::env::DeviceInfo,
     range: Range,
     warnings: Vec<String>,
-    handles: Vec<Handle>,
+    /// Per worker, one handle per file of the job.
+    handles: Vec<Vec<Handle>>,
     /// The interrupt lines of the target's device, counted over the window.
     irq: Option<crate::irq::Queues>,
+    /// The job's further files (fio's `filename=a:b`): each its source and range.
+    more: Vec<(Box<dyn Source>, Range)>,
 }
 
 impl<'a> ReadyTarget<'a> {
@@ -213,8 +222,12 @@ impl<'a> ReadyTarget<'a> {
             device,
             range,
             warnings,
+            more,
         } = prepare_run(cfg)?;
-        let handles = open_handles(cfg, source.as_ref(), &range)?;
+        let files: Vec<(&dyn Source, Range)> = std::iter::once((source.as_ref(), range))
+            .chain(more.iter().map(|(s, r)| (s.as_ref(), *r)))
+            .collect();
+        let handles = open_handles(cfg, &files)?;
         // Direct reads only: a buffered read served by the page cache raises no interrupt either,
         // and would pass for a polled one.
         let irq = if cfg.direct && cfg.engine.capabilities().does_io {
@@ -230,6 +243,7 @@ impl<'a> ReadyTarget<'a> {
             warnings,
             handles,
             irq,
+            more,
         })
     }
 }
@@ -284,13 +298,18 @@ fn execute<'a>(
         .iter()
         .map(|r| Group {
             cfg: r.cfg,
-            range: r.range,
-            sampler: distribution::Sampler::new(&r.cfg.random_distribution, r.range.blocks),
-            file_id: if r.cfg.verify {
-                r.source.prepared_id()
-            } else {
-                None
-            },
+            files: std::iter::once((r.source.as_ref(), r.range))
+                .chain(r.more.iter().map(|(s, range)| (s.as_ref(), *range)))
+                .map(|(source, range)| GroupFile {
+                    range,
+                    sampler: distribution::Sampler::new(&r.cfg.random_distribution, range.blocks),
+                    file_id: if r.cfg.verify {
+                        source.prepared_id()
+                    } else {
+                        None
+                    },
+                })
+                .collect(),
             stop: AtomicBool::new(false),
             done: (0..r.cfg.threads).map(|_| Counter::default()).collect(),
             intervals: Mutex::new(BTreeMap::new()),
@@ -310,7 +329,12 @@ fn execute<'a>(
         finish: Barrier::new(threads + 1),
         exited: AtomicUsize::new(0),
         exit_signal: (Mutex::new(()), Condvar::new()),
-        sources: ready.iter().map(|r| r.source.as_ref()).collect(),
+        sources: ready
+            .iter()
+            .flat_map(|r| {
+                std::iter::once(r.source.as_ref()).chain(r.more.iter().map(|(s, _)| s.as_ref()))
+            })
+            .collect(),
         aborted: AtomicBool::new(false),
         t0: OnceLock::new(),
         stop: AtomicBool::new(false),
@@ -399,9 +423,10 @@ impl Drop for EndMonitor<'_> {
     }
 }
 
-/// One handle per worker thread, each with the configured `posix_fadvise` hint.
-fn open_handles(cfg: &RunConfig, source: &dyn Source, range: &Range) -> Result<Vec<Handle>> {
-    let how = WorkerOpen {
+/// Per worker thread, one handle on each of the job's files (its source and the range read),
+/// each with the configured `posix_fadvise` hint.
+fn open_handles(cfg: &RunConfig, files: &[(&dyn Source, Range)]) -> Result<Vec<Vec<Handle>>> {
+    let how = |range: &Range| WorkerOpen {
         direct: cfg.direct && cfg.engine.capabilities().does_io,
         advice: cfg.fadvise.map(|a| match a {
             crate::config::Fadvise::Sequential => rustix::fs::Advice::Sequential,
@@ -410,5 +435,12 @@ fn open_handles(cfg: &RunConfig, source: &dyn Source, range: &Range) -> Result<V
         offset: range.offset,
         len: range.len,
     };
-    (0..cfg.threads).map(|_| source.open_worker(&how)).collect()
+    (0..cfg.threads)
+        .map(|_| {
+            files
+                .iter()
+                .map(|(source, range)| source.open_worker(&how(range)))
+                .collect()
+        })
+        .collect()
 }

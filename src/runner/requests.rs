@@ -59,6 +59,12 @@ impl Offsets {
         }
     }
 
+    /// Blocks one pass over this worker's part reads: its stripe (sequential) or the range
+    /// (random).
+    fn pass(&self) -> u64 {
+        self.blocks
+    }
+
     #[inline]
     pub(super) fn next(&mut self) -> u64 {
         self.next_of(1)
@@ -122,7 +128,13 @@ pub(super) struct Requests {
     size_rng: Xoshiro256PlusPlus,
     pub(super) size_of: Vec<usize>,
     pub(super) len: Vec<u32>,
-    pub(super) offsets: Offsets,
+    /// Each file's offsets (one file unless the job reads several), the file of each read
+    /// picked by `chooser` (its random draws from `file_rng`).
+    offsets: Vec<Offsets>,
+    chooser: crate::fileset::Chooser,
+    file_rng: Xoshiro256PlusPlus,
+    /// Each slot's file.
+    pub(super) file: Vec<u16>,
     /// Request slots free to start.
     pub(super) free: Vec<u32>,
     /// Block I/Os submitted and not yet reaped.
@@ -139,11 +151,10 @@ pub(super) struct Requests {
 
 impl Requests {
     /// Slots for one worker whose loop starts at `t0` and measures `[window_start, window_end)`;
-    /// its random reads pick their blocks with `sampler`.
+    /// it reads `files` (each its range, and the sampler its random reads pick blocks with).
     pub(super) fn new(
         cfg: &RunConfig,
-        range: &Range,
-        sampler: &Sampler,
+        files: &[(Range, &Sampler)],
         worker: usize,
         t0: Tick,
         window: (Tick, Tick),
@@ -152,7 +163,17 @@ impl Requests {
         let request_bytes = cfg.bs * bpr as u64;
         let size_seed =
             cfg.seed ^ 0x5bd1_e995 ^ (worker as u64).wrapping_mul(0x2545_f491_4f6c_dd1d);
-        let offsets = Offsets::new(cfg, range, worker, sampler);
+        let offsets: Vec<Offsets> = files
+            .iter()
+            .map(|(range, sampler)| Offsets::new(cfg, range, worker, sampler))
+            .collect();
+        // fio's sequential reads mark a file done at its end (random ones start it again).
+        let chooser = crate::fileset::Chooser::new(
+            cfg.file_service,
+            offsets.iter().map(Offsets::pass).collect(),
+            cfg.rw == Rw::Read,
+        );
+        let blocks: u64 = offsets.iter().map(|o| o.blocks).sum();
         Requests {
             bpr,
             bs: cfg.bs as u32,
@@ -160,10 +181,13 @@ impl Requests {
             size_rng: Xoshiro256PlusPlus::seed_from_u64(size_seed),
             size_of: vec![0; depth],
             len: vec![cfg.bs as u32; depth * bpr],
+            offsets,
+            chooser,
+            file_rng: Xoshiro256PlusPlus::seed_from_u64(size_seed ^ 0xf11e),
+            file: vec![0; depth * bpr],
             free: (0..depth as u32).rev().collect(),
             inflight: 0,
-            budget: budget(cfg, request_bytes, offsets.blocks),
-            offsets,
+            budget: budget(cfg, request_bytes, blocks),
             issued: vec![t0; depth],
             remaining: vec![0; depth],
             failed: vec![false; depth],
@@ -185,12 +209,20 @@ impl Requests {
             self.size_of[r] = i;
             self.split.shares()[i].bs as u32
         };
+        let blocks = (len / self.bs) as u64;
         for b in 0..self.bpr {
             let token = (r * self.bpr + b) as u32;
-            let offset = self.offsets.next_of((len / self.bs) as u64);
+            let file = self.chooser.next(blocks, &mut self.file_rng);
+            let offset = self.offsets[file].next_of(blocks);
             self.at[token as usize] = offset;
             self.len[token as usize] = len;
-            engine.queue(Io { token, offset, len })?;
+            self.file[token as usize] = file as u16;
+            engine.queue(Io {
+                token,
+                file: file as u16,
+                offset,
+                len,
+            })?;
         }
         Ok(())
     }

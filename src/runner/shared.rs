@@ -53,15 +53,23 @@ pub(super) struct Shared<'a> {
 /// The workers of one target.
 pub(super) struct Group<'a> {
     pub(super) cfg: &'a RunConfig,
-    pub(super) range: Range,
-    /// The random reads' block picker, set up once for all of the target's workers.
-    pub(super) sampler: super::distribution::Sampler,
-    pub(super) file_id: Option<u64>,
+    /// The job's files (one, unless it reads several as fio's `filename=a:b`), in the order
+    /// [`Io::file`](crate::engine::Io) counts them.
+    pub(super) files: Vec<GroupFile>,
     /// Stop this target's workers (one of them failed); the other targets go on.
     pub(super) stop: AtomicBool,
     pub(super) done: Vec<Counter>,
     /// Latencies of the measured window, per second since the window began.
     pub(super) intervals: Mutex<BTreeMap<u64, Recorder>>,
+}
+
+/// One file of a group's job: what of it is read, and how.
+pub(super) struct GroupFile {
+    pub(super) range: Range,
+    /// The random reads' block picker, set up once for all of the target's workers.
+    pub(super) sampler: super::distribution::Sampler,
+    /// The prepared data's id, when the run verifies what it reads.
+    pub(super) file_id: Option<u64>,
 }
 
 impl Shared<'_> {

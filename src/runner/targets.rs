@@ -47,6 +47,12 @@ fn targets_inner(
     open: &EngineFactory,
     self_cost: bool,
 ) -> Result<Document> {
+    if !cfg.files.is_empty() {
+        return Err(crate::error::Error::invalid(
+            "a job over several files (filename=a:b) is read as one target; give no other \
+             TARGETs or --name beside it",
+        ));
+    }
     crate::targets::check_distinct(targets)?;
     crate::targets::check_threads(cfg, targets.len())?;
     let cfgs: Vec<RunConfig> = targets

@@ -44,9 +44,10 @@ pub(super) struct WorkerOut {
     /// stops before its planned end (`--io-limit`, a stop rule, Ctrl-C) has its window end at the
     /// latest of these, not when the runner's thread noticed the workers had finished.
     pub(super) last_done: Option<Instant>,
-    /// With `log_offsets`: the offsets (and lengths) of the blocks read, in completion order,
-    /// up to this worker's share of [`MAX_LOGGED_OFFSETS`](crate::config::MAX_LOGGED_OFFSETS).
-    pub(super) offsets: Vec<(u64, u32)>,
+    /// With `log_offsets`: the files, offsets (and lengths) of the blocks read, in completion
+    /// order, up to this worker's share of
+    /// [`MAX_LOGGED_OFFSETS`](crate::config::MAX_LOGGED_OFFSETS).
+    pub(super) offsets: Vec<(u16, u64, u32)>,
     /// With a mix of sizes: the latencies of the window's requests of each size (the mix's
     /// order), beside the run's own.
     pub(super) by_size: Vec<Recorder>,
@@ -57,7 +58,7 @@ pub(super) fn worker(
     sh: &Shared,
     group: usize,
     idx: usize,
-    handle: Handle,
+    handles: Vec<Handle>,
     open: &EngineFactory,
 ) -> Result<WorkerOut> {
     let mut guard = Exit {
@@ -65,7 +66,7 @@ pub(super) fn worker(
         stage: Stage::SettingUp,
     };
     let g = &sh.groups[group];
-    let r = worker_loop(sh, g, idx, handle, open, &mut guard.stage);
+    let r = worker_loop(sh, g, idx, handles, open, &mut guard.stage);
     if r.is_err() {
         // This target's workers stop; other targets of the run go on.
         g.stop.store(true, Ordering::Relaxed);
@@ -113,7 +114,7 @@ fn worker_loop(
     sh: &Shared,
     g: &Group,
     idx: usize,
-    handle: Handle,
+    handles: Vec<Handle>,
     open: &EngineFactory,
     stage: &mut Stage,
 ) -> Result<WorkerOut> {
@@ -121,7 +122,7 @@ fn worker_loop(
     let bpr = cfg.blocks_per_request;
     // Think time's sleep granularity is measured before the start, never in the window.
     let think = cfg.thinktime.map(Thinker::new);
-    let (mut engine, t0) = start(sh, g, idx, handle, open, stage)?;
+    let (mut engine, t0) = start(sh, g, idx, handles, open, stage)?;
     let ramp_end = t0.plus(cfg.ramp);
     let end = ramp_end.plus(cfg.runtime);
 
@@ -129,7 +130,8 @@ fn worker_loop(
         features: engine.features(),
         ..WorkerOut::default()
     };
-    let mut req = Requests::new(cfg, &g.range, &g.sampler, idx, t0, (ramp_end, end));
+    let files: Vec<_> = g.files.iter().map(|f| (f.range, &f.sampler)).collect();
+    let mut req = Requests::new(cfg, &files, idx, t0, (ramp_end, end));
     let mut comps: Vec<Completion> = Vec::with_capacity(cfg.iodepth * bpr);
     let mut q = Queue::new(cfg, engine.as_ref());
     let mut tl = Timeline::new(g, t0, ramp_end);
@@ -285,7 +287,7 @@ fn start(
     sh: &Shared,
     g: &Group,
     idx: usize,
-    handle: Handle,
+    handles: Vec<Handle>,
     open: &EngineFactory,
     stage: &mut Stage,
 ) -> Result<(Box<dyn Engine>, Tick)> {
@@ -293,7 +295,7 @@ fn start(
     let depth = cfg.iodepth;
     let bpr = cfg.blocks_per_request;
     let setup = EngineSetup {
-        handle,
+        handles,
         pool: BufferPool::new(depth * bpr, cfg.max_bs() as usize),
         depth: depth * bpr,
         direct: cfg.direct,
@@ -452,7 +454,7 @@ fn account(
 ) -> Reaped {
     let (g, bpr) = (tl.g, req.bpr);
     let cfg = g.cfg;
-    let mut light = g.file_id.is_none() && cfg.sample_bytes.is_none();
+    let mut light = g.files[0].file_id.is_none() && cfg.sample_bytes.is_none();
     let mut succeeded = false;
     let mut finished = 0;
     out.clock_reads += 1;
@@ -463,6 +465,7 @@ fn account(
         let r = t / bpr;
         let offset = req.at[t];
         let bs = req.len[t];
+        let file = req.file[t];
         req.remaining[r] -= 1;
         if c.res < 0 {
             let errno = (-c.res) as i32;
@@ -483,9 +486,9 @@ fn account(
             if cfg.log_offsets.is_some()
                 && out.offsets.len() < crate::config::MAX_LOGGED_OFFSETS / cfg.threads
             {
-                out.offsets.push((offset, bs));
+                out.offsets.push((file, offset, bs));
             }
-            if let Some(id) = g.file_id {
+            if let Some(id) = g.files[file as usize].file_id {
                 out.verify.checked_ios += 1;
                 if let Some(m) = data::verify(id, offset, engine.buffer(c.token, bs as usize)) {
                     record_mismatch(&mut out.verify, m);
@@ -534,7 +537,7 @@ fn account(
 #[inline]
 fn sample(samples: &mut BTreeMap<u64, (u64, u64)>, tl: &Timeline, every: u64, at: u64) {
     for &Done { offset, bytes, .. } in &tl.pending {
-        let k = offset.saturating_sub(tl.g.range.offset) / every;
+        let k = offset.saturating_sub(tl.g.files[0].range.offset) / every;
         let e = samples.entry(k).or_insert((0, 0));
         e.0 += bytes;
         e.1 = e.1.max(at);

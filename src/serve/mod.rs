@@ -134,6 +134,7 @@ impl Server {
             blocks_per_request: 1,
             // Each connection (thread model) or server thread (uring model) owns one engine.
             threads: 1,
+            files: 1,
         };
         (cfg.engine.spec().check)(&cfg.options, &workload)?;
         let export = Server::export_info(&cfg, size, min_block);

@@ -213,7 +213,7 @@ impl<'a> Conn<'a> {
                 let handle = src.open_worker(&how).map_err(|e| e.to_string())?;
                 map = handle.file().ok();
                 let setup = EngineSetup {
-                    handle,
+                    handles: vec![handle],
                     pool: BufferPool::new(cfg.iodepth, CHUNK),
                     depth: cfg.iodepth,
                     direct: cfg.direct,
@@ -426,6 +426,7 @@ impl<'a> Conn<'a> {
         for k in a..b {
             let p = &self.pieces[k];
             e.queue(Io {
+                file: 0,
                 token: (k - a) as u32,
                 offset: p.offset,
                 len: p.len,

@@ -106,7 +106,7 @@ fn a_job_file_readlab_cannot_honour_is_refused_with_every_line_before_anything_r
              rw=randwrite\n\
              verify=crc32c\n\
              [two-files]\n\
-             filename=/a:/b\n\
+             filename=/a::/b\n\
              ioengine=psync\n\
              bsrange=4k-8k\n\
              norandommap\n\
@@ -125,7 +125,7 @@ fn a_job_file_readlab_cannot_honour_is_refused_with_every_line_before_anything_r
     for (line, section, what) in [
         (7, "writes", "readlab only reads"),
         (8, "writes", "verify=crc32c"),
-        (10, "two-files", "names 2 files"),
+        (10, "two-files", "an empty file name"),
         (12, "two-files", "draws sizes at random"),
         (14, "two-files", "I/O scheduler"),
         (15, "two-files", "'frobnicate'"),
@@ -260,13 +260,15 @@ fn tune_writes_a_job_file_beside_each_profile_that_fio_and_readlab_replay() {
 
 /// The corpus of job files as people write them (tests/fixtures/fio-corpus: logging and clock
 /// options, a synchronous engine given a depth, skewed access, mixed block sizes, a rate, a file
-/// size, one-size ranges, think time and loops): readlab
+/// size, one-size ranges, think time and loops, one job over two files): readlab
 /// runs every job, exit 0, with one note per option it ignored or read its own way (not one per
 /// job); fio runs the same files.
 #[test]
 fn job_files_as_people_write_them_run_with_one_note_per_option() {
     let d = disk_dir();
     let f = prepare(d.path(), "f", "64M");
+    // files.fio's second file (its TARGET2).
+    prepare(d.path(), "f2", "16M");
     let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fio-corpus");
     for (name, jobs, notes) in [
         (
@@ -294,6 +296,7 @@ fn job_files_as_people_write_them_run_with_one_note_per_option() {
         ),
         ("mixed.fio", 2, &["time_based", "norandommap"][..]),
         ("think.fio", 2, &["time_based"][..]),
+        ("files.fio", 2, &["time_based"][..]),
         (
             "rate.fio",
             3,
@@ -416,4 +419,124 @@ fn think_time_and_loops_in_a_job_file_and_back() {
     let r = &json(&o)["result"];
     assert_eq!(r["bytes"], 2 * (1 << 20));
     assert_eq!(r["think"]["pauses"], 2 * 256 / 4);
+}
+
+/// Reads per file in an offsets log: readlab's `--log-offsets` (`FILE OFFSET` per read of a job
+/// over several files) or fio's `--write_iolog` (`FILE read OFFSET LEN` per read, in its iolog
+/// version 2, or 3 with a time first) offset checked to fall in its file.
+fn reads_per_file(log: &str, files: &[(&Path, u64)]) -> Vec<u64> {
+    let mut n = vec![0; files.len()];
+    for l in log.lines() {
+        let w: Vec<&str> = l.split_whitespace().collect();
+        let (file, offset) = match w.as_slice() {
+            [f, o] => (*f, *o),
+            [f, "read", o, _] | [_, f, "read", o, _] => (*f, *o),
+            _ => continue,
+        };
+        let i = files
+            .iter()
+            .position(|(p, _)| s(p) == file)
+            .unwrap_or_else(|| panic!("a read of {file}, not a file of the job: {l}"));
+        let offset: u64 = offset.parse().unwrap();
+        assert!(offset + 4096 <= files[i].1, "{l}: past the end of its file");
+        n[i] += 1;
+    }
+    n
+}
+
+/// fio's iolog of `job` (it reads the same files), as text.
+fn fio_iolog(dir: &Path, job: &Path) -> String {
+    let log = dir.join("fio.iolog");
+    let _ = std::fs::remove_file(&log);
+    let o = Command::new("fio")
+        .args([s(job), "--output-format=json"])
+        .arg(format!("--write_iolog={}", s(&log)))
+        .current_dir(dir)
+        .output()
+        .expect("fio is installed (scripts/test-deps)");
+    assert!(
+        o.status.success(),
+        "fio: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    std::fs::read_to_string(&log).unwrap()
+}
+
+/// One job over two files of different sizes (`filename=A:B`, and fio's `directory=` with
+/// `nrfiles=2`): readlab reads both, every byte verified, each read at an offset within its own
+/// file, and splits the reads between them as fio does — round robin half each (not in
+/// proportion to the files' sizes, which a job reading the two as one would do), random about
+/// half each — fio's own iolog of the same job says the same. Each run asks for 2000 reads
+/// (io_size), not a time.
+#[test]
+fn a_job_over_two_files_splits_its_reads_as_fio_does() {
+    let d = disk_dir();
+    let (a, b) = (prepare(d.path(), "a", "8M"), prepare(d.path(), "b", "32M"));
+    let dir_files = [
+        prepare(d.path(), "two.0.0", "8M"),
+        prepare(d.path(), "two.0.1", "32M"),
+    ];
+    let sizes = [8 << 20, 32 << 20];
+    for (k, (service, job_text, files)) in [
+        (
+            "roundrobin",
+            format!("filename={}:{}\n", s(&a), s(&b)),
+            [&a, &b],
+        ),
+        (
+            "random",
+            format!("filename={}:{}\nfile_service_type=random\n", s(&a), s(&b)),
+            [&a, &b],
+        ),
+        (
+            "roundrobin",
+            format!("directory={}\nnrfiles=2\n", s(d.path())),
+            [&dir_files[0], &dir_files[1]],
+        ),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let job = d.path().join("two.fio");
+        std::fs::write(
+            &job,
+            format!(
+                "[two]\n{job_text}ioengine=libaio\niodepth=4\ndirect=1\nrw=randread\nbs=4k\n\
+                 io_size=8000k\nruntime=60s\n"
+            ),
+        )
+        .unwrap();
+        let files: Vec<(&Path, u64)> = files.iter().map(|f| f.as_path()).zip(sizes).collect();
+        let log = d.path().join(format!("offsets-{k}.txt"));
+        let o = run(&[
+            "run",
+            "--job",
+            s(&job),
+            "--verify",
+            "--log-offsets",
+            s(&log),
+            "--output",
+            "json",
+            "-q",
+        ]);
+        assert!(o.status.success(), "{service} {job_text}: {}", stderr(&o));
+        let doc = json(&o);
+        let r = &doc["result"];
+        assert_eq!(r["verify"]["mismatches"], 0, "{r}");
+        assert_eq!(r["verify"]["checked_ios"], 2000, "{r}");
+        let ours = reads_per_file(&std::fs::read_to_string(&log).unwrap(), &files);
+        let fio = reads_per_file(&fio_iolog(d.path(), &job), &files);
+        assert_eq!(
+            (ours.iter().sum::<u64>(), fio.iter().sum::<u64>()),
+            (2000, 2000)
+        );
+        let share = |n: &[u64]| n[0] as f64 / 2000.0;
+        if service == "roundrobin" {
+            assert_eq!(ours, [1000, 1000], "{job_text}");
+        }
+        assert!(
+            (share(&ours) - 0.5).abs() < 0.05 && (share(&ours) - share(&fio)).abs() < 0.06,
+            "{service}: readlab {ours:?}, fio {fio:?}"
+        );
+    }
 }

@@ -9,6 +9,7 @@
 use crate::common;
 use crate::nbd_common;
 use common::*;
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 fn s(p: &std::path::Path) -> &str {
@@ -161,7 +162,7 @@ fn direct_takes_fio_s_zero_or_one_and_stays_a_plain_flag() {
     refused(&["run", "--direct=2", s(&f)], "not 0 or 1");
     refused(
         &["run", &format!("--filename={}:{}", s(&f), s(&f))],
-        "names 2 files",
+        "named twice",
     );
 }
 
@@ -332,4 +333,43 @@ fn offset_on_an_nbd_export_is_honoured() {
     assert_eq!(inside.status.code(), Some(1), "{}", stderr(&inside));
     assert_mismatch_reported(&inside, 1000);
     drop(server);
+}
+
+/// fio's `--filename=A:B` on the command line is one job over both files (its threads' reads
+/// alternate between them, each verified, and its result names them), not two targets side by
+/// side; `--file_service_type` picks among a job's files and is refused beside one file.
+#[test]
+fn filename_a_colon_b_is_one_job_over_two_files() {
+    let d = disk_dir();
+    let (a, b) = (prepare(d.path(), "a", "8M"), prepare(d.path(), "b", "16M"));
+    let log = d.path().join("offsets.txt");
+    let both = format!("--filename={}:{}", s(&a), s(&b));
+    let o = run(&[
+        "run",
+        &both,
+        "--io-limit",
+        "400k",
+        "--runtime",
+        "30s",
+        "--verify",
+        "--log-offsets",
+        s(&log),
+        "--output",
+        "json",
+        "-q",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc = json(&o);
+    assert_eq!(doc["config"]["target"], s(&a));
+    assert_eq!(doc["config"]["files"][0], s(&b));
+    assert!(doc["targets"].as_array().is_none_or(Vec::is_empty), "{doc}");
+    assert_eq!(doc["result"]["verify"]["checked_ios"], 100);
+    let logged = std::fs::read_to_string(&log).unwrap();
+    let of = |f: &Path| logged.lines().filter(|l| l.starts_with(s(f))).count();
+    assert_eq!((of(&a), of(&b)), (50, 50), "{logged}");
+    refused(
+        &["run", "--file_service_type=random", s(&a)],
+        "picks among a job's files",
+    );
+    refused(&["run", &both, "--file_service_type=zipf"], "roundrobin");
 }

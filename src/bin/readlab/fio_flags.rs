@@ -100,3 +100,8 @@ pub fn fio_refusal(e: &clap::Error) -> Option<String> {
         )),
     }
 }
+
+/// `--file_service_type`: fio's words (`roundrobin`, `random`, `sequential`).
+pub fn file_service(s: &str) -> Result<readlab::fileset::FileService, readlab::Error> {
+    s.parse()
+}

@@ -5,7 +5,9 @@
 
 use crate::args::{OutputArg, REPLAYS, count, duration, fraction, size};
 use crate::engine_flags::{EngineFlags, Scope};
-use crate::fio_flags::{FioNoops, bssplit, distribution, rw_word, switch, verify_switch};
+use crate::fio_flags::{
+    FioNoops, bssplit, distribution, file_service, rw_word, switch, verify_switch,
+};
 use crate::progress::{Progress, print_warnings};
 use crate::run_output::{FioFormat, Shown};
 use clap::{Args, ValueEnum};
@@ -13,6 +15,7 @@ use readlab::config::{Arrivals, Fadvise, Rate, RunConfig, Rw};
 use readlab::distribution::RandomDistribution;
 use readlab::engine::{EngineKind, EngineOptions};
 use readlab::error::Error;
+use readlab::fileset::FileService;
 use readlab::result::Document;
 use readlab::stability::{StopFlags, StopRule};
 use readlab::tune::Candidate;
@@ -38,9 +41,17 @@ pub struct RunArgs {
     pub target: Option<PathBuf>,
     /// More targets, read at the same time with the same workload, each with its own jobs.
     pub more_targets: Vec<PathBuf>,
-    /// The target, in fio's words (--filename=PATH): the same as TARGET.
+    /// The target, in fio's words (--filename=PATH): the same as TARGET. Several files joined
+    /// by colons (--filename=a:b, `\:` a colon in a name) are one job: its threads spread their
+    /// reads over all of them as --file_service_type picks (fio's meaning; several TARGETs are
+    /// read side by side instead, each with its own threads).
     #[arg(long, conflicts_with = "target")]
     pub filename: Option<String>,
+    /// How a job over several files (--filename=a:b) picks the file of each read: roundrobin
+    /// (fio's default: each read the next file), random, or sequential (a file read through
+    /// before the next).
+    #[arg(long = "file_service_type", alias = "file-service-type", value_parser = file_service, conflicts_with_all = REPLAYS)]
+    pub file_service_type: Option<FileService>,
     /// Name a target in every output: TARGET=NAME (repeatable); NAME alone names the only target
     /// (fio's --name=JOB).
     #[arg(long = "name")]
@@ -138,8 +149,8 @@ pub struct RunArgs {
     #[arg(long, value_parser = bssplit, conflicts_with = "bs", conflicts_with_all = REPLAYS)]
     pub bssplit: Option<readlab::bssplit::BsSplit>,
     /// Write the byte offset of each block read to this file, one per line (with --bssplit,
-    /// its length after it; at most the first million; one configuration on one target): to
-    /// check the access pattern.
+    /// its length after it; a job over several files, the file before it; at most the first
+    /// million; one configuration on one target): to check the access pattern.
     #[arg(long, value_name = "FILE")]
     pub log_offsets: Option<PathBuf>,
     /// Seed of the random offsets (the same seed reads the same offsets; fio's --randseed).
@@ -273,6 +284,7 @@ impl RunArgs {
             let mut cfg = readlab::tune::load_profile(p)?.config;
             if let Some(t) = &target {
                 cfg.target = t.clone();
+                cfg.files = self.more_files()?.0;
             }
             if let Some(ns) = &self.netns {
                 cfg.target = with_netns(&cfg.target, ns, !self.more_targets.is_empty())?;
@@ -340,6 +352,10 @@ impl RunArgs {
         if let Some(problem) = out.first().and_then(RunConfig::think_problem) {
             return Err(Error::InvalidArgument(problem));
         }
+        let (files, service) = self.more_files()?;
+        for c in &mut out {
+            (c.files, c.file_service) = (files.clone(), service);
+        }
         if out.is_empty() {
             return Err(Error::InvalidArgument(
                 "no configuration left: synchronous engines take --iodepth 1, --batch must not exceed --iodepth, nor --complete-min --batch".into(),
@@ -348,7 +364,6 @@ impl RunArgs {
         Ok(out)
     }
 
-    /// TARGET, or fio's --filename=PATH (one file; `\:` is a colon in its name).
     /// What a job of `--job FILE` does not say: TARGET, --runtime, --seed, --verify (refused
     /// beside the flags a job file cannot take).
     fn job_default(&self) -> Result<RunConfig, Error> {
@@ -362,7 +377,9 @@ impl RunArgs {
                 "--check holds a replay to its profile's result (--profile P --check); a job file has no result to hold to: leave out --check".into(),
             ));
         }
-        let mut default = RunConfig::new(self.target_given()?.unwrap_or_default());
+        let files = self.files_given()?;
+        let mut default = RunConfig::new(files.first().cloned().unwrap_or_default());
+        default.files = files.into_iter().skip(1).collect();
         default.runtime = self.runtime;
         default.seed = self.seed;
         default.verify = self.verify();
@@ -370,17 +387,25 @@ impl RunArgs {
         Ok(default)
     }
 
+    /// TARGET, or the first file of fio's --filename=a:b (`\:` is a colon in a name).
     fn target_given(&self) -> Result<Option<PathBuf>, Error> {
-        let Some(f) = &self.filename else {
-            return Ok(self.target.clone());
-        };
-        match readlab::fiojob::filenames(f).as_slice() {
-            [one] if !one.is_empty() => Ok(Some(PathBuf::from(one))),
-            files => Err(Error::InvalidArgument(format!(
-                "--filename={f} names {} files; readlab reads one here: give several as TARGETs to read them at the same time",
-                files.len()
-            ))),
+        Ok(self.files_given()?.into_iter().next())
+    }
+
+    /// Every file the job reads: TARGET, or each of fio's --filename=a:b; none when neither is
+    /// given.
+    fn files_given(&self) -> Result<Vec<PathBuf>, Error> {
+        match &self.filename {
+            None => Ok(self.target.iter().cloned().collect()),
+            Some(f) => readlab::fileset::parse(f)
+                .map_err(|e| Error::InvalidArgument(format!("--filename={e}"))),
         }
+    }
+
+    /// The job's files after its first (--filename=a:b), and how it picks among them.
+    fn more_files(&self) -> Result<(Vec<PathBuf>, FileService), Error> {
+        let files: Vec<PathBuf> = self.files_given()?.into_iter().skip(1).collect();
+        Ok((files, self.file_service_type.unwrap_or_default()))
     }
 
     /// Whether to read with O_DIRECT: --direct / --direct=1 (the default), --direct=0 or
@@ -410,6 +435,9 @@ impl RunArgs {
     ) -> RunConfig {
         RunConfig {
             target,
+            // The job's further files, set by `to_configs`.
+            files: Vec::new(),
+            file_service: FileService::Roundrobin,
             engine,
             // A mix's offsets are aligned to its smallest size, its `bs`.
             bs: self.bssplit.as_ref().and_then(|b| b.min()).unwrap_or(bs),
@@ -530,7 +558,10 @@ pub fn run(a: &RunArgs) -> anyhow::Result<ExitCode> {
         ("--log-offsets", a.log_offsets.as_deref()),
     ];
     let read: Vec<&std::path::Path> = (a.profile.iter().chain(&a.job))
-        .chain(cfgs.iter().map(|c| &c.target))
+        .chain(
+            cfgs.iter()
+                .flat_map(|c| std::iter::once(&c.target).chain(&c.files)),
+        )
         .chain(&a.more_targets)
         .map(PathBuf::as_path)
         .collect();

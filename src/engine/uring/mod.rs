@@ -362,9 +362,11 @@ pub struct Uring {
     /// From `Box::into_raw`; freed in `Drop`.
     ring: *mut IoUring,
     pool: BufferPool,
-    /// Keeps the descriptor the SQEs name (or that was registered) open.
-    _file: Arc<File>,
-    fd: i32,
+    /// Keeps the descriptors the SQEs name (or that were registered) open.
+    _files: Vec<Arc<File>>,
+    /// Each file's descriptor, by [`Io::file`]; with fixed files, [`Io::file`] is the index of
+    /// its registration.
+    fds: Vec<i32>,
     fixed_files: bool,
     fixed_bufs: bool,
     /// Slots per registered buffer (READ_FIXED's buf_index is token / this).
@@ -390,6 +392,8 @@ impl Uring {
 
     fn with_max_registered_buf(setup: EngineSetup, max_buf: usize) -> Result<Self> {
         let o = UringOptions::of(&setup.options);
+        let files = setup.files()?;
+        let fds: Vec<i32> = files.iter().map(|f| f.as_raw_fd()).collect();
         let slots = setup.pool.slots();
         assert!(
             setup.depth <= slots,
@@ -406,16 +410,14 @@ impl Uring {
         // parts split from it here (the only borrows of it) have been dropped.
         let ring: &'static mut IoUring = unsafe { &mut *raw };
         let (submitter, sq, cq) = ring.split();
-        let file = setup.handle.file()?;
-        let fd = file.as_raw_fd();
         let mut u = Uring {
             submitter: ManuallyDrop::new(submitter),
             sq: ManuallyDrop::new(sq),
             cq: ManuallyDrop::new(cq),
             ring: raw,
             pool: setup.pool,
-            _file: file,
-            fd,
+            _files: files,
+            fds,
             fixed_files: false,
             fixed_bufs: false,
             slots_per_buf: slots as u32,
@@ -431,9 +433,9 @@ impl Uring {
             u.features.push("SQPOLL".into());
         }
         if o.fixed_files {
-            u.submitter.register_files(&[u.fd]).map_err(|e| {
+            u.submitter.register_files(&u.fds).map_err(|e| {
                 Error::Engine(format!(
-                    "io_uring: registering the file for --fixed-files failed: {e}; drop --fixed-files"
+                    "io_uring: registering the files for --fixed-files failed: {e}; drop --fixed-files"
                 ))
             })?;
             u.fixed_files = true;
@@ -502,19 +504,17 @@ impl Uring {
     #[inline]
     fn sqe(&self, io: Io, buf: *mut u8) -> squeue::Entry {
         let (len, off) = (io.len, io.offset);
+        let (fd, fixed) = (
+            types::Fd(self.fds[io.file as usize]),
+            types::Fixed(io.file.into()),
+        );
         let e = match (self.fixed_files, self.fixed_bufs) {
-            (false, false) => opcode::Read::new(types::Fd(self.fd), buf, len)
+            (false, false) => opcode::Read::new(fd, buf, len).offset(off).build(),
+            (true, false) => opcode::Read::new(fixed, buf, len).offset(off).build(),
+            (false, true) => opcode::ReadFixed::new(fd, buf, len, self.buf_index(io))
                 .offset(off)
                 .build(),
-            (true, false) => opcode::Read::new(types::Fixed(0), buf, len)
-                .offset(off)
-                .build(),
-            (false, true) => {
-                opcode::ReadFixed::new(types::Fd(self.fd), buf, len, self.buf_index(io))
-                    .offset(off)
-                    .build()
-            }
-            (true, true) => opcode::ReadFixed::new(types::Fixed(0), buf, len, self.buf_index(io))
+            (true, true) => opcode::ReadFixed::new(fixed, buf, len, self.buf_index(io))
                 .offset(off)
                 .build(),
         };
@@ -632,6 +632,12 @@ impl Engine for Uring {
     #[inline]
     fn queue(&mut self, io: Io) -> Result<()> {
         debug_assert!(io.len as usize <= self.pool.slot_len());
+        if io.file as usize >= self.fds.len() {
+            return Err(Error::Engine(format!(
+                "io_uring: I/O {io:?} names a file past the {} it reads",
+                self.fds.len()
+            )));
+        }
         if self.sq.is_full() {
             // The cached head is stale: learn what the kernel has consumed since. Entries in the
             // ring are in flight and `lend` below refuses a slot twice, so there is room then —
@@ -648,8 +654,8 @@ impl Engine for Uring {
         let buf = self.pool.lend(io.token as usize);
         let sqe = self.sqe(io, buf);
         // SAFETY: the buffer is lent to the kernel until its completion is reaped (`drain`) and
-        // the pool outlives the ring; the descriptor stays open in `self._file`, and the
-        // registered buffer and file an SQE names were registered in `new`.
+        // the pool outlives the ring; the descriptors stay open in `self._files`, and the
+        // registered buffer and files an SQE names were registered in `new`.
         if unsafe { self.sq.push(&sqe) }.is_err() {
             // SAFETY: the SQE was not pushed, so the kernel never saw the buffer.
             unsafe { self.pool.reclaim(io.token as usize) };

@@ -34,7 +34,7 @@ fn open_with(
     let file = crate::source::local::open_read(path, direct).unwrap();
     Uring::with_max_registered_buf(
         EngineSetup {
-            handle: file.into(),
+            handles: vec![file.into()],
             pool: BufferPool::new(slots, BS),
             depth: slots,
             direct,
@@ -56,6 +56,7 @@ fn read_verified(u: &mut Uring, slots: usize, blocks: u64, rounds: usize) -> usi
             at[t as usize] = (next * 7919 % blocks) * BS as u64;
             next += 1;
             u.queue(Io {
+                file: 0,
                 token: t,
                 offset: at[t as usize],
                 len: BS as u32,
@@ -287,6 +288,7 @@ fn regions_larger_than_one_registration_use_several_buffers() {
         assert_eq!(u.slots_per_buf, 3);
         assert_eq!(
             u.buf_index(Io {
+                file: 0,
                 token: 9,
                 offset: 0,
                 len: 4096
@@ -307,6 +309,7 @@ fn reap_never_waits_for_more_than_is_in_flight() {
         assert_eq!(u.reap(1, &mut out).unwrap(), 0);
         for t in 0..2 {
             u.queue(Io {
+                file: 0,
                 token: t,
                 offset: t as u64 * 4096,
                 len: 4096,
@@ -319,6 +322,7 @@ fn reap_never_waits_for_more_than_is_in_flight() {
         assert_eq!(out.len(), 2);
         // Queued but never submitted: reap submits them itself.
         u.queue(Io {
+            file: 0,
             token: 5,
             offset: 0,
             len: 4096,
@@ -338,6 +342,7 @@ fn with_defer_taskrun_a_submit_posts_finished_completions() {
         let mut u = open(&path, true, 4, UringOptions::default()).unwrap();
         assert!(u.features().contains(&"DEFER_TASKRUN".to_string()));
         u.queue(Io {
+            file: 0,
             token: 0,
             offset: 0,
             len: 4096,
@@ -348,6 +353,7 @@ fn with_defer_taskrun_a_submit_posts_finished_completions() {
         // until the next enter with GETEVENTS: the next submit.
         std::thread::sleep(Duration::from_millis(200));
         u.queue(Io {
+            file: 0,
             token: 1,
             offset: 4096,
             len: 4096,
@@ -382,6 +388,7 @@ fn dropping_with_ios_in_flight_waits_for_them() {
             let mut u = open(&path, true, 32, opts).unwrap();
             for t in 0..32 {
                 u.queue(Io {
+                    file: 0,
                     token: t,
                     offset: t as u64 * 4096,
                     len: 4096,
@@ -392,6 +399,7 @@ fn dropping_with_ios_in_flight_waits_for_them() {
             // Some queued but never submitted.
             let mut u2 = open(&path, true, 4, UringOptions::default()).unwrap();
             u2.queue(Io {
+                file: 0,
                 token: 0,
                 offset: 0,
                 len: 4096,
@@ -429,6 +437,7 @@ fn iopoll_without_poll_queues_fails_each_read_without_hanging() {
         for _ in 0..20 {
             for t in 0..16 {
                 u.queue(Io {
+                    file: 0,
                     token: t,
                     offset: t as u64 * 4096,
                     len: 4096,
@@ -480,12 +489,14 @@ fn reads_land_in_the_slot_of_their_token() {
     within(10, move || {
         let mut u = open(&path, false, 4, UringOptions::default()).unwrap();
         u.queue(Io {
+            file: 0,
             token: 2,
             offset: 3 * BS as u64,
             len: BS as u32,
         })
         .unwrap();
         u.queue(Io {
+            file: 0,
             token: 1,
             offset: 0,
             len: BS as u32,
@@ -534,6 +545,7 @@ fn submit_and_reap_submits_each_refill_and_keeps_the_queue_full() {
                     for t in free.drain(..) {
                         at[t as usize] = (i * 7919 + t as u64 * 31) % 128 * BS as u64;
                         u.queue(Io {
+                            file: 0,
                             token: t,
                             offset: at[t as usize],
                             len: BS as u32,
