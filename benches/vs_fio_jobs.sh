@@ -20,6 +20,8 @@
 # counts from each request's due time.
 #
 # Settings (environment):
+#   TARGET2   a job's second file (files.fio): a quarter-size loop device beside TARGET's, else
+#             readlab-bench2.dat (64 MiB) under ${TMPDIR:-/tmp}.
 #   TARGET    the file read. Default: a loop device over /dev/shm with direct I/O when root and
 #             losetup work (steady), else readlab-bench.dat under ${TMPDIR:-/tmp}; prepared with
 #             `readlab prepare --size $SIZE`.
@@ -36,9 +38,11 @@ RUNTIME=${RUNTIME:-2s}
 ROUNDS=${ROUNDS:-3}
 work=$(mktemp -d)
 loop=""
+loop2=""
 cleanup() {
     [ -n "$loop" ] && losetup -d "$loop" 2>/dev/null || true
-    rm -rf "$work" /dev/shm/readlab-vs-fio-jobs.img
+    [ -n "$loop2" ] && losetup -d "$loop2" 2>/dev/null || true
+    rm -rf "$work" /dev/shm/readlab-vs-fio-jobs.img /dev/shm/readlab-vs-fio-jobs2.img
 }
 trap cleanup EXIT
 if [ -z "${TARGET:-}" ]; then
@@ -51,15 +55,36 @@ if [ -z "${TARGET:-}" ]; then
         [ -e "$TARGET" ] || "$READLAB" prepare --size "$SIZE" "$TARGET" >/dev/null
     fi
 fi
+# The second file of a job over two files (files.fio's TARGET2): a quarter of the size, beside
+# the first and made the same way.
+if [ -z "${TARGET2:-}" ]; then
+    if [ -n "$loop" ] && truncate -s "$(( $(blockdev --getsize64 "$loop") / 4 ))" \
+        /dev/shm/readlab-vs-fio-jobs2.img 2>/dev/null &&
+        loop2=$(losetup --find --show --direct-io=on /dev/shm/readlab-vs-fio-jobs2.img 2>/dev/null); then
+        TARGET2=$loop2
+        "$READLAB" prepare --overwrite "$TARGET2" >/dev/null
+    else
+        TARGET2=${TMPDIR:-/tmp}/readlab-bench2.dat
+        [ -e "$TARGET2" ] || "$READLAB" prepare --size 64M "$TARGET2" >/dev/null
+    fi
+fi
 jobs=("$@")
 [ ${#jobs[@]} -gt 0 ] || jobs=(tests/fixtures/fio-corpus/*.fio)
 echo "target $TARGET, runtime $RUNTIME, $ROUNDS rounds per job file" >&2
 for job in "${jobs[@]}"; do
     name=$(basename "$job" .fio)
-    sed -e "s|TARGET|$TARGET|g" -e "s|^runtime=.*|runtime=$RUNTIME|" "$job" > "$work/$name.fio"
+    sed -e "s|TARGET2|$TARGET2|g" -e "s|TARGET|$TARGET|g" -e "s|^runtime=.*|runtime=$RUNTIME|" \
+        "$job" > "$work/$name.fio"
+    # fio's latency_target turns a job into a search for the deepest queue that meets the target
+    # (its IOPS then come from depths 1, 2, …): another experiment. readlab runs the iodepth given
+    # and says so in a note; fio is held to the same by running its copy without those lines.
+    grep -v '^latency_\(target\|window\|percentile\|run\)=' "$work/$name.fio" > "$work/$name.fio.fio"
+    if ! cmp -s "$work/$name.fio" "$work/$name.fio.fio"; then
+        echo "$name: fio runs it without latency_target/window/percentile/run (a depth search)" >&2
+    fi
     for r in $(seq "$ROUNDS"); do
         fio_run() {
-            (cd "$work" && fio --output-format=json "$name.fio" > "$work/$name.fio.$r.out" 2>/dev/null)
+            (cd "$work" && fio --output-format=json "$name.fio.fio" > "$work/$name.fio.$r.out" 2>/dev/null)
         }
         readlab_run() {
             "$READLAB" run --job "$work/$name.fio" -q --output json --budget 0 \

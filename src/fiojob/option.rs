@@ -96,35 +96,7 @@ impl<'a> Section<'a> {
                 return Err("include names no file; write include FILE in a section".into());
             }
             "filename" | "uri" => self.filename(key, v)?,
-            "directory" => {
-                let v = need(v).map_err(|_| "directory= needs a path".to_string())?;
-                if crate::fileset::split(v).len() > 1 {
-                    return Err(format!(
-                        "directory={v} names several directories; readlab reads a job's files from one"
-                    ));
-                }
-                self.directory = Some((crate::fileset::split(v).remove(0), o.line));
-            }
-            "nrfiles" => {
-                let v = need(v).map_err(|_| "nrfiles= needs a number".to_string())?;
-                let n = v
-                    .parse::<usize>()
-                    .ok()
-                    .filter(|n| (1..=crate::fileset::MAX_FILES).contains(n))
-                    .ok_or_else(|| {
-                        format!(
-                            "nrfiles={v}: give a whole number from 1 to {}",
-                            crate::fileset::MAX_FILES
-                        )
-                    })?;
-                self.nrfiles = Some((n, o.line));
-            }
-            "file_service_type" => {
-                let v = need(v).map_err(|_| {
-                    "file_service_type= needs roundrobin, random or sequential".to_string()
-                })?;
-                cfg.file_service = v.parse().map_err(|e: crate::Error| e.to_string())?;
-            }
+            "directory" | "nrfiles" | "file_service_type" => self.files(key, v, o.line)?,
             "ioengine" => {
                 let v = need(v).map_err(|_| "ioengine= needs an engine".to_string())?;
                 cfg.engine = engine(v).map_err(|e| e.to_string())?;
@@ -134,53 +106,11 @@ impl<'a> Section<'a> {
                 let v = need(v).map_err(|_| format!("{key}= needs read or randread"))?;
                 cfg.rw = rw(v).map_err(|e| e.to_string())?;
             }
-            "bs" | "blocksize" => {
-                let v = need(v).map_err(|_| "bs= needs a size, e.g. 4k".to_string())?;
-                let read = v.split(',').next().unwrap_or(v).trim();
-                let bs = crate::size::parse_size(read).map_err(|e| e.to_string())?;
-                // A mix (bssplit=) takes precedence over bs=, as in fio.
-                if cfg.bssplit.is_single() {
-                    cfg.bs = bs;
-                    self.lines.bs = o.line;
-                }
-            }
-            "bsrange" | "blocksize_range" => {
-                cfg.bs = one_size(key, v)?;
-                cfg.bssplit = Default::default();
-                self.lines.bs = o.line;
-            }
-            "bssplit" => {
-                let v =
-                    need(v).map_err(|_| "bssplit= needs sizes, e.g. 4k/60:64k/40".to_string())?;
-                let split: crate::bssplit::BsSplit =
-                    v.parse().map_err(|e: crate::Error| e.to_string())?;
-                // One size alone (`4k/100`) is that size; a mix's offsets align to its smallest.
-                cfg.bs = match split.min() {
-                    Some(min) => min,
-                    None => crate::bssplit::BsSplit::one_size(v).unwrap_or(cfg.bs),
-                };
-                cfg.bssplit = split;
-                self.lines.bs = o.line;
+            "bs" | "blocksize" | "bsrange" | "blocksize_range" | "bssplit" => {
+                self.block_size(key, v, o.line)?
             }
             "size" | "offset" | "io_size" | "io_limit" | "filesize" => self.size(key, v)?,
-            "rate_iops" | "rate" => {
-                let v = need(v).map_err(|_| format!("{key}= needs a number"))?;
-                let read = v.split(',').next().unwrap_or(v).trim();
-                let n = crate::size::parse_size(read).map_err(|e| e.to_string())?;
-                if n == 0 {
-                    return Err(format!("{key}={v}: give a positive rate"));
-                }
-                self.rate = Some(if key == "rate" {
-                    super::section::JobRate::Bytes(n)
-                } else {
-                    super::section::JobRate::Iops(n)
-                });
-                add_note(
-                    notes,
-                    key,
-                    "read as readlab's open loop (--rate): latency is measured from each request's due time, fio's from its issue, so under load readlab's includes the wait behind schedule".into(),
-                );
-            }
+            "rate_iops" | "rate" => self.rate(key, v, notes)?,
             "rate_process" => {
                 self.arrivals = Some(match v.map(str::trim) {
                     Some("linear") | None => crate::config::Arrivals::Fixed,
@@ -232,6 +162,103 @@ impl<'a> Section<'a> {
             k if known_engine_opt(k) => self.engine_opts.push((o, k)),
             k => self.foreign(k, v, notes)?,
         }
+        Ok(())
+    }
+
+    /// `directory=`, `nrfiles=` and `file_service_type=`: where a job's several files are and
+    /// how its reads go round them.
+    fn files(&mut self, key: &str, v: Option<&str>, line: usize) -> Result<(), String> {
+        let cfg = &mut self.cfg;
+        match key {
+            "directory" => {
+                let v = need(v).map_err(|_| "directory= needs a path".to_string())?;
+                if crate::fileset::split(v).len() > 1 {
+                    return Err(format!(
+                        "directory={v} names several directories; readlab reads a job's files from one"
+                    ));
+                }
+                self.directory = Some((crate::fileset::split(v).remove(0), line));
+            }
+            "nrfiles" => {
+                let v = need(v).map_err(|_| "nrfiles= needs a number".to_string())?;
+                let n = v
+                    .parse::<usize>()
+                    .ok()
+                    .filter(|n| (1..=crate::fileset::MAX_FILES).contains(n))
+                    .ok_or_else(|| {
+                        format!(
+                            "nrfiles={v}: give a whole number from 1 to {}",
+                            crate::fileset::MAX_FILES
+                        )
+                    })?;
+                self.nrfiles = Some((n, line));
+            }
+            "file_service_type" => {
+                let v = need(v).map_err(|_| {
+                    "file_service_type= needs roundrobin, random or sequential".to_string()
+                })?;
+                cfg.file_service = v.parse().map_err(|e: crate::Error| e.to_string())?;
+            }
+            _ => unreachable!("apply sends only these"),
+        }
+        Ok(())
+    }
+
+    /// `bs=`, `bsrange=` (one size) and `bssplit=` (a mix, which takes precedence over bs=).
+    fn block_size(&mut self, key: &str, v: Option<&str>, line: usize) -> Result<(), String> {
+        let cfg = &mut self.cfg;
+        match key {
+            "bs" | "blocksize" => {
+                let v = need(v).map_err(|_| "bs= needs a size, e.g. 4k".to_string())?;
+                let read = v.split(',').next().unwrap_or(v).trim();
+                let bs = crate::size::parse_size(read).map_err(|e| e.to_string())?;
+                // A mix (bssplit=) takes precedence over bs=, as in fio.
+                if cfg.bssplit.is_single() {
+                    cfg.bs = bs;
+                    self.lines.bs = line;
+                }
+            }
+            "bsrange" | "blocksize_range" => {
+                cfg.bs = one_size(key, v)?;
+                cfg.bssplit = Default::default();
+                self.lines.bs = line;
+            }
+            "bssplit" => {
+                let v =
+                    need(v).map_err(|_| "bssplit= needs sizes, e.g. 4k/60:64k/40".to_string())?;
+                let split: crate::bssplit::BsSplit =
+                    v.parse().map_err(|e: crate::Error| e.to_string())?;
+                // One size alone (`4k/100`) is that size; a mix's offsets align to its smallest.
+                cfg.bs = match split.min() {
+                    Some(min) => min,
+                    None => crate::bssplit::BsSplit::one_size(v).unwrap_or(cfg.bs),
+                };
+                cfg.bssplit = split;
+                self.lines.bs = line;
+            }
+            _ => unreachable!("apply sends only these"),
+        }
+        Ok(())
+    }
+
+    /// `rate_iops=` or `rate=` (bytes a second): readlab's open loop, with its note.
+    fn rate(&mut self, key: &str, v: Option<&str>, notes: &mut Vec<Note>) -> Result<(), String> {
+        let v = need(v).map_err(|_| format!("{key}= needs a number"))?;
+        let read = v.split(',').next().unwrap_or(v).trim();
+        let n = crate::size::parse_size(read).map_err(|e| e.to_string())?;
+        if n == 0 {
+            return Err(format!("{key}={v}: give a positive rate"));
+        }
+        self.rate = Some(if key == "rate" {
+            super::section::JobRate::Bytes(n)
+        } else {
+            super::section::JobRate::Iops(n)
+        });
+        add_note(
+            notes,
+            key,
+            "read as readlab's open loop (--rate): latency is measured from each request's due time, fio's from its issue, so under load readlab's includes the wait behind schedule".into(),
+        );
         Ok(())
     }
 

@@ -567,35 +567,7 @@ pub fn run(a: &RunArgs) -> anyhow::Result<ExitCode> {
         .collect();
     crate::run_files::check_outputs(&outputs, &read, a.force)?;
     if let Some(fleet) = crate::fleet::launch()? {
-        if cfgs.len() != 1 {
-            return Err(readlab::Error::InvalidArgument(
-                "under mpirun, run measures one configuration; give each flag one value".into(),
-            )
-            .into());
-        }
-        let outputs = crate::fleet::RunOutputs {
-            json: a.json.clone(),
-            profile: a.profile.clone(),
-            output: match shown {
-                Shown::Table => OutputArg::Table,
-                Shown::Json => OutputArg::Json,
-                Shown::Fio(_) => {
-                    return Err(readlab::Error::InvalidArgument(
-                        "--output-format json is not written under mpirun; write readlab's \
-                         JSON with --json FILE"
-                            .into(),
-                    )
-                    .into());
-                }
-            },
-            quiet: a.quiet,
-            repeat: a.repeat,
-            force: a.force,
-        };
-        if let (Some(path), Some(text), true) = (&a.write_job, &job_text, fleet.is_root()) {
-            crate::run_files::write_job(path, text)?;
-        }
-        return crate::fleet::run(fleet, &outputs, cfgs.remove(0));
+        return under_mpirun(a, fleet, &shown, job_text.as_deref(), cfgs);
     }
     let words: Vec<PathBuf> = std::iter::once(cfgs[0].target.clone())
         .chain(a.more_targets.iter().cloned())
@@ -658,6 +630,46 @@ pub fn run(a: &RunArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::from(1));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `run` as one rank of an MPI job: one configuration, readlab's own JSON, the job file written
+/// by rank 0 alone.
+fn under_mpirun(
+    a: &RunArgs,
+    fleet: readlab::fleet::Fleet,
+    shown: &Shown,
+    job_text: Option<&str>,
+    mut cfgs: Vec<RunConfig>,
+) -> anyhow::Result<ExitCode> {
+    if cfgs.len() != 1 {
+        return Err(readlab::Error::InvalidArgument(
+            "under mpirun, run measures one configuration; give each flag one value".into(),
+        )
+        .into());
+    }
+    let outputs = crate::fleet::RunOutputs {
+        json: a.json.clone(),
+        profile: a.profile.clone(),
+        output: match *shown {
+            Shown::Table => OutputArg::Table,
+            Shown::Json => OutputArg::Json,
+            Shown::Fio(_) => {
+                return Err(readlab::Error::InvalidArgument(
+                    "--output-format json is not written under mpirun; write readlab's \
+                     JSON with --json FILE"
+                        .into(),
+                )
+                .into());
+            }
+        },
+        quiet: a.quiet,
+        repeat: a.repeat,
+        force: a.force,
+    };
+    if let (Some(path), Some(text), true) = (&a.write_job, job_text, fleet.is_root()) {
+        crate::run_files::write_job(path, text)?;
+    }
+    crate::fleet::run(fleet, &outputs, cfgs.remove(0))
 }
 
 /// What `--check` holds the result to: the profile's expected result, and why its stored spread
