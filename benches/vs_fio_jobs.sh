@@ -13,10 +13,11 @@
 #   fio --output-format=json JOB            (in a scratch directory: its logs land there)
 #   readlab run --job JOB -q --output json --budget 0
 # Per job (fio's numjobs clones summed, as readlab reports a job's threads together): the median
-# IOPS and mean latency of each tool, their ratio (readlab / fio), and fio's own spread from round
-# to round (max/min of its IOPS) — the noise every ratio is read against. A ratio inside fio's
-# spread is "within the noise". Latency is total latency on both sides (fio's lat, readlab's
-# only one, from submission); a rated job's (rate_iops) latencies differ in meaning: readlab's
+# IOPS and mean latency of each tool, and the paired ratio readlab / fio over the rounds with its
+# 95 % interval: "equal within 10 %", "readlab higher/lower", or too close to call (the device's
+# own speed can swing 2x from second to second, so only paired rounds tell the tools apart).
+# Latency is total latency on both sides (fio's lat, readlab's only one, from submission); a
+# rated job's (rate_iops) latencies differ in meaning: readlab's
 # counts from each request's due time.
 #
 # Settings (environment):
@@ -27,7 +28,7 @@
 #             `readlab prepare --size $SIZE`.
 #   SIZE      size of the prepared target            (default 256M)
 #   RUNTIME   runtime= of every job                  (default 2s)
-#   ROUNDS    rounds per job file                    (default 3)
+#   ROUNDS    rounds per job file                    (default 8)
 #   READLAB   readlab binary (default target/release/readlab, built with cargo if missing)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -35,7 +36,7 @@ READLAB=${READLAB:-target/release/readlab}
 [ -x "$READLAB" ] || cargo build --release >&2
 SIZE=${SIZE:-256M}
 RUNTIME=${RUNTIME:-2s}
-ROUNDS=${ROUNDS:-3}
+ROUNDS=${ROUNDS:-8}
 work=$(mktemp -d)
 loop=""
 loop2=""
@@ -118,8 +119,39 @@ def readlab_jobs(path):
     d = d if isinstance(d, list) else [d]
     return [(x["result"]["label"], x["result"]["iops"], x["result"]["latency"]["mean_ns"] / 1000) for x in d]
 
-print(f"{'job file':<12} {'job':<16} {'fio IOPS':>10} {'readlab':>10} {'ratio':>6} {'fio spread':>10}"
-      f" {'fio lat':>9} {'readlab':>9} {'ratio':>6}  verdict")
+# Paired rounds: round r of fio and round r of readlab ran back to back, so their ratio carries
+# the machine's drift once, not twice. Per job: the geometric mean of the per-round IOPS ratios
+# (readlab / fio) with its 95 % t interval, called "equal within 10 %" when the whole interval
+# lies in 0.90–1.10, "readlab higher/lower" when it excludes 1, else too close to call (more
+# ROUNDS settle it). Mean latency likewise, with its ratio only.
+import math
+T95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262,
+       10: 2.228, 12: 2.179, 15: 2.131, 20: 2.086, 30: 2.042}
+
+def t95(df):
+    return T95.get(df) or T95[max(k for k in T95 if k <= df)]
+
+def paired(ours, theirs):
+    d = [math.log(a / b) for a, b in zip(ours, theirs) if a > 0 and b > 0]
+    m = st.mean(d)
+    if len(d) < 2:
+        return math.exp(m), None, None
+    h = t95(len(d) - 1) * st.stdev(d) / math.sqrt(len(d))
+    return math.exp(m), math.exp(m - h), math.exp(m + h)
+
+def call(ratio, lo, hi):
+    if lo is None:
+        return "one round: no interval"
+    if 0.90 <= lo and hi <= 1.10:
+        return "equal within 10 %"
+    if hi < 1:
+        return f"readlab lower ({(1 - ratio) * 100:.0f} %)"
+    if lo > 1:
+        return f"readlab higher ({(ratio - 1) * 100:.0f} %)"
+    return "too close to call: more ROUNDS"
+
+print(f"{'job file':<9} {'job':<16} {'fio IOPS':>9} {'readlab':>9} {'ratio':>6} {'95 % interval':>13}"
+      f" {'fio lat':>8} {'readlab':>8} {'ratio':>6}  verdict ({rounds} paired rounds)")
 for job in jobs:
     name = os.path.basename(job)[:-4]
     f = [fio_jobs(fio_doc(f"{work}/{name}.fio.{r}.out")) for r in range(1, rounds + 1)]
@@ -127,11 +159,10 @@ for job in jobs:
     for i in range(len(f[0])):
         fi = [x[i][1] for x in f]; gi = [x[i][1] for x in g]
         fl = [x[i][2] for x in f]; gl = [x[i][2] for x in g]
-        ratio = st.median(gi) / st.median(fi)
-        spread = max(fi) / min(fi)
-        lat = st.median(gl) / st.median(fl)
-        inside = 1 / spread <= ratio <= spread
-        print(f"{name:<12} {f[0][i][0][:16]:<16} {st.median(fi):>10.0f} {st.median(gi):>10.0f} {ratio:>6.3f}"
-              f" {spread:>10.3f} {st.median(fl):>8.1f}u {st.median(gl):>8.1f}u {lat:>6.3f}  "
-              + ("within the noise" if inside else "apart"))
+        ratio, lo, hi = paired(gi, fi)
+        lat, _, _ = paired(gl, fl)
+        span = f"{lo:.2f}–{hi:.2f}" if lo is not None else "–"
+        print(f"{name:<9} {f[0][i][0][:16]:<16} {st.median(fi):>9.0f} {st.median(gi):>9.0f} {ratio:>6.3f}"
+              f" {span:>13} {st.median(fl):>7.1f}u {st.median(gl):>7.1f}u {lat:>6.3f}  "
+              + call(ratio, lo, hi))
 EOF
