@@ -119,10 +119,6 @@ fn output_within(args: &[&str], limit: Duration) -> Output {
     wait_within(child, limit, &format!("readlab {}", args.join(" "))).0
 }
 
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
-
 /// `run --repeat 50` of 100 ms runs: Ctrl-C falls between two runs most of the time, and must
 /// still end the series, exit 130 (143 for SIGTERM).
 #[cfg(not(feature = "mpi"))]

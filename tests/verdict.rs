@@ -20,10 +20,6 @@ fn ok(args: &[&str]) -> Output {
     o
 }
 
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
-
 fn read_json(p: &Path) -> serde_json::Value {
     serde_json::from_slice(&std::fs::read(p).unwrap())
         .unwrap_or_else(|e| panic!("{}: not JSON: {e}", p.display()))

@@ -13,12 +13,7 @@ use crate::nbd_common;
 use common::*;
 use readlab::engine::EngineKind;
 use readlab::engine::option::{self, EngineOption, Value};
-use std::path::Path;
 use std::process::Output;
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
 
 /// The row with flag `flag`.
 fn row(flag: &str) -> &'static EngineOption {

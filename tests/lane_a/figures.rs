@@ -9,11 +9,6 @@
 use crate::common;
 use common::*;
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::Path;
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
 
 /// The element with `id="{id}"` up to its closing tag.
 fn element<'a>(html: &'a str, tag: &str, id: &str) -> &'a str {

@@ -10,10 +10,6 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
-
 /// fio itself accepts the job file (fio is installed by scripts/test-deps).
 fn fio_accepts(job: &Path) {
     let o = Command::new("fio")

@@ -12,10 +12,6 @@ use common::*;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-fn s(p: &std::path::Path) -> &str {
-    p.to_str().unwrap()
-}
-
 /// Exit 2 within seconds, the error on one line naming `want`, nothing on stdout.
 fn refused(args: &[&str], want: &str) {
     let t = Instant::now();

@@ -21,10 +21,6 @@ fn ok(args: &[&str]) -> std::process::Output {
     o
 }
 
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
-
 /// The element with `id="{id}"` and its content up to its closing tag (`</{tag}>`).
 fn element<'a>(html: &'a str, tag: &str, id: &str) -> &'a str {
     let start = html

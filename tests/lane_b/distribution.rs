@@ -12,10 +12,6 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
-
 /// The share of `offsets` that land on the `frac` most-read of `blocks` blocks (most-read as
 /// counted in `offsets` themselves, so both tools' shares carry the same sampling bias).
 fn hottest_share(offsets: &[u64], blocks: u64, frac: f64) -> f64 {
