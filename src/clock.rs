@@ -89,6 +89,27 @@ impl Tick {
         self.plus_ns(d.as_nanos().min(u64::MAX as u128) as u64)
     }
 
+    /// Return at `self`, not before and only a little after: sleep until `spin_ns` before it (a
+    /// sleep overshoots by tens of µs) in sleeps of at most `stretch`, asking `stop` between them
+    /// (true ends the wait there), then spin the rest. The runner's timed waits: an open loop's
+    /// next due time, a think-time pause.
+    pub fn wait_until(self, spin_ns: u64, stretch: Duration, stop: &dyn Fn() -> bool) {
+        loop {
+            let now = Tick::now();
+            if now >= self || stop() {
+                return;
+            }
+            let rest = self.ns_since(now);
+            if rest <= spin_ns {
+                while Tick::now() < self {
+                    std::hint::spin_loop();
+                }
+                return;
+            }
+            std::thread::sleep(Duration::from_nanos(rest - spin_ns).min(stretch));
+        }
+    }
+
     /// Whether ticks come from the time-stamp counter.
     pub fn from_tsc() -> bool {
         anchor().tsc.is_some()

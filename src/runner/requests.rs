@@ -59,12 +59,6 @@ impl Offsets {
         }
     }
 
-    /// Blocks one pass over this worker's part reads: its stripe (sequential) or the range
-    /// (random).
-    fn pass(&self) -> u64 {
-        self.blocks
-    }
-
     #[inline]
     pub(super) fn next(&mut self) -> u64 {
         self.next_of(1)
@@ -167,13 +161,12 @@ impl Requests {
             .iter()
             .map(|(range, sampler)| Offsets::new(cfg, range, worker, sampler))
             .collect();
+        // Blocks one pass over each file's part reads: the worker's stripe (sequential) or the
+        // range (random).
+        let passes: Vec<u64> = offsets.iter().map(|o| o.blocks).collect();
+        let blocks = passes.iter().sum();
         // fio's sequential reads mark a file done at its end (random ones start it again).
-        let chooser = crate::fileset::Chooser::new(
-            cfg.file_service,
-            offsets.iter().map(Offsets::pass).collect(),
-            cfg.rw == Rw::Read,
-        );
-        let blocks: u64 = offsets.iter().map(|o| o.blocks).sum();
+        let chooser = crate::fileset::Chooser::new(cfg.file_service, passes, cfg.rw == Rw::Read);
         Requests {
             bpr,
             bs: cfg.bs as u32,

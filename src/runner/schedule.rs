@@ -115,15 +115,9 @@ impl Schedule {
     /// Nothing in flight: wait for the next due time (sleep most of it, spin the last 100 µs so
     /// the request goes out on time).
     pub(super) fn sleep_until_due(&self, end: Tick) {
-        let due = self.next.min(end);
-        let spin_ns = 100_000;
-        let left = due.ns_since(Tick::now());
-        if left > spin_ns {
-            std::thread::sleep(Duration::from_nanos(left - spin_ns));
-        }
-        while Tick::now() < due {
-            std::hint::spin_loop();
-        }
+        self.next
+            .min(end)
+            .wait_until(100_000, Duration::MAX, &|| false);
     }
 
     pub(super) fn finish(mut self, end: Tick) -> OpenLoopStats {

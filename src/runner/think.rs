@@ -104,22 +104,9 @@ impl Thinker {
         while Tick::now() < spun_until {
             std::hint::spin_loop();
         }
-        let wake = spun_until.plus_ns(sleep);
-        loop {
-            let now = Tick::now();
-            if now >= wake || stop() {
-                break;
-            }
-            let rest = wake.ns_since(now);
-            if rest <= self.granularity_ns {
-                while Tick::now() < wake {
-                    std::hint::spin_loop();
-                }
-                break;
-            }
-            let nap = Duration::from_nanos(rest - self.granularity_ns).min(SLEEP_STRETCH);
-            std::thread::sleep(nap);
-        }
+        spun_until
+            .plus_ns(sleep)
+            .wait_until(self.granularity_ns, SLEEP_STRETCH, stop);
         let stopped = Tick::now();
         self.since = stopped;
         if start >= ramp_end && start < end {
