@@ -20,6 +20,17 @@
 # rated job's (rate_iops) latencies differ in meaning: readlab's
 # counts from each request's due time.
 #
+# The bare loop (with TIO=fio's t/io_uring, built with `make t/io_uring` in fio's source): a third
+# run in every round for each job it can express (one file, uniform random reads, no mix, rate,
+# think time or loops; psync/pvsync2 as its preadv2 loop `-S 1`, io_uring as itself), printed as
+# a row of its own: readlab's IOPS against the least a program can do per read. On a VM whose idle
+# vCPUs halt (no guest halt polling), a read at depth 1 costs two wake-ups, and how fast they come
+# depends on what else runs: we measured a bare C pread loop at 0.70 (0.62–0.79) of fio's IOPS
+# over 10 paired rounds on a loop device over /dev/shm, and at 0.90 (0.79–1.02) half an hour
+# later. When readlab agrees with the bare loop and both sit below fio, the gap is the machine's,
+# not a cost of readlab's. (t/io_uring's legacy aio mode, -a 1, read nothing here: libaio jobs
+# get no bare row.)
+#
 # Settings (environment):
 #   TARGET2   a job's second file (files.fio): a quarter-size loop device beside TARGET's, else
 #             readlab-bench2.dat (64 MiB) under ${TMPDIR:-/tmp}.
@@ -30,6 +41,17 @@
 #   RUNTIME   runtime= of every job                  (default 2s)
 #   ROUNDS    rounds per job file                    (default 8)
 #   READLAB   readlab binary (default target/release/readlab, built with cargo if missing)
+#   TIO       fio's t/io_uring binary: adds the bare loop's row (above)
+#   PIN       where the reads run: cross (default when root can set the kernel's unbound
+#             workqueue CPU mask and there are 2+ CPUs), same, or none. A loop device's reads are
+#             served by an unbound kworker that runs on any CPU, and whether it shares the
+#             reader's CPU decides a depth-1 read's cost more than any tool does: on our 2-vCPU VM,
+#             fio, readlab and t/io_uring all read ~10,000 IOPS at depth 1 with the kworker on the
+#             other CPU and ~160,000 with it on the reader's; unpinned, each run draws its own mix
+#             (fio 23–33k, readlab and a bare C loop 12–40k, run to run). cross: unbound
+#             workqueues on CPU 0 (/sys/devices/virtual/workqueue/cpumask, put back at exit) and
+#             every tool on the other CPUs (taskset); same: both on CPU 0; none: left to the
+#             scheduler, as a user's run is.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 READLAB=${READLAB:-target/release/readlab}
@@ -40,12 +62,30 @@ ROUNDS=${ROUNDS:-8}
 work=$(mktemp -d)
 loop=""
 loop2=""
+wq_saved=""
 cleanup() {
+    [ -n "$wq_saved" ] && echo "$wq_saved" > /sys/devices/virtual/workqueue/cpumask || true
     [ -n "$loop" ] && losetup -d "$loop" 2>/dev/null || true
     [ -n "$loop2" ] && losetup -d "$loop2" 2>/dev/null || true
     rm -rf "$work" /dev/shm/readlab-vs-fio-jobs.img /dev/shm/readlab-vs-fio-jobs2.img
 }
 trap cleanup EXIT
+wq_mask=/sys/devices/virtual/workqueue/cpumask
+cpus=$(nproc)
+if [ -z "${PIN:-}" ]; then
+    PIN=none
+    [ "$(id -u)" = 0 ] && [ -w "$wq_mask" ] && [ "$cpus" -ge 2 ] && PIN=cross
+fi
+pin=()
+case "$PIN" in
+    none) ;;
+    cross | same)
+        wq_saved=$(cat "$wq_mask")
+        echo 1 > "$wq_mask" || { echo "PIN=$PIN: cannot write $wq_mask (root?)" >&2; exit 2; }
+        [ "$PIN" = same ] && pin=(taskset -c 0) || pin=(taskset -c "1-$((cpus - 1))")
+        ;;
+    *) echo "PIN=$PIN: cross, same or none" >&2; exit 2 ;;
+esac
 if [ -z "${TARGET:-}" ]; then
     if [ "$(id -u)" = 0 ] && truncate -s "$SIZE" /dev/shm/readlab-vs-fio-jobs.img 2>/dev/null &&
         loop=$(losetup --find --show --direct-io=on /dev/shm/readlab-vs-fio-jobs.img 2>/dev/null); then
@@ -69,9 +109,44 @@ if [ -z "${TARGET2:-}" ]; then
         [ -e "$TARGET2" ] || "$READLAB" prepare --size 64M "$TARGET2" >/dev/null
     fi
 fi
+[ -z "${TIO:-}" ] || [ -x "$TIO" ] || { echo "TIO=$TIO is not fio's t/io_uring (make t/io_uring)" >&2; exit 2; }
+# The bare loop for round $2 of job file $1: per job of readlab's result (same order), the
+# t/io_uring arguments that read what it read, or "-" when t/io_uring cannot express it; each
+# expressible job run for the job's runtime (whole seconds, at least 1, plus the one t/io_uring
+# spends starting), its per-second IOPS lines kept.
+tio_run() {
+    python3 - "$1.readlab.$2.json" > "$1.tio.$2.args" <<'PY'
+import json, math, sys
+d = json.load(open(sys.argv[1]))
+base = set("target engine bs rw threads iodepth batch complete_min direct runtime ramp size "
+           "offset seed verify fadvise blocks_per_request io_limit stop_when_stable rate "
+           "options".split())
+for x in d if isinstance(d, list) else [d]:
+    c = x["config"]
+    eng = {"psync": "-S 1 -d 1", "pvsync2": "-S 1 -d 1", "uring": f"-d {c['iodepth']}"}.get(c["engine"])
+    plain = (set(c) <= base and c["rw"] == "randread" and c["direct"] and not c["rate"]
+             and not c["ramp"] and not c["size"] and not c["offset"] and not c["io_limit"]
+             and c["blocks_per_request"] == 1 and not any(c["options"].values()))
+    if not eng or not plain:
+        print("-")
+        continue
+    secs = max(1, math.ceil(c["runtime"])) + 1
+    print(f"{eng} -s 1 -c 1 -p 0 -B 0 -F 0 -R 1 -n {c['threads']} -b {c['bs']} -r {secs} {c['target']}")
+PY
+    local i=0 args
+    while read -r args; do
+        if [ "$args" = - ]; then
+            echo - > "$1.tio.$2.$i"
+        else
+            # shellcheck disable=SC2086
+            "${pin[@]}" "$TIO" $args 2>&1 | sed -n 's/^IOPS=\([0-9.K]*\),.*/\1/p' > "$1.tio.$2.$i"
+        fi
+        i=$((i + 1))
+    done < "$1.tio.$2.args"
+}
 jobs=("$@")
 [ ${#jobs[@]} -gt 0 ] || jobs=(tests/fixtures/fio-corpus/*.fio)
-echo "target $TARGET, runtime $RUNTIME, $ROUNDS rounds per job file" >&2
+echo "target $TARGET, runtime $RUNTIME, $ROUNDS rounds per job file, PIN=$PIN" >&2
 for job in "${jobs[@]}"; do
     name=$(basename "$job" .fio)
     sed -e "s|TARGET2|$TARGET2|g" -e "s|TARGET|$TARGET|g" -e "s|^runtime=.*|runtime=$RUNTIME|" \
@@ -85,13 +160,14 @@ for job in "${jobs[@]}"; do
     fi
     for r in $(seq "$ROUNDS"); do
         fio_run() {
-            (cd "$work" && fio --output-format=json "$name.fio.fio" > "$work/$name.fio.$r.out" 2>/dev/null)
+            (cd "$work" && "${pin[@]}" fio --output-format=json "$name.fio.fio" > "$work/$name.fio.$r.out" 2>/dev/null)
         }
         readlab_run() {
-            "$READLAB" run --job "$work/$name.fio" -q --output json --budget 0 \
+            "${pin[@]}" "$READLAB" run --job "$work/$name.fio" -q --output json --budget 0 \
                 > "$work/$name.readlab.$r.json" 2>/dev/null
         }
         if [ $((r % 2)) = 1 ]; then fio_run; readlab_run; else readlab_run; fio_run; fi
+        [ -z "${TIO:-}" ] || tio_run "$work/$name" "$r"
     done
 done
 python3 - "$work" "$ROUNDS" "${jobs[@]}" <<'EOF'
@@ -148,10 +224,31 @@ def call(ratio, lo, hi):
         return f"readlab lower ({(1 - ratio) * 100:.0f} %)"
     if lo > 1:
         return f"readlab higher ({(ratio - 1) * 100:.0f} %)"
-    return "too close to call: more ROUNDS"
+    return "too close: more ROUNDS"
 
-print(f"{'job file':<9} {'job':<16} {'fio IOPS':>9} {'readlab':>9} {'ratio':>6} {'95 % interval':>13}"
-      f" {'fio lat':>8} {'readlab':>8} {'ratio':>6}  verdict ({rounds} paired rounds)")
+def tio_iops(path):
+    """The bare loop's IOPS for one job of one round (mean of its per-second lines), or None."""
+    try:
+        lines = open(path).read().split()
+    except FileNotFoundError:
+        return None
+    # t/io_uring writes 122.99K past 100,000.
+    vals = [float(v[:-1]) * 1000 if v.endswith("K") else float(v) for v in lines if v != "-"]
+    return st.mean(vals) if vals else None
+
+def row(job, what, ref, ours, fmt):
+    ratio, lo, hi = paired(ours, ref)
+    def r2(v):
+        return f"{v:.2f}" if v < 10 else ">10"
+    span = f"({r2(lo)}–{r2(hi)})" if lo is not None else ""
+    print(f"{job[:19]:<19} {what:<9} {fmt(st.median(ref)):>8} {fmt(st.median(ours)):>8}  "
+          f"{ratio:>4.2f} {span:<12}  {call(ratio, lo, hi)}")
+
+# One row per figure and job (fits 100 columns): the reference's median, readlab's, the paired
+# ratio readlab / reference with its 95 % interval, and the verdict. The reference is fio, or on
+# a "bare IOPS" row the bare loop (TIO).
+print(f"{'job':<19} {'figure':<9} {'ref':>8} {'readlab':>8}  {'ratio (95 %)':<17}  "
+      f"verdict ({rounds} paired rounds)")
 for job in jobs:
     name = os.path.basename(job)[:-4]
     f = [fio_jobs(fio_doc(f"{work}/{name}.fio.{r}.out")) for r in range(1, rounds + 1)]
@@ -159,10 +256,10 @@ for job in jobs:
     for i in range(len(f[0])):
         fi = [x[i][1] for x in f]; gi = [x[i][1] for x in g]
         fl = [x[i][2] for x in f]; gl = [x[i][2] for x in g]
-        ratio, lo, hi = paired(gi, fi)
-        lat, _, _ = paired(gl, fl)
-        span = f"{lo:.2f}–{hi:.2f}" if lo is not None else "–"
-        print(f"{name:<9} {f[0][i][0][:16]:<16} {st.median(fi):>9.0f} {st.median(gi):>9.0f} {ratio:>6.3f}"
-              f" {span:>13} {st.median(fl):>7.1f}u {st.median(gl):>7.1f}u {lat:>6.3f}  "
-              + call(ratio, lo, hi))
+        label = f"{name}/{f[0][i][0]}"
+        row(label, "IOPS", fi, gi, lambda v: f"{v:.0f}")
+        row("", "lat µs", fl, gl, lambda v: f"{v:.1f}")
+        t = [tio_iops(f"{work}/{name}.tio.{r}.{i}") for r in range(1, rounds + 1)]
+        if all(v is not None for v in t):
+            row("", "bare IOPS", t, gi, lambda v: f"{v:.0f}")
 EOF
