@@ -114,17 +114,7 @@ pub fn null_cost(cfg: &RunConfig, size: u64) -> Result<NullCost> {
 /// `cfg`, the null engine's run in some run's shape (`selfcost`), run quietly on `source`
 /// through the code every run goes through: its workers, its watch thread, its aggregation.
 fn null_run(cfg: &RunConfig, source: Box<dyn Source>, range: Range) -> Result<RunResult> {
-    let handles = open_handles(cfg, &[(source.as_ref(), range)])?;
-    let ready = ReadyTarget {
-        cfg,
-        source,
-        device: Default::default(),
-        range,
-        warnings: Vec::new(),
-        handles,
-        irq: None,
-        more: Vec::new(),
-    };
+    let ready = ReadyTarget::open(cfg, Prepared::one(source, range), None)?;
     let open = registered(cfg.engine);
     let mut done = execute(vec![ready], &Silent, &open, None, None)?;
     let (outs, intervals, _) = done.groups.pop().expect("one group");
@@ -158,11 +148,11 @@ fn run_sized(
     gate: Option<&dyn StartGate>,
 ) -> Result<(Document, u64)> {
     let prepared = ReadyTarget::prepare(cfg)?;
-    let environment = Environment::capture(prepared.source.as_ref(), prepared.device.clone());
+    let environment = Environment::capture(prepared.job.source(), prepared.job.device.clone());
     let monitor = start_monitor(observer, std::slice::from_ref(cfg))?;
     let timer_ns = clock::timer_cost_ns();
     let mut done = execute(vec![prepared], observer, open, monitor.as_ref(), gate)?;
-    let (outs, intervals, ready) = done.groups.pop().expect("one group");
+    let (outs, intervals, mut ready) = done.groups.pop().expect("one group");
     if let Some(path) = &cfg.log_offsets {
         let mut text = String::new();
         let files = cfg.job_files();
@@ -183,9 +173,9 @@ fn run_sized(
         crate::fsio::write_file(path, &text)?;
     }
     let irq = done.ended.irq.clone();
-    let mut result =
-        aggregate::result(cfg, outs, &intervals, done.ended, timer_ns, ready.warnings)?;
-    checks::trust(cfg, &ready.range, &mut result);
+    let warnings = std::mem::take(&mut ready.job.warnings);
+    let mut result = aggregate::result(cfg, outs, &intervals, done.ended, timer_ns, warnings)?;
+    checks::trust(cfg, &ready.job.range(), &mut result);
     checks::trust_polling(cfg, ready.irq.as_ref(), irq.as_ref(), &mut result);
     let doc = Document {
         schema: SCHEMA.into(),
@@ -197,37 +187,24 @@ fn run_sized(
         monitor: done.monitor,
         fleet: None,
     };
-    Ok((doc, ready.source.size()))
+    Ok((doc, ready.job.source().size()))
 }
 
 /// One target checked and opened, ready for its workers.
 struct ReadyTarget<'a> {
     cfg: &'a RunConfig,
-    source: Box<dyn Source>,
-    device: crate::env::DeviceInfo,
-    range: Range,
-    warnings: Vec<String>,
+    /// The job's files (the target first), its device and its warnings.
+    job: Prepared,
     /// Per worker, one handle per file of the job.
     handles: Vec<Vec<Handle>>,
     /// The interrupt lines of the target's device, counted over the window.
     irq: Option<crate::irq::Queues>,
-    /// The job's further files (fio's `filename=a:b`): each its source and range.
-    more: Vec<(Box<dyn Source>, Range)>,
 }
 
 impl<'a> ReadyTarget<'a> {
+    /// `cfg`'s target (its every file) checked, and opened for its workers.
     fn prepare(cfg: &'a RunConfig) -> Result<ReadyTarget<'a>> {
-        let Prepared {
-            source,
-            device,
-            range,
-            warnings,
-            more,
-        } = prepare_run(cfg)?;
-        let files: Vec<(&dyn Source, Range)> = std::iter::once((source.as_ref(), range))
-            .chain(more.iter().map(|(s, r)| (s.as_ref(), *r)))
-            .collect();
-        let handles = open_handles(cfg, &files)?;
+        let job = prepare_run(cfg)?;
         // Direct reads only: a buffered read served by the page cache raises no interrupt either,
         // and would pass for a polled one.
         let irq = if cfg.direct && cfg.engine.capabilities().does_io {
@@ -235,15 +212,22 @@ impl<'a> ReadyTarget<'a> {
         } else {
             None
         };
+        ReadyTarget::open(cfg, job, irq)
+    }
+
+    /// The job's files opened for `cfg`'s workers, each worker a handle on every one.
+    fn open(
+        cfg: &'a RunConfig,
+        job: Prepared,
+        irq: Option<crate::irq::Queues>,
+    ) -> Result<ReadyTarget<'a>> {
+        let files: Vec<(&dyn Source, Range)> = job.files().collect();
+        let handles = open_handles(cfg, &files)?;
         Ok(ReadyTarget {
             cfg,
-            source,
-            device,
-            range,
-            warnings,
+            job,
             handles,
             irq,
-            more,
         })
     }
 }
@@ -298,8 +282,9 @@ fn execute<'a>(
         .iter()
         .map(|r| Group {
             cfg: r.cfg,
-            files: std::iter::once((r.source.as_ref(), r.range))
-                .chain(r.more.iter().map(|(s, range)| (s.as_ref(), *range)))
+            files: r
+                .job
+                .files()
                 .map(|(source, range)| GroupFile {
                     range,
                     sampler: distribution::Sampler::new(&r.cfg.random_distribution, range.blocks),
@@ -331,9 +316,7 @@ fn execute<'a>(
         exit_signal: (Mutex::new(()), Condvar::new()),
         sources: ready
             .iter()
-            .flat_map(|r| {
-                std::iter::once(r.source.as_ref()).chain(r.more.iter().map(|(s, _)| s.as_ref()))
-            })
+            .flat_map(|r| r.job.files().map(|(s, _)| s))
             .collect(),
         aborted: AtomicBool::new(false),
         t0: OnceLock::new(),
