@@ -215,6 +215,31 @@ impl<'a> ReadyTarget<'a> {
         ReadyTarget::open(cfg, job, irq)
     }
 
+    /// What the target's workers share: its files' ranges, samplers and prepared ids, their
+    /// completion counters, the stop flag and the timeline of their latencies.
+    fn group(&self) -> Group<'a> {
+        let cfg = self.cfg;
+        Group {
+            cfg,
+            files: self
+                .job
+                .files()
+                .map(|(source, range)| GroupFile {
+                    range,
+                    sampler: distribution::Sampler::new(&cfg.random_distribution, range.blocks),
+                    file_id: if cfg.verify {
+                        source.prepared_id()
+                    } else {
+                        None
+                    },
+                })
+                .collect(),
+            stop: AtomicBool::new(false),
+            done: (0..cfg.threads).map(|_| Counter::default()).collect(),
+            intervals: Mutex::new(BTreeMap::new()),
+        }
+    }
+
     /// The job's files opened for `cfg`'s workers, each worker a handle on every one.
     fn open(
         cfg: &'a RunConfig,
@@ -269,61 +294,18 @@ struct Executed<'a> {
 /// Run every target's workers behind one start barrier, watched by one runner thread (and the
 /// monitor's, if any) until the run ends.
 fn execute<'a>(
-    ready: Vec<ReadyTarget<'a>>,
+    mut ready: Vec<ReadyTarget<'a>>,
     observer: &dyn Observer,
     open: &EngineFactory,
     monitor: Option<&Monitor>,
     gate: Option<&dyn StartGate>,
 ) -> Result<Executed<'a>> {
-    let timing = ready[0].cfg;
-    let threads: usize = ready.iter().map(|r| r.cfg.threads).sum();
-    let mut handles = Vec::new();
-    let groups = ready
-        .iter()
-        .map(|r| Group {
-            cfg: r.cfg,
-            files: r
-                .job
-                .files()
-                .map(|(source, range)| GroupFile {
-                    range,
-                    sampler: distribution::Sampler::new(&r.cfg.random_distribution, range.blocks),
-                    file_id: if r.cfg.verify {
-                        source.prepared_id()
-                    } else {
-                        None
-                    },
-                })
-                .collect(),
-            stop: AtomicBool::new(false),
-            done: (0..r.cfg.threads).map(|_| Counter::default()).collect(),
-            intervals: Mutex::new(BTreeMap::new()),
-        })
+    let handles: Vec<Vec<Vec<Handle>>> = ready
+        .iter_mut()
+        .map(|r| std::mem::take(&mut r.handles))
         .collect();
-    let mut ready = ready;
-    for r in &mut ready {
-        handles.push(std::mem::take(&mut r.handles));
-    }
-    let shared = Shared {
-        timing,
-        threads,
-        groups,
-        ready: Barrier::new(threads + 1),
-        setup_failed: Mutex::new(None),
-        start: Barrier::new(threads + 1),
-        finish: Barrier::new(threads + 1),
-        exited: AtomicUsize::new(0),
-        exit_signal: (Mutex::new(()), Condvar::new()),
-        sources: ready
-            .iter()
-            .flat_map(|r| r.job.files().map(|(s, _)| s))
-            .collect(),
-        aborted: AtomicBool::new(false),
-        t0: OnceLock::new(),
-        stop: AtomicBool::new(false),
-        monitor,
-        irq: ready.iter().any(|r| r.irq.is_some()),
-    };
+    let shared = shared(&ready, monitor);
+    let timing = shared.timing;
 
     let (outs, ended, record, gate_failed) = std::thread::scope(|s| {
         let _end = EndMonitor(monitor);
@@ -393,6 +375,33 @@ fn execute<'a>(
         ended,
         monitor: record,
     })
+}
+
+/// What the run's threads share: each target's group of workers, every file's source (to close
+/// under workers still blocked at the end), the barriers of all the workers and the runner's
+/// thread. Ramp, runtime and stop rules are the first target's (they are the same for all).
+fn shared<'a>(ready: &'a [ReadyTarget], monitor: Option<&'a Monitor>) -> Shared<'a> {
+    let threads: usize = ready.iter().map(|r| r.cfg.threads).sum();
+    Shared {
+        timing: ready[0].cfg,
+        threads,
+        groups: ready.iter().map(ReadyTarget::group).collect(),
+        ready: Barrier::new(threads + 1),
+        setup_failed: Mutex::new(None),
+        start: Barrier::new(threads + 1),
+        finish: Barrier::new(threads + 1),
+        exited: AtomicUsize::new(0),
+        exit_signal: (Mutex::new(()), Condvar::new()),
+        sources: ready
+            .iter()
+            .flat_map(|r| r.job.files().map(|(s, _)| s))
+            .collect(),
+        aborted: AtomicBool::new(false),
+        t0: OnceLock::new(),
+        stop: AtomicBool::new(false),
+        monitor,
+        irq: ready.iter().any(|r| r.irq.is_some()),
+    }
 }
 
 /// Ends the monitor however the run ends (a panic included), so its thread can be joined.
