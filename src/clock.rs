@@ -1,6 +1,7 @@
 //! The clock that times every I/O, and what it costs: [`Tick`] reads the CPU's time-stamp counter
 //! where the kernel itself keeps time with it (as fio does), and users comparing tools need to know
-//! what one read costs here.
+//! what one read costs here. Also the one sleep-then-spin wait ([`wait_until`]) of the runner's
+//! timed waits and the NBD server's injected delay, on whichever clock the deadline is.
 
 use std::hint::black_box;
 use std::sync::OnceLock;
@@ -89,25 +90,10 @@ impl Tick {
         self.plus_ns(d.as_nanos().min(u64::MAX as u128) as u64)
     }
 
-    /// Return at `self`, not before and only a little after: sleep until `spin_ns` before it (a
-    /// sleep overshoots by tens of µs) in sleeps of at most `stretch`, asking `stop` between them
-    /// (true ends the wait there), then spin the rest. The runner's timed waits: an open loop's
-    /// next due time, a think-time pause.
+    /// [`wait_until`] on ticks: the runner's timed waits (an open loop's next due time, a
+    /// think-time pause).
     pub fn wait_until(self, spin_ns: u64, stretch: Duration, stop: &dyn Fn() -> bool) {
-        loop {
-            let now = Tick::now();
-            if now >= self || stop() {
-                return;
-            }
-            let rest = self.ns_since(now);
-            if rest <= spin_ns {
-                while Tick::now() < self {
-                    std::hint::spin_loop();
-                }
-                return;
-            }
-            std::thread::sleep(Duration::from_nanos(rest - spin_ns).min(stretch));
-        }
+        wait_until(self, spin_ns, stretch, stop)
     }
 
     /// Whether ticks come from the time-stamp counter.
@@ -118,6 +104,65 @@ impl Tick {
     /// The clock's name in results: `tsc` or `monotonic`.
     pub fn clock_name() -> &'static str {
         if Tick::from_tsc() { "tsc" } else { "monotonic" }
+    }
+}
+
+/// A clock a timed wait reads: the runner's [`Tick`], or `Instant` where the deadline is one
+/// (the NBD server's `--delay`, timed on the clock its requests are).
+pub trait Deadline: Copy + Ord {
+    /// Now, on this clock.
+    fn now() -> Self;
+    /// Nanoseconds from `now` to `self` (0 once it has passed).
+    fn ns_after(self, now: Self) -> u64;
+}
+
+impl Deadline for Tick {
+    #[inline]
+    fn now() -> Tick {
+        Tick::now()
+    }
+    #[inline]
+    fn ns_after(self, now: Tick) -> u64 {
+        self.ns_since(now)
+    }
+}
+
+impl Deadline for Instant {
+    #[inline]
+    fn now() -> Instant {
+        Instant::now()
+    }
+    #[inline]
+    fn ns_after(self, now: Instant) -> u64 {
+        self.saturating_duration_since(now)
+            .as_nanos()
+            .min(u64::MAX as u128) as u64
+    }
+}
+
+/// Return at `deadline`, not before and only a little after: sleep until `spin_ns` before it (a
+/// sleep overshoots by tens of µs) in sleeps of at most `stretch`, asking `stop` between them
+/// (true ends the wait there), then spin the rest (`spin_ns` of `u64::MAX`: spin it all). Every
+/// sleep-then-spin wait of readlab's, on the clock its deadline is on.
+pub fn wait_until<D: Deadline>(
+    deadline: D,
+    spin_ns: u64,
+    stretch: Duration,
+    stop: &dyn Fn() -> bool,
+) {
+    loop {
+        let now = D::now();
+        if now >= deadline || stop() {
+            return;
+        }
+        let rest = deadline.ns_after(now);
+        if rest <= spin_ns {
+            while D::now() < deadline {
+                std::hint::spin_loop();
+            }
+            return;
+        }
+        std::thread::sleep(Duration::from_nanos(rest - spin_ns).min(stretch));
     }
 }
 
@@ -215,6 +260,23 @@ mod tests {
     fn timer_cost_is_positive_and_small() {
         let c = super::timer_cost_ns();
         assert!(c > 0.0 && c < 100_000.0, "{c}");
+    }
+
+    /// The one wait returns at its deadline, not before, on either clock (sleeping then
+    /// spinning, or spinning all of it); asked to stop, it returns at once.
+    #[test]
+    fn waits_end_at_their_deadline_on_either_clock_or_when_told_to_stop() {
+        let t = Tick::now().plus_ns(2_000_000);
+        wait_until(t, 100_000, Duration::from_micros(500), &|| false);
+        assert!(Tick::now() >= t);
+        for spin_ns in [60_000, u64::MAX] {
+            let i = Instant::now() + Duration::from_millis(1);
+            wait_until(i, spin_ns, Duration::MAX, &|| false);
+            assert!(Instant::now() >= i);
+        }
+        let far = Instant::now() + Duration::from_secs(600);
+        wait_until(far, 0, Duration::from_millis(1), &|| true);
+        assert!(Instant::now() < far);
     }
 
     /// Ticks keep time with CLOCK_MONOTONIC: over 200 ms they agree within 0.1 % (a wrong

@@ -84,13 +84,20 @@ pub fn parse(value: &str) -> Result<Vec<PathBuf>> {
             "{value}: an empty file name between colons; write a:b (\\: for a colon in a name)"
         )));
     }
-    if names.len() > MAX_FILES {
+    check_count(names.len(), value)?;
+    Ok(names.into_iter().map(PathBuf::from).collect())
+}
+
+/// The one rule for how many files one job may read: at most [`MAX_FILES`]. `what` is what the
+/// user named them with (`a:b:…`, `nrfiles=N`, a profile's target and files), which the
+/// message begins with.
+pub fn check_count(n: usize, what: &str) -> Result<()> {
+    if n > MAX_FILES {
         return Err(Error::invalid(format!(
-            "{value}: {} files in one job; readlab reads at most {MAX_FILES}",
-            names.len()
+            "{what}: {n} files in one job; readlab reads at most {MAX_FILES}"
         )));
     }
-    Ok(names.into_iter().map(PathBuf::from).collect())
+    Ok(())
 }
 
 /// The files written back in fio's words: `a:b`, a colon in a name as `\:`.
@@ -268,6 +275,28 @@ mod tests {
         assert_eq!(files, [PathBuf::from("/c:d"), PathBuf::from("/e")]);
         let back: Vec<&Path> = files.iter().map(PathBuf::as_path).collect();
         assert_eq!(join(&back), "/c\\:d:/e");
+    }
+
+    #[test]
+    fn one_job_reads_at_most_max_files() {
+        assert!(check_count(MAX_FILES, "nrfiles=4096").is_ok());
+        let e = check_count(MAX_FILES + 1, "nrfiles=4097").unwrap_err();
+        assert!(matches!(e, Error::InvalidArgument(_)), "{e:?}");
+        assert_eq!(
+            e.to_string(),
+            format!("nrfiles=4097: 4097 files in one job; readlab reads at most {MAX_FILES}")
+        );
+        // fio's a:b names as many files as it has names.
+        let names = vec!["f"; MAX_FILES + 1].join(":");
+        let e = parse(&names).unwrap_err().to_string();
+        assert!(
+            e.starts_with("f:f:") && e.contains("4097 files in one job"),
+            "{e}"
+        );
+        assert_eq!(
+            parse(&vec!["f"; MAX_FILES].join(":")).unwrap().len(),
+            MAX_FILES
+        );
     }
 
     #[test]

@@ -64,12 +64,8 @@ impl RunConfig {
                 )
             });
         }
-        if self.files.len() + 1 > crate::fileset::MAX_FILES {
-            return Some(format!(
-                "{} files in one job; readlab reads at most {}",
-                self.files.len() + 1,
-                crate::fileset::MAX_FILES
-            ));
+        if let Err(e) = crate::fileset::check_count(self.files.len() + 1, "target and files") {
+            return Some(e.to_string());
         }
         let all = self.job_files();
         if let Some(f) = (1..all.len()).find_map(|i| all[..i].contains(&all[i]).then_some(all[i])) {
@@ -141,6 +137,15 @@ mod tests {
         c.sample_bytes = Some(1 << 20);
         assert!(c.files_problem().unwrap().contains("--sample-every"));
         c.sample_bytes = None;
+        c.files = (0..crate::fileset::MAX_FILES)
+            .map(|i| format!("/f{i}").into())
+            .collect();
+        let p = c.files_problem().unwrap();
+        assert!(
+            p.starts_with("target and files: 4097 files in one job"),
+            "{p}"
+        );
+        c.files = vec!["/b".into()];
         c.engine = crate::engine::EngineKind::parse("nbd").unwrap();
         let e = c.check_files().unwrap_err().to_string();
         assert!(e.contains("nbd reads one export per job"), "{e}");

@@ -200,6 +200,17 @@ mod tests {
             text.contains("/nonexistent-readlab/j.0.0") && text.contains("readlab prepare"),
             "{text}"
         );
+        // The file cap is fileset's one rule, in the words of the option that named them.
+        for (nrfiles, says) in [
+            (
+                "4097",
+                "nrfiles=4097: 4097 files in one job; readlab reads at most 4096",
+            ),
+            ("0", "nrfiles=0: give a whole number of files"),
+        ] {
+            let p = parse(&format!("[j]\nnrfiles={nrfiles}\n"), &default()).unwrap_err();
+            assert!(p.iter().any(|q| q.text.contains(says)), "{p:?}");
+        }
         // A written job names its files as fio does, and reads back as the same job.
         let mut c = RunConfig::new("/a");
         c.files = vec!["/b:c".into()];

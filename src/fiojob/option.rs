@@ -181,16 +181,11 @@ impl<'a> Section<'a> {
             }
             "nrfiles" => {
                 let v = need(v).map_err(|_| "nrfiles= needs a number".to_string())?;
-                let n = v
-                    .parse::<usize>()
-                    .ok()
-                    .filter(|n| (1..=crate::fileset::MAX_FILES).contains(n))
-                    .ok_or_else(|| {
-                        format!(
-                            "nrfiles={v}: give a whole number from 1 to {}",
-                            crate::fileset::MAX_FILES
-                        )
-                    })?;
+                let n = v.parse::<usize>().ok().filter(|&n| n >= 1).ok_or_else(|| {
+                    format!("nrfiles={v}: give a whole number of files, 1 or more")
+                })?;
+                crate::fileset::check_count(n, &format!("nrfiles={v}"))
+                    .map_err(|e| e.to_string())?;
                 self.nrfiles = Some((n, line));
             }
             "file_service_type" => {

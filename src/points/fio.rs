@@ -219,10 +219,7 @@ struct Run<'a> {
 
 /// Job `n` of the document as a point in `out`, or the note saying why it is left out.
 fn read_job(run: &Run, n: usize, job: &Value, origin: &str, out: &mut Imported) {
-    let mut opts = run.global.clone();
-    if let Some(o) = job.get("job options").and_then(Value::as_object) {
-        opts.extend(o.iter().map(|(k, v)| (k.clone(), v.clone())));
-    }
+    let opts = job_options(run.global, job);
     let name = job
         .get("jobname")
         .and_then(Value::as_str)
@@ -230,15 +227,7 @@ fn read_job(run: &Run, n: usize, job: &Value, origin: &str, out: &mut Imported) 
     let read = job.get("read").unwrap_or(&Value::Null);
     let ios = count(read, "total_ios");
     if ios == 0 {
-        let wrote = count(job.get("write").unwrap_or(&Value::Null), "total_ios") > 0;
-        out.notes.push(format!(
-            "{origin}: fio job '{name}' read nothing{}; left out",
-            if wrote {
-                " (it wrote; readlab reports reads)"
-            } else {
-                ""
-            }
-        ));
+        out.notes.push(read_nothing(origin, &name, job));
         return;
     }
     let engine = engine_name(&opt(&opts, &["ioengine"]).unwrap_or_default());
@@ -338,6 +327,28 @@ fn read_job(run: &Run, n: usize, job: &Value, origin: &str, out: &mut Imported) 
         monitor: None,
         multi: None,
     });
+}
+
+/// A job's options as fio ran it: the global options, its own over them.
+fn job_options(global: &Map<String, Value>, job: &Value) -> Map<String, Value> {
+    let mut opts = global.clone();
+    if let Some(o) = job.get("job options").and_then(Value::as_object) {
+        opts.extend(o.iter().map(|(k, v)| (k.clone(), v.clone())));
+    }
+    opts
+}
+
+/// The note on a job that read nothing (left out), saying whether it wrote instead.
+fn read_nothing(origin: &str, name: &str, job: &Value) -> String {
+    let wrote = count(job.get("write").unwrap_or(&Value::Null), "total_ios") > 0;
+    format!(
+        "{origin}: fio job '{name}' read nothing{}; left out",
+        if wrote {
+            " (it wrote; readlab reports reads)"
+        } else {
+            ""
+        }
+    )
 }
 
 /// A job's block size: a mix's smallest (its offsets' alignment, as readlab's own), else `bs=`,

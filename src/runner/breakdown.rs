@@ -133,31 +133,7 @@ pub fn measure(shape: &Shape, n: u64) -> Vec<Component> {
     });
     push("random offsets", off, 1.0, true);
 
-    // queue + submit + reap through the trait object, on the null engine (it reads nothing).
-    if let Ok(file) = std::fs::File::open("/dev/null")
-        && let Ok(mut engine) = crate::engine::open(
-            EngineKind::Null,
-            EngineSetup {
-                handles: vec![Handle::File(std::sync::Arc::new(file))],
-                pool: BufferPool::new(1, 4096),
-                depth: 1,
-                direct: false,
-                options: Default::default(),
-            },
-        )
-    {
-        let mut comps: Vec<Completion> = Vec::with_capacity(1);
-        let calls = each(n, |i| {
-            let _ = engine.queue(Io {
-                file: 0,
-                token: 0,
-                offset: i * 4096,
-                len: 4096,
-            });
-            let _ = engine.submit();
-            comps.clear();
-            let _ = engine.reap_at_most(1, 1, &mut comps);
-        });
+    if let Some(calls) = engine_calls(n) {
         push("engine calls (null)", calls, 1.0, true);
     }
 
@@ -190,6 +166,35 @@ pub fn measure(shape: &Shape, n: u64) -> Vec<Component> {
     });
     push("verification (--verify)", verify, 1.0, false);
     out
+}
+
+/// Nanoseconds of one queue + submit + reap through the trait object, on the null engine (it
+/// reads nothing), over `n` calls; `None` where the engine cannot be opened (no /dev/null).
+fn engine_calls(n: u64) -> Option<f64> {
+    let file = std::fs::File::open("/dev/null").ok()?;
+    let mut engine = crate::engine::open(
+        EngineKind::Null,
+        EngineSetup {
+            handles: vec![Handle::File(std::sync::Arc::new(file))],
+            pool: BufferPool::new(1, 4096),
+            depth: 1,
+            direct: false,
+            options: Default::default(),
+        },
+    )
+    .ok()?;
+    let mut comps: Vec<Completion> = Vec::with_capacity(1);
+    Some(each(n, |i| {
+        let _ = engine.queue(Io {
+            file: 0,
+            token: 0,
+            offset: i * 4096,
+            len: 4096,
+        });
+        let _ = engine.submit();
+        comps.clear();
+        let _ = engine.reap_at_most(1, 1, &mut comps);
+    }))
 }
 
 #[cfg(test)]

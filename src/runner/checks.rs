@@ -19,44 +19,68 @@ pub(super) const ABORT_AFTER_FAILURES: u64 = 256;
 
 /// What `prepare_run` found out about a run before any I/O.
 pub struct Prepared {
-    pub source: Box<dyn Source>,
+    /// Every file of the job (fio's `filename=a:b`), each checked: its source and the range of
+    /// it the job reads. The first is the job's target; a job of one file has only it.
+    pub files: Vec<(Box<dyn Source>, Range)>,
+    /// The device behind the target.
     pub device: crate::env::DeviceInfo,
-    pub range: Range,
-    /// The probe's warnings for this configuration.
+    /// The probe's warnings for this configuration, on every file (each said once).
     pub warnings: Vec<String>,
-    /// The job's further files (fio's `filename=a:b`), each checked as the first is: its source
-    /// and the range of it the job reads.
-    pub more: Vec<(Box<dyn Source>, Range)>,
+}
+
+impl Prepared {
+    /// A job of one file, `source`'s `range`, with nothing more known about it.
+    pub(super) fn one(source: Box<dyn Source>, range: Range) -> Prepared {
+        Prepared {
+            files: vec![(source, range)],
+            device: Default::default(),
+            warnings: Vec::new(),
+        }
+    }
+
+    /// The job's target: its first file.
+    pub fn source(&self) -> &dyn Source {
+        self.files[0].0.as_ref()
+    }
+
+    /// The range of the target the job reads.
+    pub fn range(&self) -> Range {
+        self.files[0].1
+    }
+
+    /// Every file of the job, the target first: its source and the range of it read.
+    pub fn files(&self) -> impl Iterator<Item = (&dyn Source, Range)> {
+        self.files.iter().map(|(s, r)| (s.as_ref(), *r))
+    }
 }
 
 /// Check a configuration against its target (every file of a job over several); nothing is
 /// read yet.
 pub fn prepare_run(cfg: &RunConfig) -> Result<Prepared> {
     cfg.check_files()?;
-    let mut first = None;
-    let mut more = Vec::new();
+    let mut files = Vec::new();
+    let mut device = None;
+    let mut warnings: Vec<String> = Vec::new();
     for c in cfg.per_file() {
         let source = crate::source::open(&c.target)?;
-        let (device, range, warnings) = check_on(&c, source.as_ref())?;
-        match &mut first {
-            None => first = Some((source, device, range, warnings)),
-            Some((_, _, _, all)) => {
-                for w in warnings {
-                    if !all.contains(&w) {
-                        all.push(w);
-                    }
+        let (d, range, said) = check_on(&c, source.as_ref())?;
+        if device.is_none() {
+            // The target's: its device, and its warnings as the probe gave them.
+            device = Some(d);
+            warnings = said;
+        } else {
+            for w in said {
+                if !warnings.contains(&w) {
+                    warnings.push(w);
                 }
-                more.push((source, range));
             }
         }
+        files.push((source, range));
     }
-    let (source, device, range, warnings) = first.expect("a job reads at least one file");
     Ok(Prepared {
-        source,
-        device,
-        range,
+        files,
+        device: device.expect("a job reads at least one file"),
         warnings,
-        more,
     })
 }
 

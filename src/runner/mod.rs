@@ -114,17 +114,7 @@ pub fn null_cost(cfg: &RunConfig, size: u64) -> Result<NullCost> {
 /// `cfg`, the null engine's run in some run's shape (`selfcost`), run quietly on `source`
 /// through the code every run goes through: its workers, its watch thread, its aggregation.
 fn null_run(cfg: &RunConfig, source: Box<dyn Source>, range: Range) -> Result<RunResult> {
-    let handles = open_handles(cfg, &[(source.as_ref(), range)])?;
-    let ready = ReadyTarget {
-        cfg,
-        source,
-        device: Default::default(),
-        range,
-        warnings: Vec::new(),
-        handles,
-        irq: None,
-        more: Vec::new(),
-    };
+    let ready = ReadyTarget::open(cfg, Prepared::one(source, range), None)?;
     let open = registered(cfg.engine);
     let mut done = execute(vec![ready], &Silent, &open, None, None)?;
     let (outs, intervals, _) = done.groups.pop().expect("one group");
@@ -158,11 +148,11 @@ fn run_sized(
     gate: Option<&dyn StartGate>,
 ) -> Result<(Document, u64)> {
     let prepared = ReadyTarget::prepare(cfg)?;
-    let environment = Environment::capture(prepared.source.as_ref(), prepared.device.clone());
+    let environment = Environment::capture(prepared.job.source(), prepared.job.device.clone());
     let monitor = start_monitor(observer, std::slice::from_ref(cfg))?;
     let timer_ns = clock::timer_cost_ns();
     let mut done = execute(vec![prepared], observer, open, monitor.as_ref(), gate)?;
-    let (outs, intervals, ready) = done.groups.pop().expect("one group");
+    let (outs, intervals, mut ready) = done.groups.pop().expect("one group");
     if let Some(path) = &cfg.log_offsets {
         let mut text = String::new();
         let files = cfg.job_files();
@@ -183,9 +173,9 @@ fn run_sized(
         crate::fsio::write_file(path, &text)?;
     }
     let irq = done.ended.irq.clone();
-    let mut result =
-        aggregate::result(cfg, outs, &intervals, done.ended, timer_ns, ready.warnings)?;
-    checks::trust(cfg, &ready.range, &mut result);
+    let warnings = std::mem::take(&mut ready.job.warnings);
+    let mut result = aggregate::result(cfg, outs, &intervals, done.ended, timer_ns, warnings)?;
+    checks::trust(cfg, &ready.job.range(), &mut result);
     checks::trust_polling(cfg, ready.irq.as_ref(), irq.as_ref(), &mut result);
     let doc = Document {
         schema: SCHEMA.into(),
@@ -197,37 +187,24 @@ fn run_sized(
         monitor: done.monitor,
         fleet: None,
     };
-    Ok((doc, ready.source.size()))
+    Ok((doc, ready.job.source().size()))
 }
 
 /// One target checked and opened, ready for its workers.
 struct ReadyTarget<'a> {
     cfg: &'a RunConfig,
-    source: Box<dyn Source>,
-    device: crate::env::DeviceInfo,
-    range: Range,
-    warnings: Vec<String>,
+    /// The job's files (the target first), its device and its warnings.
+    job: Prepared,
     /// Per worker, one handle per file of the job.
     handles: Vec<Vec<Handle>>,
     /// The interrupt lines of the target's device, counted over the window.
     irq: Option<crate::irq::Queues>,
-    /// The job's further files (fio's `filename=a:b`): each its source and range.
-    more: Vec<(Box<dyn Source>, Range)>,
 }
 
 impl<'a> ReadyTarget<'a> {
+    /// `cfg`'s target (its every file) checked, and opened for its workers.
     fn prepare(cfg: &'a RunConfig) -> Result<ReadyTarget<'a>> {
-        let Prepared {
-            source,
-            device,
-            range,
-            warnings,
-            more,
-        } = prepare_run(cfg)?;
-        let files: Vec<(&dyn Source, Range)> = std::iter::once((source.as_ref(), range))
-            .chain(more.iter().map(|(s, r)| (s.as_ref(), *r)))
-            .collect();
-        let handles = open_handles(cfg, &files)?;
+        let job = prepare_run(cfg)?;
         // Direct reads only: a buffered read served by the page cache raises no interrupt either,
         // and would pass for a polled one.
         let irq = if cfg.direct && cfg.engine.capabilities().does_io {
@@ -235,15 +212,47 @@ impl<'a> ReadyTarget<'a> {
         } else {
             None
         };
+        ReadyTarget::open(cfg, job, irq)
+    }
+
+    /// What the target's workers share: its files' ranges, samplers and prepared ids, their
+    /// completion counters, the stop flag and the timeline of their latencies.
+    fn group(&self) -> Group<'a> {
+        let cfg = self.cfg;
+        Group {
+            cfg,
+            files: self
+                .job
+                .files()
+                .map(|(source, range)| GroupFile {
+                    range,
+                    sampler: distribution::Sampler::new(&cfg.random_distribution, range.blocks),
+                    file_id: if cfg.verify {
+                        source.prepared_id()
+                    } else {
+                        None
+                    },
+                })
+                .collect(),
+            stop: AtomicBool::new(false),
+            done: (0..cfg.threads).map(|_| Counter::default()).collect(),
+            intervals: Mutex::new(BTreeMap::new()),
+        }
+    }
+
+    /// The job's files opened for `cfg`'s workers, each worker a handle on every one.
+    fn open(
+        cfg: &'a RunConfig,
+        job: Prepared,
+        irq: Option<crate::irq::Queues>,
+    ) -> Result<ReadyTarget<'a>> {
+        let files: Vec<(&dyn Source, Range)> = job.files().collect();
+        let handles = open_handles(cfg, &files)?;
         Ok(ReadyTarget {
             cfg,
-            source,
-            device,
-            range,
-            warnings,
+            job,
             handles,
             irq,
-            more,
         })
     }
 }
@@ -285,62 +294,18 @@ struct Executed<'a> {
 /// Run every target's workers behind one start barrier, watched by one runner thread (and the
 /// monitor's, if any) until the run ends.
 fn execute<'a>(
-    ready: Vec<ReadyTarget<'a>>,
+    mut ready: Vec<ReadyTarget<'a>>,
     observer: &dyn Observer,
     open: &EngineFactory,
     monitor: Option<&Monitor>,
     gate: Option<&dyn StartGate>,
 ) -> Result<Executed<'a>> {
-    let timing = ready[0].cfg;
-    let threads: usize = ready.iter().map(|r| r.cfg.threads).sum();
-    let mut handles = Vec::new();
-    let groups = ready
-        .iter()
-        .map(|r| Group {
-            cfg: r.cfg,
-            files: std::iter::once((r.source.as_ref(), r.range))
-                .chain(r.more.iter().map(|(s, range)| (s.as_ref(), *range)))
-                .map(|(source, range)| GroupFile {
-                    range,
-                    sampler: distribution::Sampler::new(&r.cfg.random_distribution, range.blocks),
-                    file_id: if r.cfg.verify {
-                        source.prepared_id()
-                    } else {
-                        None
-                    },
-                })
-                .collect(),
-            stop: AtomicBool::new(false),
-            done: (0..r.cfg.threads).map(|_| Counter::default()).collect(),
-            intervals: Mutex::new(BTreeMap::new()),
-        })
+    let handles: Vec<Vec<Vec<Handle>>> = ready
+        .iter_mut()
+        .map(|r| std::mem::take(&mut r.handles))
         .collect();
-    let mut ready = ready;
-    for r in &mut ready {
-        handles.push(std::mem::take(&mut r.handles));
-    }
-    let shared = Shared {
-        timing,
-        threads,
-        groups,
-        ready: Barrier::new(threads + 1),
-        setup_failed: Mutex::new(None),
-        start: Barrier::new(threads + 1),
-        finish: Barrier::new(threads + 1),
-        exited: AtomicUsize::new(0),
-        exit_signal: (Mutex::new(()), Condvar::new()),
-        sources: ready
-            .iter()
-            .flat_map(|r| {
-                std::iter::once(r.source.as_ref()).chain(r.more.iter().map(|(s, _)| s.as_ref()))
-            })
-            .collect(),
-        aborted: AtomicBool::new(false),
-        t0: OnceLock::new(),
-        stop: AtomicBool::new(false),
-        monitor,
-        irq: ready.iter().any(|r| r.irq.is_some()),
-    };
+    let shared = shared(&ready, monitor);
+    let timing = shared.timing;
 
     let (outs, ended, record, gate_failed) = std::thread::scope(|s| {
         let _end = EndMonitor(monitor);
@@ -410,6 +375,33 @@ fn execute<'a>(
         ended,
         monitor: record,
     })
+}
+
+/// What the run's threads share: each target's group of workers, every file's source (to close
+/// under workers still blocked at the end), the barriers of all the workers and the runner's
+/// thread. Ramp, runtime and stop rules are the first target's (they are the same for all).
+fn shared<'a>(ready: &'a [ReadyTarget], monitor: Option<&'a Monitor>) -> Shared<'a> {
+    let threads: usize = ready.iter().map(|r| r.cfg.threads).sum();
+    Shared {
+        timing: ready[0].cfg,
+        threads,
+        groups: ready.iter().map(ReadyTarget::group).collect(),
+        ready: Barrier::new(threads + 1),
+        setup_failed: Mutex::new(None),
+        start: Barrier::new(threads + 1),
+        finish: Barrier::new(threads + 1),
+        exited: AtomicUsize::new(0),
+        exit_signal: (Mutex::new(()), Condvar::new()),
+        sources: ready
+            .iter()
+            .flat_map(|r| r.job.files().map(|(s, _)| s))
+            .collect(),
+        aborted: AtomicBool::new(false),
+        t0: OnceLock::new(),
+        stop: AtomicBool::new(false),
+        monitor,
+        irq: ready.iter().any(|r| r.irq.is_some()),
+    }
 }
 
 /// Ends the monitor however the run ends (a panic included), so its thread can be joined.

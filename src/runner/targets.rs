@@ -68,12 +68,12 @@ fn targets_inner(
         .collect::<Result<Vec<_>>>()?;
     let environments: Vec<Environment> = ready
         .iter()
-        .map(|r| Environment::capture(r.source.as_ref(), r.device.clone()))
+        .map(|r| Environment::capture(r.job.source(), r.job.device.clone()))
         .collect();
     let monitor = start_monitor(observer, &cfgs)?;
     let timer_ns = clock::timer_cost_ns();
     // The shape of one target: the first's threads on the first's size.
-    let first_size = ready[0].source.size();
+    let first_size = ready[0].job.source().size();
     let done = execute(ready, observer, open, monitor.as_ref(), None)?;
 
     let mut runs = Vec::new();
@@ -103,7 +103,7 @@ fn targets_inner(
             &intervals,
             ended_copy(&done.ended, g),
             timer_ns,
-            std::mem::take(&mut ready.warnings),
+            std::mem::take(&mut ready.job.warnings),
         );
         let (result, error) = match r {
             Ok(mut r) => {
@@ -167,7 +167,7 @@ fn checked(
     r: &mut RunResult,
 ) {
     checks::trust_window(r);
-    checks::trust_target(ready.cfg, &ready.range, r);
+    checks::trust_target(ready.cfg, &ready.job.range(), r);
     checks::trust_samples(r);
     checks::trust_polling(ready.cfg, ready.irq.as_ref(), irq, r);
 }

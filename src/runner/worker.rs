@@ -119,34 +119,24 @@ fn worker_loop(
     stage: &mut Stage,
 ) -> Result<WorkerOut> {
     let cfg = g.cfg;
-    let bpr = cfg.blocks_per_request;
-    // Think time's sleep granularity is measured before the start, never in the window.
-    let think = cfg.thinktime.map(Thinker::new);
-    let (mut engine, t0) = start(sh, g, idx, handles, open, stage)?;
-    let ramp_end = t0.plus(cfg.ramp);
-    let end = ramp_end.plus(cfg.runtime);
-
-    let mut out = WorkerOut {
-        features: engine.features(),
-        ..WorkerOut::default()
-    };
-    let files: Vec<_> = g.files.iter().map(|f| (f.range, &f.sampler)).collect();
-    let mut req = Requests::new(cfg, &files, idx, t0, (ramp_end, end));
-    let mut comps: Vec<Completion> = Vec::with_capacity(cfg.iodepth * bpr);
-    let mut q = Queue::new(cfg, engine.as_ref());
-    let mut tl = Timeline::new(g, t0, ramp_end);
+    let Setup {
+        mut engine,
+        ramp_end,
+        end,
+        mut out,
+        mut req,
+        mut comps,
+        mut q,
+        mut tl,
+        mut schedule,
+        mut think,
+    } = set_up(sh, g, idx, handles, open, stage)?;
     let mut now = Tick::now();
     let mut stopping = false;
     let mut succeeded = false;
     let counter = &g.done[idx].0;
     let mut completed = 0u64;
     let mut last_done: Option<Tick> = None;
-
-    // Open loop: requests are due on a schedule; their latency counts from the due time.
-    let mut schedule = cfg
-        .rate
-        .map(|rate| Schedule::new(rate, cfg.threads, cfg.seed ^ idx as u64, t0));
-    let mut think = think.map(|th| th.begin(t0));
 
     loop {
         let stop = sh.stop.load(Ordering::Relaxed) || g.stop.load(Ordering::Relaxed);
@@ -235,6 +225,59 @@ fn worker_loop(
     }
     out.think = think.map(|t| t.stats);
     Ok(finish(out, &mut tl, req, schedule, (now, end), last_done))
+}
+
+/// What a worker's loop works with, made once before its first read.
+struct Setup<'a, 'g> {
+    engine: Box<dyn Engine>,
+    /// When the measured window begins and when the run is planned to end.
+    ramp_end: Tick,
+    end: Tick,
+    out: WorkerOut,
+    req: Requests,
+    comps: Vec<Completion>,
+    q: Queue,
+    tl: Timeline<'a, 'g>,
+    /// Open loop: requests are due on a schedule; their latency counts from the due time.
+    schedule: Option<Schedule>,
+    think: Option<Thinker>,
+}
+
+/// The worker's engine opened and the start barrier passed ([`start`]), then what its loop
+/// needs from the run's start on: the window's edges, its requests and their queue, its
+/// timeline, the open loop's schedule and think time's pauses.
+fn set_up<'a, 'g>(
+    sh: &Shared,
+    g: &'a Group<'g>,
+    idx: usize,
+    handles: Vec<Handle>,
+    open: &EngineFactory,
+    stage: &mut Stage,
+) -> Result<Setup<'a, 'g>> {
+    let cfg = g.cfg;
+    // Think time's sleep granularity is measured before the start, never in the window.
+    let think = cfg.thinktime.map(Thinker::new);
+    let (engine, t0) = start(sh, g, idx, handles, open, stage)?;
+    let ramp_end = t0.plus(cfg.ramp);
+    let end = ramp_end.plus(cfg.runtime);
+    let files: Vec<_> = g.files.iter().map(|f| (f.range, &f.sampler)).collect();
+    Ok(Setup {
+        out: WorkerOut {
+            features: engine.features(),
+            ..WorkerOut::default()
+        },
+        req: Requests::new(cfg, &files, idx, t0, (ramp_end, end)),
+        comps: Vec::with_capacity(cfg.iodepth * cfg.blocks_per_request),
+        q: Queue::new(cfg, engine.as_ref()),
+        tl: Timeline::new(g, t0, ramp_end),
+        schedule: cfg
+            .rate
+            .map(|rate| Schedule::new(rate, cfg.threads, cfg.seed ^ idx as u64, t0)),
+        think: think.map(|th| th.begin(t0)),
+        engine,
+        ramp_end,
+        end,
+    })
 }
 
 /// A pause due, the queue empty (fio's quiesce): taken (cut short if the run is told to stop);

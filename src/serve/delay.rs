@@ -18,20 +18,15 @@ pub fn precise_timers() {
 }
 
 /// Return at `deadline`, not before and only a few microseconds after; with `spin_all` (a
-/// busy-polling server, which holds its core anyway) without sleeping at all.
+/// busy-polling server, which holds its core anyway) without sleeping at all. The clock's
+/// sleep-then-spin wait, on `Instant`: the deadline is the request's, on its clock.
 pub fn wait_until(deadline: Instant, spin_all: bool) {
-    loop {
-        let now = Instant::now();
-        if now >= deadline {
-            return;
-        }
-        let left = deadline - now;
-        if left > SPIN && !spin_all {
-            std::thread::sleep(left - SPIN);
-        } else {
-            std::hint::spin_loop();
-        }
-    }
+    let spin_ns = if spin_all {
+        u64::MAX
+    } else {
+        SPIN.as_nanos() as u64
+    };
+    crate::clock::wait_until(deadline, spin_ns, Duration::MAX, &|| false);
 }
 
 #[cfg(test)]
