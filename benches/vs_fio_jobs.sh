@@ -20,16 +20,17 @@
 # rated job's (rate_iops) latencies differ in meaning: readlab's
 # counts from each request's due time.
 #
-# The bare loop (with TIO=fio's t/io_uring, built with `make t/io_uring` in fio's source): a third
-# run in every round for each job it can express (one file, uniform random reads, no mix, rate,
-# think time or loops; psync/pvsync2 as its preadv2 loop `-S 1`, io_uring as itself), printed as
-# a row of its own: readlab's IOPS against the least a program can do per read. On a VM whose idle
-# vCPUs halt (no guest halt polling), a read at depth 1 costs two wake-ups, and how fast they come
-# depends on what else runs: we measured a bare C pread loop at 0.70 (0.62–0.79) of fio's IOPS
-# over 10 paired rounds on a loop device over /dev/shm, and at 0.90 (0.79–1.02) half an hour
-# later. When readlab agrees with the bare loop and both sit below fio, the gap is the machine's,
-# not a cost of readlab's. (t/io_uring's legacy aio mode, -a 1, read nothing here: libaio jobs
-# get no bare row.)
+# The bare loop: a third run in every round for each job it can express (one file, uniform random
+# reads, no mix, rate, think time or loops), printed as a row of its own: readlab's IOPS against
+# the least a program can do per read. psync/pvsync2/sync and libaio jobs run benches/bare.c
+# (pread at depth 1, or io_submit/io_getevents at the job's depth; built with cc into the scratch
+# directory), io_uring jobs fio's t/io_uring when TIO names it. On a VM whose idle vCPUs halt (no
+# guest halt polling) the device's speed depends on how often each side sleeps: with the loop
+# device's kworker on one CPU and the reader on the other, the bare libaio loop read 0.82
+# (0.78–0.87) of fio's IOPS at depth 16, as readlab did (0.82, 0.75–0.91), and 0.5 µs of spinning
+# per read lifted it to 0.91 (10 paired rounds): fio's extra work per read keeps it awake. When
+# readlab agrees with the bare loop and both sit below fio, the gap is the machine's, not a cost
+# of readlab's.
 #
 # Settings (environment):
 #   TARGET2   a job's second file (files.fio): a quarter-size loop device beside TARGET's, else
@@ -41,7 +42,8 @@
 #   RUNTIME   runtime= of every job                  (default 2s)
 #   ROUNDS    rounds per job file                    (default 8)
 #   READLAB   readlab binary (default target/release/readlab, built with cargo if missing)
-#   TIO       fio's t/io_uring binary: adds the bare loop's row (above)
+#   TIO       fio's t/io_uring binary (make t/io_uring in fio's source): the bare loop of
+#             io_uring jobs (above)
 #   PIN       where the reads run: cross (default when root can set the kernel's unbound
 #             workqueue CPU mask and there are 2+ CPUs), same, or none. A loop device's reads are
 #             served by an unbound kworker that runs on any CPU, and whether it shares the
@@ -110,37 +112,49 @@ if [ -z "${TARGET2:-}" ]; then
     fi
 fi
 [ -z "${TIO:-}" ] || [ -x "$TIO" ] || { echo "TIO=$TIO is not fio's t/io_uring (make t/io_uring)" >&2; exit 2; }
-# The bare loop for round $2 of job file $1: per job of readlab's result (same order), the
-# t/io_uring arguments that read what it read, or "-" when t/io_uring cannot express it; each
-# expressible job run for the job's runtime (whole seconds, at least 1, plus the one t/io_uring
-# spends starting), its per-second IOPS lines kept.
+bare=""
+if cc -O2 -pthread -o "$work/bare" benches/bare.c 2>/dev/null; then
+    bare=1
+else
+    echo "no C compiler: no bare-loop rows" >&2
+fi
+# The bare loop for round $2 of job file $1: per job of readlab's result (same order), the bare
+# loop's command that reads what it read (`bare …` or `tio …`), or "-" when neither can express
+# it; each run for the job's runtime in whole seconds (t/io_uring one more: its first second
+# starts it), its IOPS kept (t/io_uring's per-second lines).
 tio_run() {
-    python3 - "$1.readlab.$2.json" > "$1.tio.$2.args" <<'PY'
+    python3 - "$1.readlab.$2.json" "$([ -n "${TIO:-}" ] && echo 1 || echo 0)" > "$1.tio.$2.args" <<'PY'
 import json, math, sys
 d = json.load(open(sys.argv[1]))
+tio = sys.argv[2] == "1"
 base = set("target engine bs rw threads iodepth batch complete_min direct runtime ramp size "
            "offset seed verify fadvise blocks_per_request io_limit stop_when_stable rate "
            "options".split())
 for x in d if isinstance(d, list) else [d]:
     c = x["config"]
-    eng = {"psync": "-S 1 -d 1", "pvsync2": "-S 1 -d 1", "uring": f"-d {c['iodepth']}"}.get(c["engine"])
+    secs = max(1, math.ceil(c["runtime"]))
+    if c["engine"] in ("psync", "pvsync2", "libaio"):
+        eng = "psync" if c["engine"] != "libaio" else "libaio"
+        cmd = f"bare {eng} {c['iodepth']} {c['bs']} {c['threads']} {secs} {c['target']}"
+    elif c["engine"] == "uring" and tio:
+        cmd = (f"tio -d {c['iodepth']} -s 1 -c 1 -p 0 -B 0 -F 0 -R 1 -n {c['threads']} "
+               f"-b {c['bs']} -r {secs + 1} {c['target']}")
+    else:
+        cmd = None
     plain = (set(c) <= base and c["rw"] == "randread" and c["direct"] and not c["rate"]
              and not c["ramp"] and not c["size"] and not c["offset"] and not c["io_limit"]
              and c["blocks_per_request"] == 1 and not any(c["options"].values()))
-    if not eng or not plain:
-        print("-")
-        continue
-    secs = max(1, math.ceil(c["runtime"])) + 1
-    print(f"{eng} -s 1 -c 1 -p 0 -B 0 -F 0 -R 1 -n {c['threads']} -b {c['bs']} -r {secs} {c['target']}")
+    print(cmd if cmd and plain else "-")
 PY
-    local i=0 args
-    while read -r args; do
-        if [ "$args" = - ]; then
-            echo - > "$1.tio.$2.$i"
-        else
-            # shellcheck disable=SC2086
-            "${pin[@]}" "$TIO" $args 2>&1 | sed -n 's/^IOPS=\([0-9.K]*\),.*/\1/p' > "$1.tio.$2.$i"
-        fi
+    local i=0 tool args
+    while read -r tool args; do
+        # shellcheck disable=SC2086
+        case "$tool" in
+            bare) "${pin[@]}" "$work/bare" $args > "$1.tio.$2.$i" < /dev/null ;;
+            tio) "${pin[@]}" "$TIO" $args < /dev/null 2>&1 |
+                sed -n 's/^IOPS=\([0-9.K]*\),.*/\1/p' > "$1.tio.$2.$i" ;;
+            *) echo - > "$1.tio.$2.$i" ;;
+        esac
         i=$((i + 1))
     done < "$1.tio.$2.args"
 }
@@ -167,7 +181,7 @@ for job in "${jobs[@]}"; do
                 > "$work/$name.readlab.$r.json" 2>/dev/null
         }
         if [ $((r % 2)) = 1 ]; then fio_run; readlab_run; else readlab_run; fio_run; fi
-        [ -z "${TIO:-}" ] || tio_run "$work/$name" "$r"
+        [ -z "$bare" ] || tio_run "$work/$name" "$r"
     done
 done
 python3 - "$work" "$ROUNDS" "${jobs[@]}" <<'EOF'
