@@ -291,12 +291,7 @@ fn setup_error(depth: usize, errno: i32) -> String {
 impl Engine for Libaio {
     fn queue(&mut self, io: Io) -> Result<()> {
         let t = io.token as usize;
-        let Some(&fd) = self.fds.get(io.file as usize) else {
-            return Err(Error::Engine(format!(
-                "libaio: I/O {io:?} names a file past the {} it reads",
-                self.fds.len()
-            )));
-        };
+        let fd = self.fds[io.file_among(self.fds.len(), "libaio")?];
         if t >= self.iocbs.len() || io.len as usize > self.pool.slot_len() {
             return Err(Error::Engine(format!(
                 "libaio: I/O {io:?} does not fit {} buffers of {} B",

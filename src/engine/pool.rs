@@ -226,12 +226,7 @@ fn reader(files: &[Arc<File>], jobs: &Receiver<Job>, done: &Sender<Done>) {
 
 impl Engine for Pool {
     fn queue(&mut self, io: Io) -> Result<()> {
-        if io.file as usize >= self.files {
-            return Err(Error::Engine(format!(
-                "pool: I/O {io:?} names a file past the {} it reads",
-                self.files
-            )));
-        }
+        io.file_among(self.files, "pool")?;
         let slot = self
             .slots
             .get_mut(io.token as usize)

@@ -227,13 +227,7 @@ impl Engine for PosixAio {
         if t >= self.cbs.len() {
             return Err(Error::Engine(format!("posixaio: token {t} has no slot")));
         }
-        let Some(file) = self.files.get(io.file as usize) else {
-            return Err(Error::Engine(format!(
-                "posixaio: I/O {io:?} names a file past the {} it reads",
-                self.files.len()
-            )));
-        };
-        let fd = file.as_raw_fd();
+        let fd = self.files[io.file_among(self.files.len(), "posixaio")?].as_raw_fd();
         let offset = libc::off_t::try_from(io.offset)
             .map_err(|_| Error::Engine(format!("posixaio: offset {} too large", io.offset)))?;
         let len = (io.len as usize).min(self.pool.slot_len());

@@ -31,6 +31,19 @@ impl Io {
             len,
         }
     }
+
+    /// The index of the file this I/O names among the `files` an engine (`engine`, its name in
+    /// the message) opened: an engine error when it names one past them. Every queueing
+    /// engine's one check of it.
+    pub fn file_among(&self, files: usize, engine: &str) -> Result<usize> {
+        let f = self.file as usize;
+        if f >= files {
+            return Err(crate::error::Error::Engine(format!(
+                "{engine}: I/O {self:?} names a file past the {files} it reads"
+            )));
+        }
+        Ok(f)
+    }
 }
 
 /// A finished read: bytes read, or a negative errno (the kernel's convention).
@@ -362,5 +375,24 @@ impl EngineOption {
     pub fn fio_arg(&self, o: &EngineOptions) -> Option<String> {
         let (name, n) = (self.fio?, self.get(o)?);
         Some(format!("--{name}={n}"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_io_names_one_of_the_engine_s_files_or_is_refused() {
+        let io = Io {
+            file: 2,
+            ..Io::new(7, 4096, 4096)
+        };
+        assert_eq!(io.file_among(3, "libaio").unwrap(), 2);
+        let e = io.file_among(2, "libaio").unwrap_err().to_string();
+        assert!(
+            e.starts_with("libaio: I/O") && e.ends_with("names a file past the 2 it reads"),
+            "{e}"
+        );
     }
 }

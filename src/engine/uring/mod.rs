@@ -632,12 +632,7 @@ impl Engine for Uring {
     #[inline]
     fn queue(&mut self, io: Io) -> Result<()> {
         debug_assert!(io.len as usize <= self.pool.slot_len());
-        if io.file as usize >= self.fds.len() {
-            return Err(Error::Engine(format!(
-                "io_uring: I/O {io:?} names a file past the {} it reads",
-                self.fds.len()
-            )));
-        }
+        io.file_among(self.fds.len(), "io_uring")?;
         if self.sq.is_full() {
             // The cached head is stale: learn what the kernel has consumed since. Entries in the
             // ring are in flight and `lend` below refuses a slot twice, so there is room then —
