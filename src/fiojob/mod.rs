@@ -14,7 +14,6 @@ mod write;
 
 pub use check::complete_min_problem;
 pub use include::MAX_JOB_FILE;
-pub use option::filenames;
 pub use parse::{MAX_JOBS, MAX_OPTIONS, parse};
 pub use vocabulary::{
     Foreign, OPTIONS, Row, Treatment, foreign, markdown as options_markdown, row,

@@ -19,11 +19,6 @@ fn switch(value: Option<&str>) -> Result<bool, String> {
     value.map_or(Ok(true), |v| switch_word(v).map_err(|e| e.to_string()))
 }
 
-/// fio's `a:b` names two files (`\:` is a colon in a name).
-pub fn filenames(value: &str) -> Vec<String> {
-    crate::fileset::split(value)
-}
-
 /// `bsrange=` naming one block size (`4k-4k`): that size; a range of sizes is refused (fio
 /// draws any size in it; readlab reads the sizes a `bssplit=` names). Only the read part
 /// (before `,`) counts.
@@ -172,12 +167,13 @@ impl<'a> Section<'a> {
         match key {
             "directory" => {
                 let v = need(v).map_err(|_| "directory= needs a path".to_string())?;
-                if crate::fileset::split(v).len() > 1 {
+                let mut dirs = crate::fileset::split(v);
+                if dirs.len() > 1 {
                     return Err(format!(
                         "directory={v} names several directories; readlab reads a job's files from one"
                     ));
                 }
-                self.directory = Some((crate::fileset::split(v).remove(0), line));
+                self.directory = Some((dirs.remove(0), line));
             }
             "nrfiles" => {
                 let v = need(v).map_err(|_| "nrfiles= needs a number".to_string())?;
