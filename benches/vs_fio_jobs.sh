@@ -64,15 +64,15 @@ ROUNDS=${ROUNDS:-8}
 work=$(mktemp -d)
 loop=""
 loop2=""
+wq_mask=/sys/devices/virtual/workqueue/cpumask
 wq_saved=""
 cleanup() {
-    [ -n "$wq_saved" ] && echo "$wq_saved" > /sys/devices/virtual/workqueue/cpumask || true
+    [ -n "$wq_saved" ] && echo "$wq_saved" > "$wq_mask" || true
     [ -n "$loop" ] && losetup -d "$loop" 2>/dev/null || true
     [ -n "$loop2" ] && losetup -d "$loop2" 2>/dev/null || true
     rm -rf "$work" /dev/shm/readlab-vs-fio-jobs.img /dev/shm/readlab-vs-fio-jobs2.img
 }
 trap cleanup EXIT
-wq_mask=/sys/devices/virtual/workqueue/cpumask
 cpus=$(nproc)
 if [ -z "${PIN:-}" ]; then
     PIN=none
@@ -122,8 +122,8 @@ fi
 # loop's command that reads what it read (`bare …` or `tio …`), or "-" when neither can express
 # it; each run for the job's runtime in whole seconds (t/io_uring one more: its first second
 # starts it), its IOPS kept (t/io_uring's per-second lines).
-tio_run() {
-    python3 - "$1.readlab.$2.json" "$([ -n "${TIO:-}" ] && echo 1 || echo 0)" > "$1.tio.$2.args" <<'PY'
+bare_run() {
+    python3 - "$1.readlab.$2.json" "$([ -n "${TIO:-}" ] && echo 1 || echo 0)" > "$1.bare.$2.args" <<'PY'
 import json, math, sys
 d = json.load(open(sys.argv[1]))
 tio = sys.argv[2] == "1"
@@ -150,13 +150,13 @@ PY
     while read -r tool args; do
         # shellcheck disable=SC2086
         case "$tool" in
-            bare) "${pin[@]}" "$work/bare" $args > "$1.tio.$2.$i" < /dev/null ;;
+            bare) "${pin[@]}" "$work/bare" $args > "$1.bare.$2.$i" < /dev/null ;;
             tio) "${pin[@]}" "$TIO" $args < /dev/null 2>&1 |
-                sed -n 's/^IOPS=\([0-9.K]*\),.*/\1/p' > "$1.tio.$2.$i" ;;
-            *) echo - > "$1.tio.$2.$i" ;;
+                sed -n 's/^IOPS=\([0-9.K]*\),.*/\1/p' > "$1.bare.$2.$i" ;;
+            *) echo - > "$1.bare.$2.$i" ;;
         esac
         i=$((i + 1))
-    done < "$1.tio.$2.args"
+    done < "$1.bare.$2.args"
 }
 jobs=("$@")
 [ ${#jobs[@]} -gt 0 ] || jobs=(tests/fixtures/fio-corpus/*.fio)
@@ -181,7 +181,7 @@ for job in "${jobs[@]}"; do
                 > "$work/$name.readlab.$r.json" 2>/dev/null
         }
         if [ $((r % 2)) = 1 ]; then fio_run; readlab_run; else readlab_run; fio_run; fi
-        [ -z "$bare" ] || tio_run "$work/$name" "$r"
+        [ -z "$bare" ] || bare_run "$work/$name" "$r"
     done
 done
 python3 - "$work" "$ROUNDS" "${jobs[@]}" <<'EOF'
@@ -213,7 +213,7 @@ def readlab_jobs(path):
 # the machine's drift once, not twice. Per job: the geometric mean of the per-round IOPS ratios
 # (readlab / fio) with its 95 % t interval, called "equal within 10 %" when the whole interval
 # lies in 0.90–1.10, "readlab higher/lower" when it excludes 1, else too close to call (more
-# ROUNDS settle it). Mean latency likewise, with its ratio only.
+# ROUNDS settle it). Mean latency and the bare loop's IOPS likewise.
 import math
 T95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262,
        10: 2.228, 12: 2.179, 15: 2.131, 20: 2.086, 30: 2.042}
@@ -240,7 +240,7 @@ def call(ratio, lo, hi):
         return f"readlab higher ({(ratio - 1) * 100:.0f} %)"
     return "too close: more ROUNDS"
 
-def tio_iops(path):
+def bare_iops(path):
     """The bare loop's IOPS for one job of one round (mean of its per-second lines), or None."""
     try:
         lines = open(path).read().split()
@@ -273,7 +273,7 @@ for job in jobs:
         label = f"{name}/{f[0][i][0]}"
         row(label, "IOPS", fi, gi, lambda v: f"{v:.0f}")
         row("", "lat µs", fl, gl, lambda v: f"{v:.1f}")
-        t = [tio_iops(f"{work}/{name}.tio.{r}.{i}") for r in range(1, rounds + 1)]
+        t = [bare_iops(f"{work}/{name}.bare.{r}.{i}") for r in range(1, rounds + 1)]
         if all(v is not None for v in t):
             row("", "bare IOPS", t, gi, lambda v: f"{v:.0f}")
 EOF
